@@ -1,0 +1,1 @@
+"""Emitters: one module per target, each rendering verified IR."""

@@ -1,0 +1,47 @@
+"""The exception hierarchy. Every error a user can meet is a GoldyError."""
+
+from __future__ import annotations
+
+
+class GoldyError(Exception):
+    """Base of every error goldy-import raises on purpose."""
+
+
+class DiagnosticError(GoldyError):
+    """The Rust source has errors; `diagnostics` holds them, `str()` renders them."""
+
+    def __init__(self, message: str, diagnostics=None, rendered: str = ""):
+        super().__init__(message + ("\n\n" + rendered if rendered else ""))
+        self.diagnostics = list(diagnostics or [])
+
+
+class BindingError(GoldyError):
+    """An argument does not fit the parameter it is bound to."""
+
+
+class ShapeContractError(BindingError):
+    """A tensor argument breaks the parameter's `#[tensor(shape = ...)]` contract."""
+
+
+class AliasingError(BindingError):
+    """Overlapping memory bound to a written parameter and another parameter."""
+
+
+class GridError(GoldyError):
+    """An empty grid, or one beyond the backend's limits."""
+
+
+class KernelFault(GoldyError):
+    """A kernel failed a check at run time (out-of-bounds access, division by zero)."""
+
+
+class BackendUnavailable(GoldyError):
+    """The requested backend cannot run here; the message says what to install."""
+
+
+class BackendError(GoldyError):
+    """A backend call failed (compile, launch, driver error)."""
+
+
+class DeviceLimitError(GoldyError):
+    """A kernel or argument exceeds a device limit; the message names the limit."""

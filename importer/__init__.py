@@ -1,0 +1,289 @@
+"""The importer: a Rust file in, IR kernels and diagnostics out. Never raises on bad input."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+import tree_sitter
+import tree_sitter_rust
+
+from goldy_import.ir import nodes as N
+from goldy_import.ir import types as T
+from goldy_import.ir.verify import VerifyError, verify
+
+from . import dialect as D
+from .diagnostics import CODES, Diagnostic, Label, SourceText, render_human, render_json
+from .lower import MAX_DEPTH, Context, KernelLowerer, _named, _text
+
+__all__ = ["ImportResult", "import_source", "import_file", "Diagnostic", "render_human", "render_json", "CODES"]
+
+_LANGUAGE = tree_sitter.Language(tree_sitter_rust.language())
+MAX_SYNTAX_ERRORS = 20
+
+
+@dataclass
+class ImportResult:
+    kernels: list[N.Kernel]
+    diagnostics: list[Diagnostic]
+    source: SourceText
+    source_hash: str
+    structs: dict[str, N.StructDecl] = field(default_factory=dict)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def render(self) -> str:
+        return "\n\n".join(render_human(d, self.source) for d in self.diagnostics)
+
+    def kernel(self, name: str) -> Optional[N.Kernel]:
+        return next((k for k in self.kernels if k.name == name), None)
+
+
+def import_file(path: Union[str, os.PathLike]) -> ImportResult:
+    with open(path, "rb") as f:
+        data = f.read()
+    return import_source(data, os.fspath(path))
+
+
+def import_source(source: Union[str, bytes], filename: str = "<input>") -> ImportResult:
+    data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
+    src = SourceText(data, filename)
+    digest = hashlib.sha256(data).hexdigest()
+    diags: list[Diagnostic] = []
+    parser = tree_sitter.Parser(_LANGUAGE)
+    tree = parser.parse(data)
+    root = tree.root_node
+
+    bad_regions = _syntax_errors(root, src, diags)
+    items = _items(root)
+    fn_names = {_text(n) for n, _a, _d in items if n.type == "function_item"
+                for n in [n.child_by_field_name("name")] if n is not None}
+    structs = _gpu_structs(items, src, diags)
+    ctx = Context(src, structs, fn_names)
+    kernels: list[N.Kernel] = []
+    seen: dict[str, N.Span] = {}
+    for node, attrs, doc in items:
+        if node.type != "function_item":
+            continue
+        attr = next((a for a in attrs if _is_compute_attr(a)), None)
+        if attr is None:
+            continue
+        if any(s <= node.start_byte < e or node.start_byte <= s < node.end_byte for s, e in bad_regions):
+            continue  # its syntax errors are reported; lowering it would only add noise
+        name_node = node.child_by_field_name("name")
+        if name_node is None:
+            continue
+        name = _text(name_node)
+        if name in seen:
+            diags.append(Diagnostic("G0036", f"kernel `{name}` is defined twice", filename,
+                                    [Label(src.span(name_node.start_byte, name_node.end_byte), "second definition")]))
+            continue
+        seen[name] = src.span(name_node.start_byte, name_node.end_byte)
+        too_deep = _too_deep(node)
+        if too_deep is not None:
+            diags.append(Diagnostic("G0040", "expression nesting is too deep", filename,
+                                    [Label(src.span(too_deep.start_byte, too_deep.start_byte + 1),
+                                           f"more than {MAX_DEPTH} levels deep")],
+                                    ["split the expression into several `let` bindings"]))
+            continue
+        kernel, kdiags = _lower_kernel(ctx, node, attr, doc)
+        diags += kdiags
+        if kernel is not None:
+            try:
+                verify(kernel)
+            except VerifyError as e:  # a bug in lowering: say so at the span, keep going
+                diags.append(Diagnostic("G0028", f"internal error: {e.message}", filename,
+                                        [Label(e.span or kernel.span, "while importing this")],
+                                        ["please report this with the kernel's source"]))
+                continue
+            kernels.append(kernel)
+    diags.sort(key=lambda d: (d.span.start, d.code))
+    return ImportResult(kernels, diags, src, digest, structs)
+
+
+def _lower_kernel(ctx: Context, node, attr, doc: str):
+    hints: dict[int, str] = {}
+    for _ in range(4):
+        lw = KernelLowerer(ctx, node, attr, doc, hints)
+        try:
+            kernel = lw.lower()
+        except RecursionError:
+            d = Diagnostic("G0040", "kernel is nested too deeply", ctx.source.filename,
+                           [Label(ctx.source.span(node.start_byte, node.start_byte + 2), "in this kernel")],
+                           ["split deep expressions into several `let` bindings"])
+            return None, [d]
+        fresh = {k: v for k, v in lw.new_hints.items() if hints.get(k) != v}
+        if not fresh:
+            return kernel, lw.diags
+        hints = {**hints, **fresh}
+    return kernel, lw.diags
+
+
+def _syntax_errors(root, src: SourceText, diags: list[Diagnostic]) -> list[tuple[int, int]]:
+    """Report ERROR and MISSING nodes; returns their byte regions."""
+    regions = []
+    if not root.has_error:
+        return regions
+    count = 0
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if not n.has_error:
+            continue
+        if n.is_missing:
+            regions.append((n.start_byte, n.end_byte + 1))
+            if count < MAX_SYNTAX_ERRORS:
+                diags.append(Diagnostic("G0001", f"expected `{n.type}`", src.filename,
+                                        [Label(src.span(n.start_byte, n.end_byte), f"missing `{n.type}` here")]))
+            count += 1
+            continue
+        if n.type == "ERROR":
+            regions.append((n.start_byte, n.end_byte))
+            if count < MAX_SYNTAX_ERRORS:
+                first = n.child(0) if n.child_count else n
+                snippet = _text(first)[:20] if first is not None else ""
+                end = min(n.end_byte, n.start_byte + max(1, len(first.text) if first is not None else 1))
+                diags.append(Diagnostic("G0001", f"syntax error: unexpected `{snippet}`" if snippet.strip()
+                                        else "syntax error", src.filename,
+                                        [Label(src.span(n.start_byte, max(end, n.start_byte + 1)),
+                                               "unexpected token")]))
+            count += 1
+            continue
+        stack.extend(reversed(n.children))
+    if count > MAX_SYNTAX_ERRORS:
+        d = diags[-1]
+        d.notes.append(f"{count - MAX_SYNTAX_ERRORS} more syntax errors not shown")
+    return regions
+
+
+def _items(root):
+    """Top-level items (and those of inline `mod` blocks) with their attributes and docs."""
+    out = []
+    stack = [root]
+    while stack:
+        container = stack.pop(0)
+        attrs: list = []
+        docs: list[str] = []
+        for c in container.children:
+            if c.type == "attribute_item":
+                attrs.append(c)
+            elif c.type == "line_comment":
+                t = _text(c)
+                if t.startswith("///") and not t.startswith("////"):
+                    docs.append(t[3:].removeprefix(" ").rstrip())
+            elif c.type == "block_comment":
+                t = _text(c)
+                if t.startswith("/**"):
+                    docs.append(t[3:-2].strip())
+            elif c.is_named:
+                if c.type == "mod_item":
+                    body = c.child_by_field_name("body")
+                    if body is not None:
+                        stack.append(body)
+                out.append((c, attrs, "\n".join(docs)))
+                attrs, docs = [], []
+    return out
+
+
+def _attr_path(a) -> str:
+    inner = next((x for x in a.children if x.type == "attribute"), None)
+    if inner is None or inner.child_count == 0:
+        return ""
+    return _text(inner.child(0)).replace(" ", "")
+
+
+def _is_compute_attr(a) -> bool:
+    return _attr_path(a) in ("goldy::compute", "compute")
+
+
+def _is_gpu_struct_attr(a) -> bool:
+    return _attr_path(a) in ("goldy::gpu", "gpu")
+
+
+def _gpu_structs(items, src: SourceText, diags: list[Diagnostic]) -> dict[str, N.StructDecl]:
+    structs: dict[str, N.StructDecl] = {}
+    for node, attrs, _doc in items:
+        if node.type != "struct_item" or not any(_is_gpu_struct_attr(a) for a in attrs):
+            continue
+        name_node = node.child_by_field_name("name")
+        body = node.child_by_field_name("body")
+        if name_node is None:
+            continue
+        name = _text(name_node)
+
+        def bad(n, msg, label, help=None):
+            diags.append(Diagnostic("G0037", msg, src.filename,
+                                    [Label(src.span(n.start_byte, n.end_byte), label)], help or []))
+
+        if node.child_by_field_name("type_parameters") is not None:
+            bad(node.child_by_field_name("type_parameters"), f"`#[goldy::gpu]` struct `{name}` cannot be generic",
+                "generic parameters")
+            continue
+        if body is None or body.type != "field_declaration_list":
+            bad(node, f"`#[goldy::gpu]` struct `{name}` needs named fields", "not a struct with named fields",
+                ["write `struct Name { field: f32, ... }`"])
+            continue
+        fields = []
+        ok = True
+        for f in body.children:
+            if f.type != "field_declaration":
+                continue
+            fname = _text(f.child_by_field_name("name"))
+            tnode = f.child_by_field_name("type")
+            ty = _field_type(tnode)
+            if ty is None:
+                bad(tnode, f"unsupported field type `{_text(tnode)}`", "not a GPU field type",
+                    ["fields are `u32`, `i32`, `f32`, `[T; 2..4]` vectors or square `[[f32; N]; N]` matrices"])
+                ok = False
+                continue
+            fields.append(N.StructField(fname, ty, src.span(f.start_byte, f.end_byte)))
+        if not fields and ok:
+            bad(node, f"`#[goldy::gpu]` struct `{name}` has no fields", "empty struct")
+            continue
+        if ok:
+            structs[name] = N.StructDecl(name, fields, src.span(node.start_byte, node.end_byte))
+    return structs
+
+
+def _field_type(node) -> Optional[str]:
+    if node is None:
+        return None
+    t = _text(node).replace(" ", "")
+    if node.type == "primitive_type" and t in ("u32", "i32", "f32"):
+        return t
+    if node.type == "array_type":
+        elem = node.child_by_field_name("element")
+        length = node.child_by_field_name("length")
+        if elem is None or length is None or _text(length) not in ("2", "3", "4"):
+            return None
+        n = int(_text(length))
+        if elem.type == "primitive_type" and _text(elem) in ("u32", "i32", "f32"):
+            return T.vec(_text(elem), n)
+        if elem.type == "array_type" and _text(elem).replace(" ", "") == f"[f32;{n}]":
+            return T.mat(n)
+        return None
+    if node.type in ("type_identifier", "scoped_type_identifier"):
+        name = t.split("::")[-1]
+        return D.VECTOR_TYPES.get(name)
+    return None
+
+
+def _too_deep(node):
+    """The first node nested more than MAX_DEPTH levels inside `node`, or None.
+    Iterative, so a 10,000-deep expression cannot overflow Python's stack here."""
+    stack = [(node, 0)]
+    while stack:
+        n, d = stack.pop()
+        if d > MAX_DEPTH:
+            return n
+        for c in n.children:
+            stack.append((c, d + 1))
+    return None

@@ -1,0 +1,197 @@
+"""rustc-style diagnostics: codes, spans, human and JSON rendering."""
+
+from __future__ import annotations
+
+import bisect
+import json
+from dataclasses import dataclass, field
+from typing import Optional
+
+from goldy_import.ir.nodes import Span
+
+# Every code the importer can emit. docs/diagnostics.md has an example of each.
+CODES = {
+    "G0001": "syntax error",
+    "G0002": "invalid kernel attribute",
+    "G0003": "unsupported parameter type",
+    "G0004": "unsupported type",
+    "G0005": "`usize`/`isize` are not supported",
+    "G0006": "closures are not supported",
+    "G0007": "macros are not supported",
+    "G0008": "`match` is not supported",
+    "G0009": "heap allocation is not supported",
+    "G0010": "references are only allowed as resource parameters",
+    "G0011": "traits and `dyn` are not supported",
+    "G0012": "generics are not supported",
+    "G0013": "`async` is not supported",
+    "G0014": "`unsafe` is not supported",
+    "G0015": "call to a function that is not a builtin",
+    "G0016": "panics and `unwrap` are not supported",
+    "G0017": "unknown builtin",
+    "G0018": "unknown or unsupported method",
+    "G0019": "mismatched types",
+    "G0020": "cannot find name in this scope",
+    "G0021": "cannot assign twice to an immutable variable",
+    "G0022": "cannot write to a read-only resource",
+    "G0023": "workgroup array must be declared at kernel top level",
+    "G0024": "collective size must be a power of two",
+    "G0025": "collective must be a `let` or plain assignment",
+    "G0026": "`#[tensor]` contract on a non-tensor parameter",
+    "G0027": "iterators are not supported",
+    "G0028": "unsupported expression or statement",
+    "G0029": "wrong number of arguments",
+    "G0030": "invalid tensor shape contract",
+    "G0031": "unsupported pattern",
+    "G0032": "`break`/`continue` outside a loop",
+    "G0033": "invalid literal",
+    "G0034": "unknown field or swizzle",
+    "G0035": "cannot index this value",
+    "G0036": "duplicate name",
+    "G0037": "unsupported `#[goldy::gpu]` struct",
+    "G0038": "invalid collective or atomic argument",
+    "G0039": "kernel functions must not return a value",
+    "G0040": "nesting too deep",
+}
+
+
+@dataclass
+class Label:
+    span: Span
+    text: str
+    primary: bool = True
+
+
+@dataclass
+class Diagnostic:
+    code: str
+    message: str
+    file: str
+    labels: list[Label]
+    help: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    severity: str = "error"
+
+    @property
+    def span(self) -> Span:
+        return self.labels[0].span
+
+    def to_dict(self) -> dict:
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "spans": [
+                {
+                    "file": self.file,
+                    "line_start": lb.span.line,
+                    "column_start": lb.span.col,
+                    "line_end": lb.span.end_line,
+                    "column_end": lb.span.end_col,
+                    "byte_start": lb.span.start,
+                    "byte_end": lb.span.end,
+                    "label": lb.text,
+                    "is_primary": lb.primary,
+                }
+                for lb in self.labels
+            ],
+            "help": list(self.help),
+            "notes": list(self.notes),
+        }
+
+
+class SourceText:
+    """The bytes of a Rust file and the mapping from byte offsets to 1-based line/column.
+
+    Columns count characters, not bytes, as rustc's do. Invalid UTF-8 is decoded with
+    replacement characters so every byte still maps somewhere.
+    """
+
+    def __init__(self, data: bytes, filename: str):
+        self.data = data
+        self.filename = filename
+        self.line_starts = [0]
+        for i, b in enumerate(data):
+            if b == 0x0A:
+                self.line_starts.append(i + 1)
+
+    def line_col(self, byte: int) -> tuple[int, int]:
+        byte = max(0, min(byte, len(self.data)))
+        row = bisect.bisect_right(self.line_starts, byte) - 1
+        start = self.line_starts[row]
+        col = len(self.data[start:byte].decode("utf-8", errors="replace")) + 1
+        return row + 1, col
+
+    def span(self, start: int, end: int) -> Span:
+        line, col = self.line_col(start)
+        end_line, end_col = self.line_col(end)
+        return Span(start, end, line, col, end_line, end_col)
+
+    def line_text(self, line: int) -> str:
+        start = self.line_starts[line - 1]
+        end = self.line_starts[line] - 1 if line < len(self.line_starts) else len(self.data)
+        return self.data[start:end].decode("utf-8", errors="replace").rstrip("\r")
+
+    def text(self, span: Span) -> str:
+        return self.data[span.start:span.end].decode("utf-8", errors="replace")
+
+
+def render_human(diag: Diagnostic, source: Optional[SourceText]) -> str:
+    """rustc's layout: header, arrow with location, gutter, source line, carets, help."""
+    sp = diag.span
+    out = [f"{diag.severity}[{diag.code}]: {diag.message}"]
+    width = len(str(max(lb.span.end_line for lb in diag.labels)))
+    pad = " " * width
+    out.append(f"{pad}--> {diag.file}:{sp.line}:{sp.col}")
+    if source is not None:
+        out.append(f"{pad} |")
+        by_line: dict[int, list[Label]] = {}
+        for lb in diag.labels:
+            by_line.setdefault(lb.span.line, []).append(lb)
+        for line in sorted(by_line):
+            out += _render_line(source, line, by_line[line], width)
+        out.append(f"{pad} |")
+    for h in diag.help:
+        out.append(f"{pad} = help: {h}")
+    for n in diag.notes:
+        out.append(f"{pad} = note: {n}")
+    return "\n".join(out)
+
+
+def render_json(diags: list[Diagnostic]) -> str:
+    """One JSON object per line, as editors read rustc's `--message-format json`."""
+    return "\n".join(json.dumps(d.to_dict()) for d in diags)
+
+
+def _render_line(source: SourceText, line: int, labels: list[Label], width: int) -> list[str]:
+    """One source line, its underlines, and the label texts (rustc's layout: the
+    rightmost label sits after its underline, the others hang below on `|` stems)."""
+    pad = " " * width
+    raw = source.line_text(line) if line <= len(source.line_starts) else ""
+    text = raw.expandtabs(4)
+    marks = []
+    for lb in labels:
+        s = lb.span
+        start = len(raw[: s.col - 1].expandtabs(4))
+        end = len(raw[: max(s.end_col - 1, s.col)].expandtabs(4)) if s.end_line == s.line else len(text)
+        marks.append((start, max(1, end - start), lb))
+    marks.sort(key=lambda m: m[0])
+    out = [f"{str(line).rjust(width)} | {text}"]
+    under = [" "] * (max(m[0] + m[1] for m in marks))
+    for start, n, lb in marks:
+        for i in range(start, start + n):
+            under[i] = "^" if lb.primary else "-"
+    last_start, _n, last = marks[-1]
+    tail = f" {last.text}" if last.text else ""
+    out.append(f"{pad} | {''.join(under)}{tail}".rstrip())
+    hanging = [m for m in marks[:-1] if m[2].text]
+    for idx in range(len(hanging) - 1, -1, -1):
+        stems = [" "] * (hanging[-1][0] + 1)
+        for st, _, _ in hanging[:idx + 1]:
+            stems[st] = "|"
+        out.append(f"{pad} | {''.join(stems)}".rstrip())
+        st, _, lb = hanging[idx]
+        row = [" "] * st
+        for s2, _, _ in hanging[:idx]:
+            row[s2] = "|"
+        out.append(f"{pad} | {''.join(row)}{lb.text}")
+    return out

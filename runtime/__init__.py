@@ -1,0 +1,1 @@
+"""Runtime: device-independent core plus one module per backend."""

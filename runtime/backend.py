@@ -1,0 +1,157 @@
+"""The contract between the device-independent runtime core and each backend.
+
+The core (runtime/core.py) owns devices, buffers, schemes, validation and caching; a
+backend only moves bytes, compiles verified IR, and runs dispatches. Every backend
+implements `Backend`; the CPU one is the oracle the others are tested against.
+
+Memory model seen by backends: a buffer is an opaque `handle` of `nbytes` bytes. Elements
+are stored in their GPU layout: u32/i32/f32 as 4 little-endian bytes, `bool` as a u32 0/1,
+`#[goldy::gpu]` structs with the stride and field offsets of `ir.layout.struct_layout`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+from goldy_import.ir.nodes import Kernel
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Device limits checked by the core at prepare and record time."""
+
+    max_workgroup_size: tuple[int, int, int] = (1024, 1024, 64)
+    max_invocations_per_workgroup: int = 1024
+    max_workgroups: tuple[int, int, int] = (65535, 65535, 65535)
+    max_storage_buffers_per_stage: int = 1 << 30
+    max_workgroup_storage_bytes: int = 48 * 1024
+    max_buffer_bytes: int = 1 << 40
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """Options that change generated code; part of the compile cache key."""
+
+    checks: bool = True  # trapping bounds / division checks (issue 9)
+    extra: tuple = ()
+
+
+# ---------------------------------------------------------------- bound arguments
+# The core turns each user argument into one of these, in parameter order, after
+# validating it. Backends never see numpy arrays or Python scalars of unknown type.
+
+
+@dataclass
+class BufferArg:
+    """A buffer (or the parent buffer of a tensor bound to a plain slice).
+
+    `offset` and `length` are in elements; `length` is the logical length the kernel
+    sees through `.len()`, which can be smaller than the allocation."""
+
+    handle: Any
+    offset: int
+    length: int
+    elem: str  # IR element type ("f32", "u32", "i32", "bool", "struct:Name")
+    stride: int  # bytes per element on the device
+
+
+@dataclass
+class ScalarArg:
+    ty: str  # "u32" | "i32" | "f32" | "bool"
+    value: Union[int, float, bool]
+
+
+@dataclass
+class TensorArg:
+    """A tensor view: the parent buffer plus Goldy's 48-byte layout record
+    (off, rank, numel, d0..d3, s0..s3, flags), all u32, in elements."""
+
+    handle: Any
+    elem: str
+    layout: tuple[int, ...]  # 12 u32
+    buffer_length: int  # elements in the parent buffer (for bounds checks)
+
+
+@dataclass
+class UniformArg:
+    """A `gpu::Uniform<S>`: the struct's bytes in GPU layout."""
+
+    data: bytes
+    struct: str
+
+
+@dataclass
+class ImageArg:
+    handle: Any
+    width: int
+    height: int
+    elem: str
+
+
+Arg = Union[BufferArg, ScalarArg, TensorArg, UniformArg, ImageArg]
+
+
+@dataclass
+class Dispatch:
+    """One recorded dispatch node as the backend sees it."""
+
+    kernel: Kernel
+    compiled: Any
+    args: list[Arg]
+    groups: tuple[int, int, int]
+    label: str = ""
+    state: Any = None  # backend-private: bind groups, packed parameters, ...
+
+
+@dataclass
+class FaultReport:
+    """A failed run-time check, reported by a backend after a submit (issue 9)."""
+
+    kernel: str
+    site: int
+    detail: dict = field(default_factory=dict)
+
+
+class Backend(ABC):
+    name: str = "?"
+    limits: Limits = Limits()
+    subgroup_width: Optional[int] = None
+
+    def describe(self) -> str:
+        """Human-readable device name, e.g. `llvmpipe (LLVM 15, 256 bits) via Vulkan`."""
+        return self.name
+
+    # -- memory
+    @abstractmethod
+    def alloc(self, nbytes: int) -> Any: ...
+
+    @abstractmethod
+    def free(self, handle: Any) -> None: ...
+
+    @abstractmethod
+    def write(self, handle: Any, offset: int, data: memoryview) -> None:
+        """Copy bytes to the device at byte `offset`."""
+
+    @abstractmethod
+    def read(self, handle: Any, offset: int, nbytes: int) -> bytes:
+        """Copy bytes back from the device (waits for pending work)."""
+
+    # -- kernels
+    @abstractmethod
+    def compile(self, kernel: Kernel, options: CompileOptions) -> Any:
+        """Compile verified IR; raise BackendError on failure. The core caches the result."""
+
+    def record(self, d: Dispatch) -> None:
+        """Called once when a dispatch is recorded; may fill `d.state` (bind groups...)."""
+
+    def update_scalar(self, d: Dispatch, index: int) -> None:
+        """`d.args[index]` (a ScalarArg) changed between submits."""
+
+    @abstractmethod
+    def submit(self, dispatches: list[Dispatch]) -> None:
+        """Run the dispatches in order, each seeing the previous ones' writes, and wait."""
+
+    def close(self) -> None:
+        """Release device resources; the core never calls the backend afterwards."""
