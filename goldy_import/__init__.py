@@ -1,13 +1,25 @@
-"""goldy-import: GPU compute kernels in a restricted Rust dialect, run from Python."""
+"""goldy-import: GPU compute kernels in a restricted Rust dialect, run from Python.
+
+    import goldy_import as gi
+    kernels = gi.load("kernels.rs")
+    dev = gi.Device("auto")
+    k = kernels.saxpy.prepare(dev)
+"""
 
 from __future__ import annotations
 
 from .errors import (AliasingError, BackendError, BackendUnavailable, BindingError, DeviceLimitError,
                      DiagnosticError, GoldyError, GridError, KernelFault, ShapeContractError)
+from .loader import KernelModule, StructType, load, load_source
+from .runtime.core import (Buffer, Device, Invocation, KernelDef, Node, PreparedKernel, Scheme,
+                           backend_available)
+from .runtime.tensor import TensorView
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "load", "load_source", "KernelModule", "StructType", "Device", "Buffer", "Scheme", "Node",
+    "KernelDef", "PreparedKernel", "Invocation", "TensorView", "backend_available",
     "GoldyError", "DiagnosticError", "BindingError", "ShapeContractError", "AliasingError",
     "GridError", "KernelFault", "BackendUnavailable", "BackendError", "DeviceLimitError",
     "__version__",

@@ -1,0 +1,63 @@
+"""`load(path)`: import a Rust file in-process and get one KernelDef per kernel."""
+
+from __future__ import annotations
+
+import os
+from types import SimpleNamespace
+from typing import Union
+
+from goldy_import.errors import DiagnosticError
+from goldy_import.importer import ImportResult, import_file, import_source
+from goldy_import.runtime.core import KernelDef
+from goldy_import.runtime.dtypes import struct_gpu_dtype, struct_host_dtype
+
+
+class KernelModule(SimpleNamespace):
+    """The kernels of one Rust file as attributes (`mod.saxpy`), plus `kernels` (a dict),
+    `structs` (name -> host/GPU dtypes) and the import `result` (diagnostics, source hash)."""
+
+    def __repr__(self) -> str:
+        return f"<kernels from {self.source_file}: {', '.join(self.kernels)}>"
+
+
+class StructType:
+    """A `#[goldy::gpu]` struct's host dtypes: `dtype` is the GPU layout, `host_dtype` packed."""
+
+    def __init__(self, decl):
+        self.name = decl.name
+        self.decl = decl
+        self.dtype = struct_gpu_dtype(decl)
+        self.host_dtype = struct_host_dtype(decl)
+
+    def __repr__(self) -> str:
+        return f"<gpu struct {self.name}: host {self.host_dtype.itemsize} bytes, GPU stride {self.dtype.itemsize}>"
+
+
+def _module_from(result: ImportResult) -> KernelModule:
+    if result.errors:
+        n = len(result.errors)
+        raise DiagnosticError(f"{result.source.filename}: {n} error{'s' if n != 1 else ''} in the Rust source",
+                              result.diagnostics, result.render())
+    kernels = {k.name: KernelDef(k, result.source_hash) for k in result.kernels}
+    structs = {name: StructType(d) for name, d in result.structs.items()}
+    mod = KernelModule(kernels=kernels, structs=structs, result=result,
+                       source_file=result.source.filename, source_hash=result.source_hash)
+    for name, st in structs.items():
+        if name not in kernels:
+            setattr(mod, name, st)
+    for name, kd in kernels.items():
+        setattr(mod, name, kd)
+    return mod
+
+
+def load(path: Union[str, os.PathLike]) -> KernelModule:
+    """Import every kernel of a Rust file; raises DiagnosticError listing every error."""
+    try:
+        result = import_file(path)
+    except OSError as e:
+        raise DiagnosticError(f"cannot read {os.fspath(path)}: {e.strerror or e}") from None
+    return _module_from(result)
+
+
+def load_source(text: Union[str, bytes], filename: str = "<source>.rs") -> KernelModule:
+    return _module_from(import_source(text, filename))

@@ -1,0 +1,738 @@
+"""Device-independent runtime: devices, buffers, prepared kernels, schemes, validation.
+
+Everything a user passes is checked here, before a backend sees it, and every failure is
+a GoldyError naming the kernel, the parameter, what was expected and what was given.
+Nothing is recorded when validation fails.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import logging
+import math
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence, Union
+
+import numpy as np
+
+from goldy_import.errors import (AliasingError, BackendUnavailable, BindingError, DeviceLimitError,
+                                 GoldyError, GridError)
+from goldy_import.ir import nodes as N
+from goldy_import.ir import types as T
+from goldy_import.ir.serialize import to_json
+
+from . import dtypes as DT
+from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, ScalarArg, TensorArg,
+                      UniformArg)
+
+log = logging.getLogger("goldy_import")
+
+BACKEND_NAMES = ("cpu", "wgpu", "cuda", "slang")
+INSTALL_HINTS = {
+    "wgpu": "pip install 'goldy-import[wgpu]' (wgpu-py) and a Vulkan, Metal or DX12 driver "
+            "(on Debian: apt-get install mesa-vulkan-drivers for lavapipe)",
+    "cuda": "pip install 'goldy-import[cuda]' (cuda-python) on a machine with an NVIDIA GPU and driver",
+    "slang": "pip install 'goldy-import[slang]' (slangpy)",
+}
+
+
+def _load_backend_module(name: str):
+    try:
+        return importlib.import_module(f"goldy_import.runtime.{name}")
+    except ImportError as e:
+        raise BackendUnavailable(
+            f"backend `{name}` is not available: {e}; install it with: {INSTALL_HINTS.get(name, '')}") from None
+
+
+def backend_available(name: str) -> bool:
+    try:
+        mod = _load_backend_module(name)
+    except GoldyError:
+        return False
+    probe = getattr(mod, "available", None)
+    try:
+        return bool(probe()) if probe is not None else True
+    except Exception:  # a probe must never take the caller down
+        return False
+
+
+class Device:
+    """A place to run kernels: `Device("cpu" | "wgpu" | "cuda" | "slang" | "auto", **options)`.
+
+    `auto` takes `$GOLDY_BACKEND` if set, else CUDA if a GPU is there, else a hardware wgpu
+    adapter, else the CPU; `device.backend_name` says which (also logged)."""
+
+    def __init__(self, backend: str = "auto", **options: Any):
+        if not isinstance(backend, str):
+            raise BindingError(f"Device(backend): expected one of {', '.join(BACKEND_NAMES)} or 'auto', got {backend!r}")
+        name = backend.lower()
+        if name == "auto":
+            name = self._pick_auto()
+        if name not in BACKEND_NAMES:
+            raise BackendUnavailable(
+                f"unknown backend {backend!r}: expected one of {', '.join(BACKEND_NAMES)} or 'auto'")
+        mod = _load_backend_module(name)
+        try:
+            self.backend: Backend = mod.BACKEND(**options)
+        except GoldyError:
+            raise
+        except TypeError as e:
+            raise BindingError(f"Device({name!r}): bad option: {e}") from None
+        self.backend_name = name
+        self.closed = False
+        self._kernel_cache: dict[tuple, Any] = {}
+        self._lock = threading.RLock()
+        self._next_id = 0
+        log.info("goldy_import: using %s backend (%s)", name, self.backend.describe())
+
+    @staticmethod
+    def _pick_auto() -> str:
+        env = os.environ.get("GOLDY_BACKEND")
+        if env:
+            return env.lower()
+        if backend_available("cuda"):
+            return "cuda"
+        try:
+            mod = importlib.import_module("goldy_import.runtime.wgpu")
+            hw = getattr(mod, "hardware_adapter_available", None)
+            if hw is not None and hw():
+                return "wgpu"
+        except Exception:
+            pass
+        return "cpu"
+
+    def __repr__(self) -> str:
+        return f"Device({self.backend_name!r}: {self.backend.describe()})"
+
+    def describe(self) -> str:
+        return f"{self.backend_name}: {self.backend.describe()}"
+
+    @property
+    def limits(self):
+        return self.backend.limits
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise GoldyError(f"device {self.backend_name} is closed")
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.backend.close()
+
+    def __enter__(self) -> "Device":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- buffers
+
+    def buffer(self, array: Any, *, read_only: bool = False) -> "Buffer":
+        """A device buffer holding a copy of a 1-D array of u32/i32/f32/bool, or of a
+        structured array (the fields of a `#[goldy::gpu]` struct, packed or GPU-laid)."""
+        self._check_open()
+        arr = np.asarray(array)
+        if arr.ndim != 1:
+            if arr.ndim == 0:
+                raise BindingError(f"device.buffer: expected a 1-D array, got a 0-d array ({arr.dtype})")
+            arr = arr.reshape(-1)
+        elem, gpu_dtype, data = _gpu_array(arr)
+        buf = self._alloc(len(arr), elem, gpu_dtype, read_only)
+        if len(arr):
+            self.backend.write(buf.handle, 0, memoryview(np.ascontiguousarray(data)).cast("B"))
+        return buf
+
+    def empty(self, n: int, dtype: Any = np.float32, *, read_only: bool = False) -> "Buffer":
+        """A buffer of `n` elements whose contents are unspecified (zero on most backends)."""
+        self._check_open()
+        if not isinstance(n, (int, np.integer)) or n < 0:
+            raise BindingError(f"device.empty: expected a non-negative element count, got {n!r}")
+        elem, gpu_dtype, _ = _gpu_array(np.zeros(0, dtype=dtype))
+        return self._alloc(int(n), elem, gpu_dtype, read_only)
+
+    def zeros(self, n: int, dtype: Any = np.float32) -> "Buffer":
+        return self.buffer(np.zeros(n, dtype=dtype))
+
+    def tensor(self, array: Any):
+        """A contiguous TensorView holding a copy of an array of rank 0 to 4."""
+        from .tensor import tensor_from_array
+        self._check_open()
+        return tensor_from_array(self, array)
+
+    def tensor_zeros(self, shape: Sequence[int], dtype: Any = np.float32):
+        from .tensor import tensor_zeros
+        self._check_open()
+        return tensor_zeros(self, shape, dtype)
+
+    def _alloc(self, n: int, elem: str, gpu_dtype: np.dtype, read_only: bool) -> "Buffer":
+        nbytes = n * gpu_dtype.itemsize
+        limit = self.backend.limits.max_buffer_bytes
+        if nbytes > limit:
+            raise DeviceLimitError(
+                f"buffer of {n} {elem} elements needs {nbytes} bytes; the {self.backend_name} device allows "
+                f"at most {limit} bytes per buffer (max_buffer_bytes)")
+        try:
+            handle = self.backend.alloc(max(nbytes, 4))
+        except GoldyError:
+            raise
+        except MemoryError:
+            raise DeviceLimitError(f"out of memory allocating {nbytes} bytes on {self.backend_name}") from None
+        with self._lock:
+            self._next_id += 1
+            ident = self._next_id
+        alloc = _Allocation(self, handle, nbytes, ident)
+        return Buffer(alloc, 0, n, elem, gpu_dtype, read_only)
+
+
+class _Allocation:
+    """One backend allocation, shared by a buffer and its views."""
+
+    def __init__(self, device: Device, handle: Any, nbytes: int, ident: int):
+        self.device = device
+        self.handle = handle
+        self.nbytes = nbytes
+        self.ident = ident
+        self.freed = False
+
+    def free(self) -> None:
+        if not self.freed and not self.device.closed:
+            self.device.backend.free(self.handle)
+        self.freed = True
+
+
+def _gpu_array(arr: np.ndarray) -> tuple[str, np.dtype, np.ndarray]:
+    """(IR element type, device dtype, array in device layout) for a host array."""
+    if arr.dtype.names is not None:
+        decl = DT.decl_from_dtype(arr.dtype)
+        if decl is None:
+            raise BindingError(
+                f"structured dtype {arr.dtype} has fields that are not u32/i32/f32 scalars, "
+                f"[T; 2..4] vectors or square f32 matrices")
+        gpu = DT.struct_gpu_dtype(decl)
+        fields = ",".join(f"{f.name}:{f.ty}" for f in decl.fields)
+        return "struct{" + fields + "}", gpu, DT.to_gpu_struct_array(arr, gpu)
+    ir = DT.scalar_ir_type(arr.dtype)
+    if ir is None:
+        raise BindingError(
+            f"unsupported buffer element type {arr.dtype}: expected float32, uint32, int32, bool "
+            f"or a structured dtype of a #[goldy::gpu] struct")
+    if ir == "bool":
+        return "bool", DT.SCALAR_DTYPES["bool"], arr.astype(np.uint32)
+    return ir, DT.SCALAR_DTYPES[ir], arr.astype(DT.SCALAR_DTYPES[ir], copy=False)
+
+
+class Buffer:
+    """A typed range of device memory. `buf[a:b]` is a view of the same memory."""
+
+    def __init__(self, alloc: _Allocation, offset: int, length: int, elem: str, dtype: np.dtype,
+                 read_only: bool):
+        self._alloc = alloc
+        self.offset = offset  # elements
+        self.length = length
+        self.elem = elem  # "f32" | "u32" | "i32" | "bool" | "struct{name:ty,...}"
+        self.dtype = dtype  # device element dtype (structs: GPU layout)
+        self.read_only = read_only
+
+    @property
+    def device(self) -> Device:
+        return self._alloc.device
+
+    @property
+    def handle(self) -> Any:
+        return self._alloc.handle
+
+    @property
+    def nbytes(self) -> int:
+        return self.length * self.dtype.itemsize
+
+    @property
+    def byte_range(self) -> tuple[int, int]:
+        s = self.offset * self.dtype.itemsize
+        return s, s + self.nbytes
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __repr__(self) -> str:
+        ro = ", read_only" if self.read_only else ""
+        return f"Buffer({self.length} x {self.elem} on {self.device.backend_name}{ro})"
+
+    def _check_live(self) -> None:
+        if self._alloc.freed:
+            raise BindingError(f"{self!r} was freed")
+        self.device._check_open()
+
+    def __getitem__(self, item: slice) -> "Buffer":
+        if not isinstance(item, slice) or item.step not in (None, 1):
+            raise BindingError("buffers support contiguous slices only: buf[start:stop]")
+        start, stop, _ = item.indices(self.length)
+        return Buffer(self._alloc, self.offset + start, max(0, stop - start), self.elem, self.dtype, self.read_only)
+
+    def view(self, start: int, length: int) -> "Buffer":
+        if start < 0 or length < 0 or start + length > self.length:
+            raise BindingError(f"view [{start}, {start + length}) is outside a buffer of {self.length} elements")
+        return self[start:start + length]
+
+    def numpy(self) -> np.ndarray:
+        """A host copy of the contents (bool buffers come back as bool)."""
+        self._check_live()
+        s, _ = self.byte_range
+        raw = self.device.backend.read(self.handle, s, self.nbytes) if self.length else b""
+        out = np.frombuffer(bytearray(raw), dtype=self.dtype, count=self.length)
+        return out.astype(bool) if self.elem == "bool" else out
+
+    def write(self, array: Any) -> None:
+        """Overwrite the contents with an array of the same length and element type."""
+        self._check_live()
+        arr = np.asarray(array).reshape(-1)
+        elem, _gpu, data = _gpu_array(arr)
+        if elem != self.elem:
+            raise BindingError(f"buffer.write: buffer holds {self.elem}, got {arr.dtype} ({elem})")
+        if len(arr) != self.length:
+            raise BindingError(f"buffer.write: buffer has {self.length} elements, got {len(arr)}")
+        if self.length:
+            s, _ = self.byte_range
+            self.device.backend.write(self.handle, s, memoryview(np.ascontiguousarray(data)).cast("B"))
+
+    def free(self) -> None:
+        """Release the memory now; binding the buffer afterwards raises BindingError."""
+        self._alloc.free()
+
+
+# ---------------------------------------------------------------- kernels
+
+CATEGORY_SPELLING = {
+    "read": "&[{t}]", "read_write": "&mut [{t}]", "write": "gpu::Scattered<{t}>", "scalar": "{t}",
+    "tensor": "gpu::Tensor<{t}>", "tensor_mut": "gpu::TensorMut<{t}>", "tensor_write": "gpu::TensorWrite<{t}>",
+    "uniform": "gpu::Uniform<{t}>", "image": "gpu::DirectSpatial<{t}>",
+}
+
+
+def rust_param_type(p: N.Param) -> str:
+    return CATEGORY_SPELLING[p.category].format(t=T.rust_name(p.ty))
+
+
+def kernel_identity(kernel: N.Kernel) -> str:
+    return hashlib.sha256(to_json(kernel, indent=None).encode()).hexdigest()[:16]
+
+
+class KernelDef:
+    """An imported kernel: its IR and the entry points to prepare it on a device."""
+
+    def __init__(self, kernel: N.Kernel, source_hash: str = ""):
+        self.ir = kernel
+        self.name = kernel.name
+        self.source_hash = source_hash
+        self.identity = kernel_identity(kernel)
+        self.__doc__ = kernel.doc or f"Kernel `{kernel.name}` from {kernel.source_file}."
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{p.name}: {rust_param_type(p)}" for p in self.ir.params)
+        return f"<kernel {self.name}({params}) workgroup_size={list(self.ir.workgroup_size)}>"
+
+    def prepare(self, device: Device, checks: Optional[bool] = None) -> "PreparedKernel":
+        """Compile for `device` once (later calls hit the device's cache)."""
+        if not isinstance(device, Device):
+            raise BindingError(f"kernel `{self.name}`: prepare(device) expects a goldy_import.Device, got {type(device).__name__}")
+        device._check_open()
+        if checks is None:
+            checks = os.environ.get("GOLDY_BOUNDS_CHECKS", "1") not in ("0", "false", "off")
+        options = CompileOptions(checks=bool(checks))
+        key = (self.identity, options)
+        with device._lock:
+            hit = device._kernel_cache.get(key)
+            if hit is None:
+                _check_kernel_limits(self.ir, device)
+                _maybe_dump(self.ir)
+                compiled = device.backend.compile(self.ir, options)
+                hit = PreparedKernel(self, device, compiled, options)
+                device._kernel_cache[key] = hit
+        return hit
+
+
+def _maybe_dump(kernel: N.Kernel) -> None:
+    target = os.environ.get("GOLDY_DUMP_RUST_KERNELS")
+    if not target or target == "0":
+        return
+    directory = "goldy_kernel_dumps" if target in ("1", "true") else target
+    try:
+        from goldy_import.codegen import slang as slang_codegen
+        dump = getattr(slang_codegen, "dump_kernel")
+    except (ImportError, AttributeError):
+        return
+    dump(kernel, directory)
+
+
+def _check_kernel_limits(k: N.Kernel, device: Device) -> None:
+    lim = device.backend.limits
+    wx, wy, wz = k.workgroup_size
+    where = f"kernel `{k.name}` on {device.backend_name}"
+    for axis, (got, most) in enumerate(zip(k.workgroup_size, lim.max_workgroup_size)):
+        if got > most:
+            raise DeviceLimitError(f"{where}: workgroup size {list(k.workgroup_size)} exceeds "
+                                   f"max_workgroup_size[{axis}] = {most}")
+    if wx * wy * wz > lim.max_invocations_per_workgroup:
+        raise DeviceLimitError(f"{where}: workgroup of {wx * wy * wz} threads exceeds "
+                               f"max_invocations_per_workgroup = {lim.max_invocations_per_workgroup}")
+    shared = sum(w.size * 4 for w in k.workgroup_arrays)
+    if shared > lim.max_workgroup_storage_bytes:
+        raise DeviceLimitError(f"{where}: workgroup arrays use {shared} bytes, exceeding "
+                               f"max_workgroup_storage_bytes = {lim.max_workgroup_storage_bytes}")
+    storage = sum(1 for p in k.params if p.category not in ("scalar", "uniform"))
+    storage += sum(1 for p in k.params if p.category in N.TENSOR_CATEGORIES) and 1
+    if storage > lim.max_storage_buffers_per_stage:
+        raise DeviceLimitError(f"{where}: {storage} storage buffers exceed "
+                               f"max_storage_buffers_per_stage = {lim.max_storage_buffers_per_stage}")
+
+
+class PreparedKernel:
+    """A kernel compiled for one device. `record` appends dispatches to a Scheme."""
+
+    def __init__(self, kdef: KernelDef, device: Device, compiled: Any, options: CompileOptions):
+        self.kdef = kdef
+        self.ir = kdef.ir
+        self.name = kdef.name
+        self.device = device
+        self.compiled = compiled
+        self.options = options
+
+    def __repr__(self) -> str:
+        return f"<prepared kernel {self.name} on {self.device.backend_name}>"
+
+    def record(self, scheme: "Scheme", label: str, *args: Any) -> "RecordBuilder":
+        """Check `args` against the parameters; the grid call on the result records the node."""
+        if not isinstance(scheme, Scheme):
+            raise BindingError(f"kernel `{self.name}`: record(scheme, label, ...) expects a Scheme first, "
+                               f"got {type(scheme).__name__}")
+        if scheme.device is not self.device:
+            raise BindingError(f"kernel `{self.name}`: the scheme belongs to {scheme.device!r}, "
+                               f"but the kernel was prepared for {self.device!r}")
+        if not isinstance(label, str):
+            raise BindingError(f"kernel `{self.name}`: record(scheme, label, ...) expects a str label, "
+                               f"got {type(label).__name__}")
+        bound = bind_arguments(self, args)
+        return RecordBuilder(self, scheme, label, bound)
+
+    def invoke(self, *args: Any) -> "InvokeBuilder":
+        """Bind arguments now and choose the grid; the result is an Invocation value."""
+        return InvokeBuilder(self, bind_arguments(self, args))
+
+
+@dataclass
+class Bound:
+    """Validated arguments, ready for the backend."""
+
+    args: list
+    keep: list  # Python objects the args refer to (kept alive while recorded)
+    tensor_numel: Optional[int] = None
+
+
+def _describe_value(v: Any) -> str:
+    if isinstance(v, Buffer):
+        return f"a Buffer of {v.elem}" + (" (read-only)" if v.read_only else "")
+    if isinstance(v, np.ndarray):
+        return f"a numpy array ({v.dtype}, shape {v.shape})"
+    return f"{type(v).__name__} {v!r}"[:120]
+
+
+def bind_arguments(pk: PreparedKernel, args: Sequence[Any]) -> Bound:
+    k = pk.ir
+    params = k.params
+    if len(args) != len(params):
+        sig = ", ".join(f"{p.name}: {rust_param_type(p)}" for p in params)
+        raise BindingError(f"kernel `{k.name}` takes {len(params)} arguments ({sig}), got {len(args)}")
+    from .tensor import check_contracts
+    check_contracts(k, args)  # before anything is bound
+    out: list = []
+    keep: list = []
+    buffers: list[tuple[N.Param, Buffer]] = []
+    for p, v in zip(params, args):
+        where = f"kernel `{k.name}` parameter `{p.name}` ({rust_param_type(p)})"
+        if p.category == "scalar":
+            out.append(ScalarArg(p.ty, _check_scalar(where, p.ty, v)))
+        elif p.category in N.BUFFER_CATEGORIES:
+            buf = _check_buffer(where, p, v, pk)
+            buffers.append((p, buf))
+            keep.append(buf)
+            out.append(BufferArg(buf.handle, buf.offset, buf.length, p.ty, buf.dtype.itemsize))
+        elif p.category in N.TENSOR_CATEGORIES:
+            from .tensor import bind_tensor
+            arg, buf = bind_tensor(where, p, v, pk)
+            buffers.append((p, buf))
+            keep.append(v)
+            out.append(arg)
+        elif p.category == "uniform":
+            out.append(_check_uniform(where, p, v, k))
+        elif p.category == "image":
+            raise BindingError(f"{where}: storage images are not supported by the runtime yet")
+        else:  # pragma: no cover - the verifier rejects unknown categories
+            raise BindingError(f"{where}: unknown parameter category {p.category}")
+    _check_aliasing(k, buffers)
+    return Bound(out, keep)
+
+
+def _check_scalar(where: str, ty: str, v: Any) -> Union[int, float, bool]:
+    if isinstance(v, np.ndarray) and v.ndim == 0:
+        v = v.item()
+    if isinstance(v, np.generic):
+        v = v.item()
+    if ty == "bool":
+        if not isinstance(v, bool):
+            raise BindingError(f"{where}: expected a bool, got {_describe_value(v)}")
+        return v
+    if ty in ("u32", "i32"):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise BindingError(f"{where}: expected an int in {T.INT_RANGES[ty][0]}..={T.INT_RANGES[ty][1]}, "
+                               f"got {_describe_value(v)}")
+        lo, hi = T.INT_RANGES[ty]
+        if not lo <= v <= hi:
+            raise BindingError(f"{where}: value {v} is out of range for {ty} ({lo}..={hi})")
+        return v
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise BindingError(f"{where}: expected a float, got {_describe_value(v)}")
+    f = float(v)
+    if math.isfinite(f) and not math.isfinite(float(np.float32(f))):
+        raise BindingError(f"{where}: value {v} is out of range for f32 (|x| <= 3.4028235e38)")
+    return float(np.float32(f))
+
+
+def _check_buffer(where: str, p: N.Param, v: Any, pk: PreparedKernel) -> Buffer:
+    from .tensor import TensorView
+    if isinstance(v, TensorView):
+        v = v.as_physical_buffer(where)
+    if not isinstance(v, Buffer):
+        hint = " (upload it first with device.buffer(array))" if isinstance(v, np.ndarray) else ""
+        raise BindingError(f"{where}: expected a Buffer of {T.rust_name(p.ty)}, got {_describe_value(v)}{hint}")
+    if v._alloc.freed:
+        raise BindingError(f"{where}: the buffer was freed")
+    if v.device is not pk.device:
+        raise BindingError(f"{where}: the buffer lives on {v.device!r}, the kernel runs on {pk.device!r}")
+    if T.is_struct(p.ty):
+        decl = pk.ir.struct(T.struct_name(p.ty))
+        assert decl is not None
+        want = "struct{" + ",".join(f"{f.name}:{f.ty}" for f in decl.fields) + "}"
+        if v.elem != want:
+            raise BindingError(f"{where}: expected a Buffer of {decl.name} with fields "
+                               f"{', '.join(f.name + ': ' + T.rust_name(f.ty) for f in decl.fields)}, "
+                               f"got a Buffer of {v.elem}")
+    elif v.elem != p.ty:
+        raise BindingError(f"{where}: expected a Buffer of {p.ty}, got a Buffer of {v.elem}")
+    if v.read_only and p.category in N.WRITABLE_CATEGORIES:
+        raise BindingError(f"{where}: the kernel writes this parameter, but the buffer is read-only")
+    return v
+
+
+def _check_uniform(where: str, p: N.Param, v: Any, k: N.Kernel) -> UniformArg:
+    decl = k.struct(T.struct_name(p.ty))
+    assert decl is not None
+    gpu = DT.struct_gpu_dtype(decl)
+    if isinstance(v, dict):
+        missing = [f.name for f in decl.fields if f.name not in v]
+        extra = [n for n in v if n not in gpu.names]
+        if missing or extra:
+            raise BindingError(f"{where}: expected the fields {', '.join(gpu.names)}; "
+                               + (f"missing {', '.join(missing)}" if missing else f"unknown {', '.join(extra)}"))
+        arr = np.zeros(1, dtype=gpu)
+        for f in decl.fields:
+            try:
+                val = np.asarray(v[f.name], dtype=gpu[f.name].base)
+                if T.is_matrix(f.ty) and val.shape[-1] != gpu[f.name].shape[-1]:
+                    arr[f.name][0][..., : val.shape[-1]] = val
+                else:
+                    arr[f.name][0] = val
+            except (ValueError, TypeError) as e:
+                raise BindingError(f"{where}: field `{f.name}` ({T.rust_name(f.ty)}): {e}") from None
+        return UniformArg(arr.tobytes(), decl.name)
+    arr = np.asarray(v)
+    if arr.dtype.names is not None and arr.size == 1:
+        d = DT.decl_from_dtype(arr.dtype)
+        if d is not None and [(f.name, f.ty) for f in d.fields] == [(f.name, f.ty) for f in decl.fields]:
+            return UniformArg(DT.to_gpu_struct_array(arr.reshape(1), gpu).tobytes(), decl.name)
+    raise BindingError(f"{where}: expected a dict of the fields of `{decl.name}` or a one-element structured "
+                       f"array, got {_describe_value(v)}")
+
+
+def _check_aliasing(k: N.Kernel, buffers: list[tuple[N.Param, Buffer]]) -> None:
+    for i in range(len(buffers)):
+        for j in range(i + 1, len(buffers)):
+            (pa, a), (pb, b) = buffers[i], buffers[j]
+            if a._alloc is not b._alloc:
+                continue
+            writes = pa.category in N.WRITABLE_CATEGORIES or pb.category in N.WRITABLE_CATEGORIES
+            if not writes:
+                continue
+            (a0, a1), (b0, b1) = a.byte_range, b.byte_range
+            if a0 < b1 and b0 < a1 and a1 > a0 and b1 > b0:
+                w = pa if pa.category in N.WRITABLE_CATEGORIES else pb
+                raise AliasingError(
+                    f"kernel `{k.name}`: parameters `{pa.name}` and `{pb.name}` are bound to overlapping memory "
+                    f"(bytes {a0}..{a1} and {b0}..{b1} of one allocation) and `{w.name}` is written; "
+                    f"Rust's aliasing rule forbids this: bind separate buffers or non-overlapping views")
+
+
+def _groups_for(pk: PreparedKernel, counts: tuple[int, int, int], what: str) -> tuple[int, int, int]:
+    for c in counts:
+        if isinstance(c, bool) or not isinstance(c, (int, np.integer)):
+            raise GridError(f"kernel `{pk.name}`: {what} expects integer extents, got {counts!r}")
+    if any(c <= 0 for c in counts):
+        raise GridError(f"kernel `{pk.name}`: {what} with extents {tuple(int(c) for c in counts)} is an empty grid")
+    wg = pk.ir.workgroup_size
+    return tuple(-(-int(c) // w) for c, w in zip(counts, wg))  # type: ignore[return-value]
+
+
+def _check_groups(pk: PreparedKernel, groups: tuple[int, int, int]) -> tuple[int, int, int]:
+    if len(groups) != 3:
+        raise GridError(f"kernel `{pk.name}`: groups expects (x, y, z), got {groups!r}")
+    for g in groups:
+        if isinstance(g, bool) or not isinstance(g, (int, np.integer)):
+            raise GridError(f"kernel `{pk.name}`: groups expects integers, got {groups!r}")
+    if any(g <= 0 for g in groups):
+        raise GridError(f"kernel `{pk.name}`: groups {tuple(groups)} is an empty grid")
+    lim = pk.device.backend.limits.max_workgroups
+    for axis, (g, most) in enumerate(zip(groups, lim)):
+        if g > most:
+            raise GridError(f"kernel `{pk.name}`: {g} workgroups along axis {'xyz'[axis]} exceed the "
+                            f"{pk.device.backend_name} limit max_workgroups[{axis}] = {most}")
+    return (int(groups[0]), int(groups[1]), int(groups[2]))
+
+
+class _GridMixin:
+    pk: PreparedKernel
+
+    def over_1d(self, n: int):
+        return self._finish(_groups_for(self.pk, (n, 1, 1), f"over_1d({n})"))
+
+    def over_2d(self, w: int, h: int):
+        return self._finish(_groups_for(self.pk, (w, h, 1), f"over_2d({w}, {h})"))
+
+    def over_3d(self, w: int, h: int, d: int):
+        return self._finish(_groups_for(self.pk, (w, h, d), f"over_3d({w}, {h}, {d})"))
+
+    def over_tensor(self, view: Any):
+        numel = getattr(view, "numel", None)
+        if numel is None:
+            raise GridError(f"kernel `{self.pk.name}`: over_tensor expects a TensorView, got {_describe_value(view)}")
+        return self.over_1d(int(numel))
+
+    def groups(self, groups: tuple[int, int, int]):
+        return self._finish(tuple(groups))  # type: ignore[arg-type]
+
+    def _finish(self, groups):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+class RecordBuilder(_GridMixin):
+    def __init__(self, pk: PreparedKernel, scheme: "Scheme", label: str, bound: Bound):
+        self.pk, self.scheme, self.label, self.bound = pk, scheme, label, bound
+
+    def _finish(self, groups) -> "Node":
+        groups = _check_groups(self.pk, groups)
+        return self.scheme._append(self.pk, self.label, self.bound, groups)
+
+
+class InvokeBuilder(_GridMixin):
+    def __init__(self, pk: PreparedKernel, bound: Bound):
+        self.pk, self.bound = pk, bound
+
+    def _finish(self, groups) -> "Invocation":
+        return Invocation(self.pk, self.bound, _check_groups(self.pk, groups))
+
+
+@dataclass
+class Invocation:
+    """A dispatch held as a value: kernel, bound arguments and grid."""
+
+    kernel: PreparedKernel
+    bound: Bound
+    groups: tuple[int, int, int]
+
+    def record(self, scheme: "Scheme", label: str) -> "Node":
+        if scheme.device is not self.kernel.device:
+            raise BindingError(f"kernel `{self.kernel.name}`: invocation is for {self.kernel.device!r}, "
+                               f"the scheme for {scheme.device!r}")
+        return scheme._append(self.kernel, label, self.bound, self.groups)
+
+
+@dataclass
+class Node:
+    """A recorded dispatch in a Scheme."""
+
+    index: int
+    label: str
+    kernel: PreparedKernel
+    dispatch: Dispatch
+    keep: list
+
+    def __repr__(self) -> str:
+        return f"<node {self.index} {self.label!r}: {self.kernel.name} groups={self.dispatch.groups}>"
+
+
+@dataclass
+class SchemeStats:
+    records: int = 0
+    submits: int = 0
+    dispatches: int = 0
+
+
+class Scheme:
+    """An ordered graph of dispatches on one device, replayed by each `submit()`."""
+
+    def __init__(self, device: Device):
+        if not isinstance(device, Device):
+            raise BindingError(f"Scheme(device) expects a goldy_import.Device, got {type(device).__name__}")
+        self.device = device
+        self.nodes: list[Node] = []
+        self.stats = SchemeStats()
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<Scheme on {self.device.backend_name}: {len(self.nodes)} nodes>"
+
+    def _append(self, pk: PreparedKernel, label: str, bound: Bound, groups) -> Node:
+        self.device._check_open()
+        d = Dispatch(pk.ir, pk.compiled, list(bound.args), groups, label)
+        self.device.backend.record(d)
+        with self._lock:
+            node = Node(len(self.nodes), label, pk, d, bound.keep)
+            self.nodes.append(node)
+            self.stats.records += 1
+        return node
+
+    def submit(self) -> None:
+        """Run every recorded node in order and wait for completion."""
+        self.device._check_open()
+        for n in self.nodes:
+            for b in n.keep:
+                if isinstance(b, Buffer) and b._alloc.freed:
+                    raise BindingError(f"node {n.index} ({n.label!r}, kernel `{n.kernel.name}`) uses a buffer "
+                                       f"that was freed after recording")
+        with self._lock:
+            self.device.backend.submit([n.dispatch for n in self.nodes])
+            self.stats.submits += 1
+            self.stats.dispatches += len(self.nodes)
+
+    def set_node_param(self, node: Node, slot_or_name: Union[int, str], value: Any) -> None:
+        """Change a scalar argument of a recorded node; takes effect at the next submit."""
+        if not isinstance(node, Node) or node.index >= len(self.nodes) or self.nodes[node.index] is not node:
+            raise BindingError(f"set_node_param: {node!r} is not a node of this scheme")
+        k = node.kernel.ir
+        if isinstance(slot_or_name, str):
+            idx = next((i for i, p in enumerate(k.params) if p.name == slot_or_name), None)
+            if idx is None:
+                raise BindingError(f"kernel `{k.name}` has no parameter `{slot_or_name}` "
+                                   f"(parameters: {', '.join(p.name for p in k.params)})")
+        else:
+            idx = int(slot_or_name)
+            if not 0 <= idx < len(k.params):
+                raise BindingError(f"kernel `{k.name}` has {len(k.params)} parameters; slot {idx} is out of range")
+        p = k.params[idx]
+        if p.category != "scalar":
+            raise BindingError(f"kernel `{k.name}` parameter `{p.name}` ({rust_param_type(p)}) is not a scalar; "
+                               f"only scalars can be changed with set_node_param")
+        where = f"kernel `{k.name}` parameter `{p.name}` ({rust_param_type(p)})"
+        node.dispatch.args[idx] = ScalarArg(p.ty, _check_scalar(where, p.ty, value))
+        self.device.backend.update_scalar(node.dispatch, idx)

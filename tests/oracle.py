@@ -1,0 +1,184 @@
+"""Test helpers: run a kernel on a backend and compare it with the CPU oracle.
+
+Write-only outputs are poisoned (NaN / 0xDEADBEEF) on the device before each run, so an
+element a backend forgets to write shows up as a mismatch.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from typing import Any, Optional, Sequence
+
+import numpy as np
+import pytest
+
+import goldy_import as gi
+from goldy_import.ir import nodes as N
+
+POISON_F32 = np.float32(np.nan)
+POISON_INT = 0xDEADBEEF
+
+
+def required_backends() -> set[str]:
+    return {b.strip() for b in os.environ.get("GOLDY_REQUIRE_BACKENDS", "").split(",") if b.strip()}
+
+
+def backend_or_skip(name: str) -> None:
+    """Skip when `name` cannot run here, unless GOLDY_REQUIRE_BACKENDS names it: then fail."""
+    if name == "cpu" or gi.backend_available(name):
+        return
+    if name in required_backends():
+        try:
+            gi.Device(name)
+        except gi.GoldyError as e:
+            pytest.fail(f"backend {name} is required (GOLDY_REQUIRE_BACKENDS) but unavailable: {e}")
+        pytest.fail(f"backend {name} is required (GOLDY_REQUIRE_BACKENDS) but its probe failed")
+    pytest.skip(f"backend {name} is not available here")
+
+
+_devices: dict[str, gi.Device] = {}
+
+
+def device(backend: str) -> gi.Device:
+    """One shared device per backend for the whole test session (devices are costly)."""
+    dev = _devices.get(backend)
+    if dev is None or dev.closed:
+        backend_or_skip(backend)
+        dev = _devices[backend] = gi.Device(backend)
+    return dev
+
+
+@lru_cache(maxsize=None)
+def _load(src: str) -> gi.KernelModule:
+    if "\n" not in src and src.endswith(".rs") and os.path.exists(src):
+        return gi.load(src)
+    return gi.load_source(src, "test_kernel.rs")
+
+
+def kernel_ir(src: str, kernel: str) -> N.Kernel:
+    return getattr(_load(src), kernel).ir
+
+
+def _poisoned(arr: np.ndarray) -> np.ndarray:
+    out = np.empty_like(arr)
+    if arr.dtype.names is not None:
+        out.view(np.uint8)[...] = 0xAB
+    elif arr.dtype.kind == "f":
+        out[...] = POISON_F32
+    elif arr.dtype.kind == "b":
+        out[...] = True
+    else:
+        out[...] = np.array(POISON_INT, dtype=np.uint64).astype(arr.dtype)
+    return out
+
+
+def run_kernel(backend: str, src: str, kernel: str, args: Sequence[Any], grid: tuple) -> list[Optional[np.ndarray]]:
+    """Run `kernel` once on `backend`; returns every buffer argument's final contents."""
+    dev = device(backend)
+    kdef = getattr(_load(src), kernel)
+    pk = kdef.prepare(dev)
+    bound = []
+    buffers: list[Optional[Any]] = []
+    for p, a in zip(kdef.ir.params, args):
+        if p.category in N.BUFFER_CATEGORIES:
+            arr = np.asarray(a)
+            b = dev.buffer(_poisoned(arr) if p.category == "write" else arr)
+            bound.append(b)
+            buffers.append(b)
+        elif p.category in N.TENSOR_CATEGORIES and isinstance(a, np.ndarray):
+            t = dev.tensor(_poisoned(a) if p.category == "tensor_write" else a)
+            bound.append(t)
+            buffers.append(t)
+        else:
+            bound.append(a)
+            buffers.append(None)
+    scheme = gi.Scheme(dev)
+    kind, *rest = grid
+    builder = pk.record(scheme, kernel, *bound)
+    if kind == "groups":
+        builder.groups(tuple(rest[0]))
+    else:
+        getattr(builder, kind)(*rest)
+    scheme.submit()
+    return [b.numpy() if b is not None else None for b in buffers]
+
+
+def assert_same(got: np.ndarray, want: np.ndarray, rtol: float = 0.0, atol: float = 0.0, what: str = "") -> None:
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    if want.dtype.names is not None:
+        for name in want.dtype.names:
+            assert_same(got[name], want[name], rtol, atol, f"{what}.{name}")
+        return
+    if want.dtype.kind == "f":
+        if rtol == 0 and atol == 0:
+            same = (got == want) | (np.isnan(got) & np.isnan(want))
+            if not same.all():
+                bad = np.flatnonzero(~same.reshape(-1))
+                i = bad[0]
+                raise AssertionError(f"{what}: {len(bad)} of {got.size} elements differ; first at {i}: "
+                                     f"got {got.reshape(-1)[i]!r}, want {want.reshape(-1)[i]!r}")
+        else:
+            np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=what)
+
+
+def check_against_cpu(backend: str, src: str, kernel: str, args: Sequence[Any], grid: tuple,
+                      rtol: float = 0.0, atol: float = 0.0) -> list[Optional[np.ndarray]]:
+    """Run on the CPU oracle and on `backend` with the same inputs; every buffer must match."""
+    want = run_kernel("cpu", src, kernel, args, grid)
+    got = run_kernel(backend, src, kernel, args, grid)
+    params = kernel_ir(src, kernel).params
+    for p, g, w in zip(params, got, want):
+        if w is not None:
+            assert_same(g, w, rtol, atol, f"{backend} vs cpu: kernel `{kernel}` parameter `{p.name}`")
+    return got
+
+
+SIZE_NAMES = ("n", "len", "count", "size", "length", "num", "total")
+
+
+def random_inputs(kernel: N.Kernel, n: int, seed: int) -> list[Any]:
+    """Fresh random data for every parameter: buffers of n elements, sizes set to n."""
+    rng = np.random.default_rng(seed)
+    out: list[Any] = []
+    for p in kernel.params:
+        if p.category in N.BUFFER_CATEGORIES or p.category in N.TENSOR_CATEGORIES:
+            out.append(random_array(rng, p.ty, n, kernel))
+        elif p.category == "scalar":
+            if p.ty == "u32":
+                out.append(n if p.name in SIZE_NAMES else int(rng.integers(0, 100)))
+            elif p.ty == "i32":
+                out.append(int(rng.integers(-100, 100)))
+            elif p.ty == "f32":
+                out.append(float(np.float32(rng.normal())))
+            else:
+                out.append(bool(rng.integers(0, 2)))
+        else:
+            raise NotImplementedError(f"random_inputs: parameter category {p.category}")
+    return out
+
+
+def random_array(rng: np.random.Generator, ty: str, n: int, kernel: Optional[N.Kernel] = None) -> np.ndarray:
+    if ty == "f32":
+        return rng.standard_normal(n).astype(np.float32)
+    if ty == "u32":
+        return rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    if ty == "i32":
+        return rng.integers(-(2**31), 2**31, n, dtype=np.int64).astype(np.int32)
+    if ty == "bool":
+        return rng.integers(0, 2, n).astype(bool)
+    if ty.startswith("struct:") and kernel is not None:
+        from goldy_import.runtime.dtypes import struct_host_dtype
+        decl = kernel.struct(ty[len("struct:"):])
+        arr = np.zeros(n, dtype=struct_host_dtype(decl))
+        for name in arr.dtype.names:
+            base = arr.dtype.fields[name][0]
+            shape = (n,) + base.shape
+            if base.base.kind == "f":
+                arr[name] = rng.standard_normal(shape).astype(np.float32)
+            else:
+                arr[name] = rng.integers(0, 1000, shape)
+        return arr
+    raise NotImplementedError(f"random_array: {ty}")
