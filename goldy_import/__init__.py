@@ -15,7 +15,7 @@ from .runtime.core import (Buffer, Device, Invocation, KernelDef, Node, Prepared
                            backend_available)
 from .runtime.tensor import TensorView
 
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = [
     "load", "load_source", "KernelModule", "StructType", "Device", "Buffer", "Scheme", "Node",

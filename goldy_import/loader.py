@@ -6,9 +6,9 @@ import os
 from types import SimpleNamespace
 from typing import Union
 
+from goldy_import.codegen.pymodule import emit_module
 from goldy_import.errors import DiagnosticError
 from goldy_import.importer import ImportResult, import_file, import_source
-from goldy_import.runtime.core import KernelDef
 from goldy_import.runtime.dtypes import struct_gpu_dtype, struct_host_dtype
 
 
@@ -38,16 +38,25 @@ def _module_from(result: ImportResult) -> KernelModule:
         n = len(result.errors)
         raise DiagnosticError(f"{result.source.filename}: {n} error{'s' if n != 1 else ''} in the Rust source",
                               result.diagnostics, result.render())
-    kernels = {k.name: KernelDef(k, result.source_hash) for k in result.kernels}
+    # Run the very text `goldy-import FILE.rs -o OUT.py` would write, so both give the same classes.
+    code = emit_module(result.kernels, result.source.filename, result.source_hash, in_process=True)
+    namespace: dict = {"__name__": f"goldy_kernels.{_stem(result.source.filename)}"}
+    exec(compile(code, f"<launch module for {result.source.filename}>", "exec"), namespace)
+    kernels = {k.name: namespace[k.name] for k in result.kernels}
     structs = {name: StructType(d) for name, d in result.structs.items()}
     mod = KernelModule(kernels=kernels, structs=structs, result=result,
                        source_file=result.source.filename, source_hash=result.source_hash)
     for name, st in structs.items():
         if name not in kernels:
             setattr(mod, name, st)
-    for name, kd in kernels.items():
-        setattr(mod, name, kd)
+    for name, cls in kernels.items():
+        setattr(mod, name, cls)
     return mod
+
+
+def _stem(path: str) -> str:
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return "".join(c if c.isalnum() else "_" for c in stem) or "kernels"
 
 
 def load(path: Union[str, os.PathLike]) -> KernelModule:

@@ -601,45 +601,68 @@ def _check_groups(pk: PreparedKernel, groups: tuple[int, int, int]) -> tuple[int
 
 
 class _GridMixin:
+    """over_1d / over_2d / over_3d / over_tensor / groups: turn extents into workgroups."""
+
     pk: PreparedKernel
 
-    def over_1d(self, n: int):
-        return self._finish(_groups_for(self.pk, (n, 1, 1), f"over_1d({n})"))
+    def _groups_1d(self, n: int) -> tuple[int, int, int]:
+        return _groups_for(self.pk, (n, 1, 1), f"over_1d({n})")
 
-    def over_2d(self, w: int, h: int):
-        return self._finish(_groups_for(self.pk, (w, h, 1), f"over_2d({w}, {h})"))
+    def _groups_2d(self, w: int, h: int) -> tuple[int, int, int]:
+        return _groups_for(self.pk, (w, h, 1), f"over_2d({w}, {h})")
 
-    def over_3d(self, w: int, h: int, d: int):
-        return self._finish(_groups_for(self.pk, (w, h, d), f"over_3d({w}, {h}, {d})"))
+    def _groups_3d(self, w: int, h: int, d: int) -> tuple[int, int, int]:
+        return _groups_for(self.pk, (w, h, d), f"over_3d({w}, {h}, {d})")
 
-    def over_tensor(self, view: Any):
+    def _groups_tensor(self, view: Any) -> tuple[int, int, int]:
         numel = getattr(view, "numel", None)
         if numel is None:
             raise GridError(f"kernel `{self.pk.name}`: over_tensor expects a TensorView, got {_describe_value(view)}")
-        return self.over_1d(int(numel))
-
-    def groups(self, groups: tuple[int, int, int]):
-        return self._finish(tuple(groups))  # type: ignore[arg-type]
-
-    def _finish(self, groups):  # pragma: no cover - overridden
-        raise NotImplementedError
+        return self._groups_1d(int(numel))
 
 
 class RecordBuilder(_GridMixin):
+    """Returned by `record`; its grid call appends the node (no grid call, no node)."""
+
     def __init__(self, pk: PreparedKernel, scheme: "Scheme", label: str, bound: Bound):
         self.pk, self.scheme, self.label, self.bound = pk, scheme, label, bound
 
-    def _finish(self, groups) -> "Node":
-        groups = _check_groups(self.pk, groups)
-        return self.scheme._append(self.pk, self.label, self.bound, groups)
+    def over_1d(self, n: int) -> "Node":
+        return self.groups(self._groups_1d(n))
+
+    def over_2d(self, w: int, h: int) -> "Node":
+        return self.groups(self._groups_2d(w, h))
+
+    def over_3d(self, w: int, h: int, d: int) -> "Node":
+        return self.groups(self._groups_3d(w, h, d))
+
+    def over_tensor(self, view: Any) -> "Node":
+        return self.groups(self._groups_tensor(view))
+
+    def groups(self, groups: tuple[int, int, int]) -> "Node":
+        return self.scheme._append(self.pk, self.label, self.bound, _check_groups(self.pk, tuple(groups)))
 
 
 class InvokeBuilder(_GridMixin):
+    """Returned by `invoke`; its grid call gives an Invocation value."""
+
     def __init__(self, pk: PreparedKernel, bound: Bound):
         self.pk, self.bound = pk, bound
 
-    def _finish(self, groups) -> "Invocation":
-        return Invocation(self.pk, self.bound, _check_groups(self.pk, groups))
+    def over_1d(self, n: int) -> "Invocation":
+        return self.groups(self._groups_1d(n))
+
+    def over_2d(self, w: int, h: int) -> "Invocation":
+        return self.groups(self._groups_2d(w, h))
+
+    def over_3d(self, w: int, h: int, d: int) -> "Invocation":
+        return self.groups(self._groups_3d(w, h, d))
+
+    def over_tensor(self, view: Any) -> "Invocation":
+        return self.groups(self._groups_tensor(view))
+
+    def groups(self, groups: tuple[int, int, int]) -> "Invocation":
+        return Invocation(self.pk, self.bound, _check_groups(self.pk, tuple(groups)))
 
 
 @dataclass

@@ -1,0 +1,126 @@
+"""`goldy-import FILE.rs`: diagnose, emit target code, or write a typed launch module.
+
+Exit status: 0 success, 1 the Rust source has errors (diagnostics printed), 2 usage or I/O error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from typing import Optional, Sequence
+
+from goldy_import.errors import GoldyError
+from goldy_import.version import __version__
+
+EMITTERS = {
+    "ir": None,
+    "wgsl": ("goldy_import.codegen.wgsl", "emit_wgsl"),
+    "ptx": ("goldy_import.codegen.ptx", "emit_ptx"),
+    "slang": ("goldy_import.codegen.slang", "emit_slang"),
+    "cpu": ("goldy_import.codegen.cpu", "emit_cpu"),
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="goldy-import",
+        description="Import GPU compute kernels written in restricted Rust: check them, emit IR, WGSL, PTX "
+                    "or Slang, or write a typed Python launch module.")
+    p.add_argument("file", help="the Rust source file (.rs)")
+    p.add_argument("-o", "--output", metavar="OUT.py", help="write the typed Python launch module here")
+    p.add_argument("--emit", choices=sorted(EMITTERS), help="print the code of one target")
+    p.add_argument("--kernel", metavar="NAME", help="with --emit: only this kernel")
+    p.add_argument("--check", action="store_true", help="only diagnose the file")
+    p.add_argument("--message-format", choices=("human", "json"), default="human",
+                   help="how diagnostics are printed (json: one object per line)")
+    p.add_argument("--deny", action="append", choices=("warnings",), default=[],
+                   help="--deny warnings turns warnings into errors")
+    p.add_argument("--version", action="version", version=f"goldy-import {__version__}")
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    from goldy_import.importer import import_file, render_human, render_json
+
+    try:
+        result = import_file(args.file)
+    except OSError as e:
+        print(f"error: cannot read {args.file}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    diags = result.diagnostics
+    if "warnings" in args.deny:
+        for d in diags:
+            if d.severity == "warning":
+                d.severity = "error"
+    if diags:
+        if args.message_format == "json":
+            print(render_json(diags), file=sys.stderr if not args.check else sys.stdout)
+        else:
+            text = "\n\n".join(render_human(d, result.source) for d in diags)
+            n_err = sum(d.severity == "error" for d in diags)
+            n_warn = len(diags) - n_err
+            summary = []
+            if n_err:
+                summary.append(f"error: could not import {args.file} due to {n_err} previous error{'s' * (n_err != 1)}")
+            if n_warn:
+                summary.append(f"warning: {n_warn} warning{'s' * (n_warn != 1)} emitted")
+            print(text + "\n\n" + "\n".join(summary), file=sys.stderr)
+    has_errors = any(d.severity == "error" for d in diags)
+    if has_errors:
+        return 1
+    if args.check:
+        if args.message_format == "human":
+            names = ", ".join(k.name for k in result.kernels) or "none"
+            print(f"{args.file}: {len(result.kernels)} kernel{'s' * (len(result.kernels) != 1)} ok ({names})")
+        return 0
+    kernels = result.kernels
+    if args.kernel is not None:
+        kernels = [k for k in kernels if k.name == args.kernel]
+        if not kernels:
+            have = ", ".join(k.name for k in result.kernels) or "none"
+            print(f"error: no kernel `{args.kernel}` in {args.file} (kernels: {have})", file=sys.stderr)
+            return 2
+    if args.emit:
+        try:
+            print(_emit(args.emit, kernels), end="")
+        except GoldyError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+    if args.output:
+        from goldy_import.codegen.pymodule import emit_module
+        text = emit_module(kernels, args.file, result.source_hash, module_path=args.output)
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+            with open(args.output, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            print(f"error: cannot write {args.output}: {e.strerror or e}", file=sys.stderr)
+            return 2
+    if not args.emit and not args.output:
+        names = ", ".join(k.name for k in kernels) or "none"
+        print(f"{args.file}: {len(kernels)} kernel{'s' * (len(kernels) != 1)} ok ({names}); "
+              f"use -o OUT.py to write a launch module or --emit TARGET to see code")
+    return 0
+
+
+def _emit(target: str, kernels) -> str:
+    if target == "ir":
+        from goldy_import.ir.serialize import to_json
+        return "".join(to_json(k) + "\n" for k in kernels)
+    mod_name, fn_name = EMITTERS[target]  # type: ignore[misc]
+    try:
+        fn = getattr(importlib.import_module(mod_name), fn_name)
+    except (ImportError, AttributeError):
+        raise GoldyError(f"the {target} emitter is not available in this build") from None
+    out = []
+    for k in kernels:
+        out.append(fn(k).rstrip("\n") + "\n")
+    sep = {"ptx": "\n", "wgsl": "\n", "slang": "\n", "cpu": "\n"}[target]
+    return sep.join(out)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

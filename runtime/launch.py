@@ -1,0 +1,77 @@
+"""Typed bases for generated launch modules (codegen/pymodule.py writes subclasses).
+
+A generated module holds each kernel's IR as versioned JSON, so running it never parses
+Rust; it only checks that the Rust file it came from has not changed since.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import warnings
+from typing import Any, ClassVar, Optional
+
+from goldy_import.ir.serialize import from_json
+
+from .core import Device, InvokeBuilder, KernelDef, PreparedKernel, RecordBuilder, Scheme
+
+
+class StaleSourceWarning(UserWarning):
+    """The Rust file changed after its launch module was generated."""
+
+
+def check_source(module_file: str, source_file: str, source_sha256: str) -> None:
+    """Warn when the Rust source next to a generated module no longer matches its hash."""
+    path = source_file
+    if not os.path.isabs(path):
+        path = os.path.join(os.path.dirname(os.path.abspath(module_file)), source_file)
+    try:
+        with open(path, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return  # shipped without its source: nothing to compare
+    if digest != source_sha256:
+        warnings.warn(f"{os.path.basename(module_file)} was generated from {source_file}, which has changed since; "
+                      f"regenerate it with `goldy-import {source_file} -o {os.path.basename(module_file)}`",
+                      StaleSourceWarning, stacklevel=3)
+
+
+class GeneratedKernel:
+    """One kernel of a generated module. Subclasses set IR_JSON and SOURCE_SHA256."""
+
+    IR_JSON: ClassVar[str] = ""
+    SOURCE_SHA256: ClassVar[str] = ""
+    _kdef: ClassVar[Optional[KernelDef]] = None
+
+    @classmethod
+    def definition(cls) -> KernelDef:
+        """The kernel's retained definition (IR and identity)."""
+        kd = cls.__dict__.get("_kdef")
+        if kd is None:
+            kd = KernelDef(from_json(cls.IR_JSON), cls.SOURCE_SHA256)
+            cls._kdef = kd
+        return kd
+
+    @classmethod
+    def _prepare(cls, device: Device, checks: Optional[bool]) -> PreparedKernel:
+        return cls.definition().prepare(device, checks)
+
+
+class GeneratedPrepared:
+    """A prepared kernel; generated subclasses add `record`/`invoke` with typed parameters."""
+
+    def __init__(self, prepared: PreparedKernel):
+        self.prepared = prepared
+
+    @property
+    def device(self) -> Device:
+        return self.prepared.device
+
+    def __repr__(self) -> str:
+        return repr(self.prepared)
+
+    def _record(self, scheme: Scheme, label: str, *args: Any) -> RecordBuilder:
+        return self.prepared.record(scheme, label, *args)
+
+    def _invoke(self, *args: Any) -> InvokeBuilder:
+        return self.prepared.invoke(*args)
