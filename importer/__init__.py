@@ -22,6 +22,7 @@ __all__ = ["ImportResult", "import_source", "import_file", "Diagnostic", "render
 
 _LANGUAGE = tree_sitter.Language(tree_sitter_rust.language())
 MAX_SYNTAX_ERRORS = 20
+MAX_HINT_PASSES = 64  # bounds the cost of pathological chains of untyped `let`s
 
 
 @dataclass
@@ -110,8 +111,11 @@ def import_source(source: Union[str, bytes], filename: str = "<input>") -> Impor
 
 
 def _lower_kernel(ctx: Context, node, attr, doc: str):
+    """Lower once; if untyped-literal locals turned out to be wanted as another integer
+    type (`let mut acc = 0; acc += xs[i];` with u32 `xs`), lower again with those types.
+    Each pass only adds hints, so this ends after at most one pass per such local."""
     hints: dict[int, str] = {}
-    for _ in range(4):
+    while True:
         lw = KernelLowerer(ctx, node, attr, doc, hints)
         try:
             kernel = lw.lower()
@@ -120,11 +124,10 @@ def _lower_kernel(ctx: Context, node, attr, doc: str):
                            [Label(ctx.source.span(node.start_byte, node.start_byte + 2), "in this kernel")],
                            ["split deep expressions into several `let` bindings"])
             return None, [d]
-        fresh = {k: v for k, v in lw.new_hints.items() if hints.get(k) != v}
-        if not fresh:
+        fresh = {k: v for k, v in lw.new_hints.items() if k not in hints}
+        if not fresh or len(hints) > MAX_HINT_PASSES:
             return kernel, lw.diags
         hints = {**hints, **fresh}
-    return kernel, lw.diags
 
 
 def _syntax_errors(root, src: SourceText, diags: list[Diagnostic]) -> list[tuple[int, int]]:

@@ -36,13 +36,47 @@ class Binding:
     ty: str
     mutable: bool
     kind: str  # "local" | "param" | "resource" | "wgarray" | "uniform"
-    decl: int = -1  # index of the declaring `let` (for literal-type hints)
+    decl: int = -1  # byte offset of the declaring pattern: the key of literal-type hints
     flexible: bool = False  # type defaulted from an untyped literal
     decl_span: Optional[N.Span] = None
 
 
 def _text(node) -> str:
     return node.text.decode("utf-8", errors="replace")
+
+
+_INT_SUFFIXES = ("u128", "i128", "usize", "isize", "u16", "i16", "u64", "i64", "u32", "i32",
+                 "u8", "i8", "f32", "f64")
+
+
+def split_int_literal(text: str) -> tuple[str, Optional[str]]:
+    """`0xFF_u32` -> ("0xFF", "u32"). In hex literals `f32`/`f64` are digits, not suffixes."""
+    s = text.replace("_", "")
+    hexa = s[:2] in ("0x", "0X")
+    for suf in _INT_SUFFIXES:
+        if s.endswith(suf) and len(s) > len(suf) and not (hexa and suf[0] == "f"):
+            return s[: -len(suf)], suf
+    return s, None
+
+
+def parse_int_digits(s: str) -> Optional[int]:
+    try:
+        if s[:2] in ("0x", "0X", "0o", "0O", "0b", "0B"):
+            return int(s, 0)
+        return int(s, 10)  # leading zeros are decimal in Rust
+    except ValueError:
+        return None
+
+
+def const_int(node) -> Optional[int]:
+    """The value of an integer literal used as a size (`[256, 1, 1]`, `::<f32, 256>`)."""
+    digits, suffix = split_int_literal(_text(node))
+    return parse_int_digits(digits) if suffix in (None, "u32", "usize") else None
+
+
+def _ident(node) -> str:
+    """An identifier's name; the raw form `r#type` names `type`."""
+    return _text(node).removeprefix("r#")
 
 
 def _named(node):
@@ -75,12 +109,12 @@ class KernelLowerer:
         self.structs_used: list[str] = []
         self.builtins: set[str] = set()
         self.loop_depth = 0
-        self.decl_counter = 0
         self.pre: list[N.Stmt] = []  # statements hoisted out of the expression being lowered
         self.tmp_counter = 0
         self.name = _text(fn_node.child_by_field_name("name"))
         self.wg_size = (64, 1, 1)
         self.top_level = True
+        self.returns_value = False  # `-> T` reported: a tail value needs no second error
 
     # ------------------------------------------------------------ diagnostics
 
@@ -135,10 +169,11 @@ class KernelLowerer:
                 if c.type != "integer_literal":
                     ok = False
                     break
-                try:
-                    dims.append(int(_text(c).replace("_", "").removesuffix("u32"), 0))
-                except ValueError:
+                v = const_int(c)
+                if v is None:
                     ok = False
+                    break
+                dims.append(v)
             ok = ok and len(dims) == 3 and all(d >= 1 for d in dims)
         if not ok:
             self.error("G0002", "invalid kernel attribute arguments", args,
@@ -172,6 +207,7 @@ class KernelLowerer:
                 self.error("G0012", "kernels cannot have `where` clauses", c, "`where` clause here")
         rt = self.fn.child_by_field_name("return_type")
         if rt is not None and _text(rt) != "()":
+            self.returns_value = True
             self.error("G0039", "kernel functions must not return a value", rt,
                        f"returns `{_text(rt)}`",
                        ["write results into a `&mut [T]` or `gpu::Scattered<T>` parameter"])
@@ -196,14 +232,19 @@ class KernelLowerer:
             if pat is None or pat.type != "identifier":
                 self.error("G0031", "kernel parameters must be plain names", pat or c, "pattern here")
                 continue
-            name = _text(pat)
+            name = _ident(pat)
             if name in seen:
                 self.error("G0036", f"parameter `{name}` is declared twice", pat, "second declaration")
                 continue
             seen[name] = self.span(pat)
             mut = any(ch.type == "mutable_specifier" for ch in c.children)
+            before = len(self.diags)
             param = self.param_type(ty, name)
             if param is None:
+                if len(self.diags) == before:  # never drop a parameter without saying why
+                    self.error("G0003", f"unsupported parameter type `{_text(ty) if ty else '?'}`",
+                               ty or c, "not a kernel parameter type")
+                self.scopes[0][name] = Binding(name, "", False, "poisoned")
                 continue
             category, elem = param
             shape = None
@@ -288,11 +329,7 @@ class KernelLowerer:
             inner = ty.child_by_field_name("type")
             if inner is not None and inner.type == "array_type" and inner.child_by_field_name("length") is None:
                 elem = self.element_type(inner.child_by_field_name("element"), allow_struct=not mut)
-                if elem is None:
-                    return None
-                if mut and T.is_struct(elem):
-                    return None
-                return ("read_write" if mut else "read", elem)
+                return ("read_write" if mut else "read", elem) if elem else None
             self.error("G0010", "references are only allowed as slice parameters", ty,
                        f"`{_text(ty)}` is not `&[T]` or `&mut [T]`",
                        ["take a slice `&[T]` / `&mut [T]`, or the value itself for scalars"])
@@ -458,6 +495,10 @@ class KernelLowerer:
     # ------------------------------------------------------------ scopes
 
     def fresh(self, name: str) -> str:
+        """A local name unique in the kernel (`x`, `x_1`, ...); `_` becomes `_discard`, a
+        name every target accepts."""
+        if name == "_":
+            name = "_discard"
         if name not in self.used_names:
             self.used_names.add(name)
             return name
@@ -467,11 +508,28 @@ class KernelLowerer:
         self.used_names.add(f"{name}_{i}")
         return f"{name}_{i}"
 
+    def temp(self, ty: str) -> str:
+        """A fresh local for a value computed by hoisted statements."""
+        name = self.fresh(f"_t{self.tmp_counter}")
+        self.tmp_counter += 1
+        self.locals[name] = ty
+        return name
+
     def lookup(self, name: str) -> Optional[Binding]:
+        name = name.removeprefix("r#")
         for s in reversed(self.scopes):
             if name in s:
                 return s[name]
         return None
+
+    def resolve(self, node, name: str) -> Optional[Binding]:
+        """The binding of `name`, or None after reporting it undeclared. A poisoned binding
+        (its declaration failed, already reported) also gives None, quietly."""
+        b = self.lookup(name)
+        if b is None:
+            self.undeclared(node, name)
+            return None
+        return None if b.kind == "poisoned" else b
 
     def all_names(self) -> list[str]:
         return [n for s in self.scopes for n in s]
@@ -482,12 +540,23 @@ class KernelLowerer:
         self.error("G0020", f"cannot find value `{name}` in this scope", node, "not found in this scope", help)
 
     def hint(self, e: Optional[N.Expr], ty: str) -> None:
-        """A flexible-literal local used where `ty` is wanted: remember it for the next pass."""
-        if isinstance(e, N.Var) and e.ty != ty:
+        """`e` was wanted as integer type `ty`: every flexible-literal local it is built
+        from (`let a = 0;`) should have had that type. Remember it for the next pass."""
+        if e is None or e.ty == ty or not (T.is_int(e.ty) and T.is_int(ty)):
+            return
+        if isinstance(e, N.Var):
             b = self.binding_by_ir_name(e.name)
             if b is not None and b.flexible and b.decl not in self.new_hints:
-                if (T.is_int(e.ty) and T.is_int(ty)) or (e.ty == "f32" and ty == "f32"):
-                    self.new_hints[b.decl] = ty
+                self.new_hints[b.decl] = ty
+        elif isinstance(e, N.Binary) and e.op not in N.COMPARISONS and e.op not in N.LOGICAL:
+            self.hint(e.lhs, ty)
+            if e.op not in ("shl", "shr"):
+                self.hint(e.rhs, ty)
+        elif isinstance(e, N.Unary):
+            self.hint(e.operand, ty)
+        elif isinstance(e, N.Select):
+            self.hint(e.if_true, ty)
+            self.hint(e.if_false, ty)
 
     def binding_by_ir_name(self, ir_name: str) -> Optional[Binding]:
         for s in reversed(self.scopes):
@@ -501,9 +570,30 @@ class KernelLowerer:
     def lower_block(self, block, top: bool = False) -> list[N.Stmt]:
         stmts, tail = self.lower_block_items(block, top)
         if tail is not None:
-            stmts += self.lower_statement(tail, False)
+            stmts += self.lower_tail(tail, top)
         self.close_scope()
         return stmts
+
+    TAIL_STATEMENTS = ("if_expression", "while_expression", "loop_expression", "for_expression",
+                       "block", "unsafe_block", "assignment_expression", "compound_assignment_expr",
+                       "return_expression", "break_expression", "continue_expression", "ERROR")
+
+    def lower_tail(self, node, top: bool) -> list[N.Stmt]:
+        """A block's final expression without `;`. In a block of type `()` it must not have
+        a value, as in Rust (`{ x + 1 }` there is an error, `{ x + 1; }` is not)."""
+        if node.type in self.TAIL_STATEMENTS or (
+                node.type == "call_expression"
+                and self.callee_name(node.child_by_field_name("function"))[0] in D.STATEMENT_BUILTINS):
+            return self.lower_statement(node, False)
+        e = self.lower_expr(node, None)
+        if e is not None and top:
+            if not self.returns_value:
+                self.error("G0039", "kernels cannot return a value", node, "value returned here",
+                           ["write results into an output buffer, or end the expression with `;`"])
+        elif e is not None:
+            self.error("G0019", "mismatched types", node, f"expected `()`, found `{T.rust_name(e.ty)}`",
+                       ["this block is a statement; end the expression with `;`"])
+        return self.with_pre([])
 
     STATEMENT_NODES = ("expression_statement", "let_declaration", "const_item", "empty_statement",
                        "attribute_item", "inner_attribute_item", "macro_invocation")
@@ -610,8 +700,7 @@ class KernelLowerer:
                 return self.with_pre(special)
         # an expression evaluated for nothing: check it, then drop it (it has no effects)
         self.lower_expr(e, None)
-        self.pre = []
-        return []
+        return self.with_pre([])
 
     def callee_name(self, fnode) -> tuple[Optional[str], Optional[object]]:
         """Name of a builtin callee (`gpu::x`, `goldy::gpu::x`, bare `x`) and its turbofish node."""
@@ -732,9 +821,8 @@ class KernelLowerer:
         if kind == "let":
             return declared(ty)
         name = _text(node)
-        b = self.lookup(name)
+        b = self.resolve(node, name)
         if b is None:
-            self.undeclared(node, name)
             return None
         if b.kind != "local" or not b.mutable:
             self.immutable(node, name, b)
@@ -755,9 +843,8 @@ class KernelLowerer:
                 self.error("G0038", f"`{name}` takes one size argument `::<N>`", turbofish,
                            "expected an integer")
                 return None
-            try:
-                n = int(_text(targs[0]).replace("_", "").removesuffix("u32"), 0)
-            except ValueError:
+            n = const_int(targs[0])
+            if n is None:
                 self.error("G0033", "invalid integer literal", targs[0], "not an integer")
                 return None
             where = targs[0]
@@ -776,9 +863,8 @@ class KernelLowerer:
         if node.type != "identifier":
             self.error("G0038", "expected a workgroup array name", node, "not a workgroup array")
             return None
-        b = self.lookup(_text(node))
+        b = self.resolve(node, _text(node))
         if b is None:
-            self.undeclared(node, _text(node))
             return None
         if b.kind != "wgarray":
             self.error("G0038", f"`{_text(node)}` is not a workgroup array", node, "expected a workgroup array",
@@ -794,9 +880,8 @@ class KernelLowerer:
             self.error("G0038", "expected a buffer parameter name", node, "not a buffer")
             return None
         name = _text(inner)
-        b = self.lookup(name)
+        b = self.resolve(inner, name)
         if b is None:
-            self.undeclared(inner, name)
             return None
         p = self.kernel_param(b.ir_name) if b.kind == "resource" else None
         ok_cats = N.BUFFER_CATEGORIES if buffers_only else N.BUFFER_CATEGORIES + N.TENSOR_CATEGORIES
@@ -851,7 +936,7 @@ class KernelLowerer:
         if pat.type == "_":
             pat_name = None
         elif pat.type == "identifier":
-            pat_name = _text(pat)
+            pat_name = _ident(pat)
         elif pat.type in ("tuple_pattern",):
             self.error("G0004", "tuples are not supported", pat, "tuple pattern",
                        ["bind each value with its own `let`"])
@@ -863,8 +948,7 @@ class KernelLowerer:
         declared_ty = self.value_type(tnode) if tnode is not None else None
         if tnode is not None and declared_ty is None:
             return []
-        decl = self.decl_counter
-        self.decl_counter += 1
+        decl = pat.start_byte
 
         def declare(ty: str, flexible: bool = False) -> str:
             ir = self.fresh(pat_name) if pat_name else self.fresh("_")
@@ -910,18 +994,12 @@ class KernelLowerer:
             flexible = True
             expected = self.hints.get(decl)
         value = self.lower_expr(vnode, expected)
-        if value is None:
-            # still declare the name so later uses do not cascade into "not found" errors
-            if pat_name:
-                declare(declared_ty or "i32")
-            raise_if_no_name = None  # noqa: F841
+        if value is None or (declared_ty is not None and not self.expect(vnode, value, declared_ty)):
+            if pat_name:  # later uses stay quiet instead of cascading into more errors
+                self.scopes[-1][pat_name] = Binding(pat_name, declared_ty or "", mut, "poisoned")
             return []
-        if declared_ty is not None and not self.expect(vnode, value, declared_ty):
-            if pat_name:
-                declare(declared_ty)
-            return []
-        if T.is_struct(value.ty) and not isinstance(value, (N.Load, N.Var, N.Field)):
-            pass
+        if expected is not None and flexible:
+            self.hint(value, expected)  # `let b = a + 1;` with `b` wanted as u32: so is `a`
         ir = declare(value.ty, flexible and declared_ty is None)
         return [N.Let(sp, ir, value.ty, value, mut)]
 
@@ -935,7 +1013,7 @@ class KernelLowerer:
         value = self.lower_expr(vnode, ty)
         if value is None or not self.expect(vnode, value, ty):
             return []
-        name = _text(name_node)
+        name = _ident(name_node)
         ir = self.fresh(name)
         self.locals[ir] = ty
         self.scopes[-1][name] = Binding(ir, ty, False, "local", decl_span=self.span(name_node))
@@ -963,10 +1041,7 @@ class KernelLowerer:
             self.error("G0038", "workgroup arrays hold `u32`, `i32` or `f32`", targs[0],
                        f"`{_text(targs[0])}` here")
             return []
-        try:
-            size = int(_text(targs[1]).replace("_", "").removesuffix("u32").removesuffix("usize"), 0)
-        except ValueError:
-            size = 0
+        size = const_int(targs[1]) or 0
         if size <= 0 or size > 16384:
             self.error("G0038", "invalid workgroup array length", targs[1],
                        "must be between 1 and 16384 elements")
@@ -984,7 +1059,6 @@ class KernelLowerer:
         right = node.child_by_field_name("right")
         sp = self.span(node)
         if left.type == "identifier" and right.type == "call_expression":
-            b = self.lookup(_text(left))
             res = self.lower_statement_call(right, (left, "assign", [], None))
             if res is not None:
                 return res
@@ -1042,9 +1116,8 @@ class KernelLowerer:
         resource element -> (resource, index, element type, node)."""
         if node.type == "identifier":
             name = _text(node)
-            b = self.lookup(name)
+            b = self.resolve(node, name)
             if b is None:
-                self.undeclared(node, name)
                 return None
             if b.kind != "local" or not b.mutable:
                 self.immutable(node, name, b)
@@ -1057,9 +1130,8 @@ class KernelLowerer:
                            "expected a buffer or workgroup array name")
                 return None
             name = _text(base)
-            b = self.lookup(name)
+            b = self.resolve(base, name)
             if b is None:
-                self.undeclared(base, name)
                 return None
             if b.kind == "wgarray":
                 index = self.lower_index(idx)
@@ -1096,9 +1168,8 @@ class KernelLowerer:
                 self.error("G0028", "unsupported assignment target", node, "cannot assign here")
                 return None
             name = _text(root)
-            b = self.lookup(name)
+            b = self.resolve(root, name)
             if b is None:
-                self.undeclared(root, name)
                 return None
             if b.kind != "local" or not b.mutable:
                 self.immutable(root, name, b)
@@ -1183,52 +1254,64 @@ class KernelLowerer:
         sp = self.span(node)
         pat = node.child_by_field_name("pattern")
         rng = node.child_by_field_name("value")
-        body_node = node.child_by_field_name("body")
+        ty = self.range_type(node, pat, rng)
+        lo, hi = ty[1:] if ty else (None, None)
+        pre, self.pre = self.pre, []
+        self.scopes.append({})
+        name = self.fresh(_ident(pat) if pat is not None and pat.type == "identifier" else "_")
+        if pat is not None and pat.type == "identifier":
+            parts = _named(rng)
+            flexible = all(self.is_flexible_literal(x) for x in parts)
+            self.scopes[-1][_ident(pat)] = (
+                Binding(name, lo.ty, False, "local", pat.start_byte, flexible, self.span(pat)) if ty
+                else Binding(name, "", False, "poisoned"))  # still check the body
+        self.loop_depth += 1
+        body = self.lower_block(node.child_by_field_name("body"))
+        self.loop_depth -= 1
+        self.close_scope()
+        if ty is None:
+            return []
+        self.locals[name] = lo.ty
+        inclusive = any(_text(c) == "..=" for c in rng.children if not c.is_named)
+        return pre + [N.For(sp, name, lo.ty, lo, hi, inclusive, body)]
+
+    def range_type(self, node, pat, rng):
+        """(type, start, end) of a `for` loop's `a..b` / `a..=b`, or None (reported)."""
         if rng is None or rng.type != "range_expression":
             self.error("G0027", "iterators are not supported", rng or node, "not a range",
                        ["loop over indices: `for i in 0..xs.len() { let x = xs[i]; ... }`"])
-            return []
+            return None
         parts = _named(rng)
         op = next((c for c in rng.children if not c.is_named), None)
         if len(parts) != 2 or op is None or _text(op) not in ("..", "..="):
             self.error("G0028", "only bounded ranges `a..b` and `a..=b` are supported", rng,
-                       "unbounded range")
-            return []
+                       "unbounded range", ["give both bounds: `for i in 0..n`"])
+            return None
         if pat is None or pat.type not in ("identifier", "_"):
-            self.error("G0031", "unsupported pattern", pat or node, "expected a loop variable name")
-            return []
+            self.error("G0031", "unsupported pattern", pat or node, "expected a loop variable name",
+                       ["bind a single name: `for i in 0..n`"])
+            return None
         lo_n, hi_n = parts
         if self.is_flexible_literal(lo_n) and not self.is_flexible_literal(hi_n):
             hi = self.lower_expr(hi_n, None)
             lo = self.lower_expr(lo_n, hi.ty if hi is not None else None)
         else:
-            decl_hint = self.hints.get(self.decl_counter) if self.is_flexible_literal(lo_n) else None
-            lo = self.lower_expr(lo_n, decl_hint)
+            hint = self.hints.get(pat.start_byte) if self.is_flexible_literal(lo_n) else None
+            lo = self.lower_expr(lo_n, hint)
             hi = self.lower_expr(hi_n, lo.ty if lo is not None else None)
-        decl = self.decl_counter
-        self.decl_counter += 1
         if lo is None or hi is None:
-            return []
+            return None
         if lo.ty not in T.INTS:
-            self.error("G0019", "mismatched types", lo_n, f"expected an integer range, found `{T.rust_name(lo.ty)}`")
-            return []
+            self.error("G0019", "mismatched types", lo_n,
+                       f"expected an integer range, found `{T.rust_name(lo.ty)}`",
+                       ["loop over `u32` or `i32` and convert inside the loop"])
+            return None
         if hi.ty != lo.ty:
             self.hint(lo, hi.ty)
             self.hint(hi, lo.ty)
-            self.mismatch(hi_n, lo.ty, hi.ty)
-            return []
-        pre, self.pre = self.pre, []
-        self.scopes.append({})
-        name = self.fresh(_text(pat) if pat.type == "identifier" else "_")
-        self.locals[name] = lo.ty
-        flexible = self.is_flexible_literal(lo_n) and self.is_flexible_literal(hi_n)
-        if pat.type == "identifier":
-            self.scopes[-1][_text(pat)] = Binding(name, lo.ty, False, "local", decl, flexible, self.span(pat))
-        self.loop_depth += 1
-        body = self.lower_block(body_node)
-        self.loop_depth -= 1
-        self.close_scope()
-        return pre + [N.For(sp, name, lo.ty, lo, hi, _text(op) == "..=", body)]
+            self.mismatch(hi_n, lo.ty, hi.ty, [f"convert with `as {lo.ty}`"])
+            return None
+        return lo.ty, lo, hi
 
     # ------------------------------------------------------------ expressions
 
@@ -1265,11 +1348,12 @@ class KernelLowerer:
     def lower_expr(self, node, expected: Optional[str]) -> Optional[N.Expr]:
         if node is None:
             return None
-        depth = 0
         method = getattr(self, "expr_" + node.type, None)
-        if method is None:
-            return self.reject_expr(node)
-        return method(node, expected)
+        e = self.reject_expr(node) if method is None else method(node, expected)
+        if e is None and not self.diags:  # a failure must never pass silently
+            self.error("G0028", "internal error: expression could not be lowered", node,
+                       "while lowering this", ["please report this with the kernel's source"])
+        return e
 
     def reject_expr(self, node) -> None:
         t = node.type
@@ -1339,14 +1423,11 @@ class KernelLowerer:
         inner = _named(node)
         return self.lower_expr(inner[0], expected) if inner else None
 
-    def expr_integer_literal(self, node, expected):
-        s = _text(node).replace("_", "")
-        suffix = None
-        for suf in ("u32", "i32", "f32", "u8", "u16", "u64", "u128", "i8", "i16", "i64", "i128", "usize", "isize"):
-            if s.endswith(suf) and not (suf == "f32" and s.startswith(("0x", "0X"))):
-                suffix = suf
-                s = s[: -len(suf)]
-                break
+    def expr_integer_literal(self, node, expected, negated=None):
+        """An integer literal; `negated` is the enclosing `-` node when folding `-lit`, so
+        that `-2147483648` is in range as in Rust."""
+        where = negated if negated is not None else node
+        digits, suffix = split_int_literal(_text(node))
         if suffix in D.POINTER_SIZED:
             self.error("G0005", f"`{suffix}` is not supported", node, "pointer-sized literal",
                        ["use `u32` (the index type) or `i32`"])
@@ -1355,24 +1436,30 @@ class KernelLowerer:
             self.error("G0004", f"unsupported type `{suffix}`", node, "literal of an unsupported type",
                        ["the dialect's scalar types are `u32`, `i32`, `f32` and `bool`"])
             return None
-        try:
-            v = int(s, 0) if not (len(s) > 1 and s[0] == "0" and s[1].isdigit()) else int(s, 10)
-        except ValueError:
+        v = parse_int_digits(digits)
+        if v is None:
             self.error("G0033", "invalid integer literal", node, "cannot parse")
             return None
         ty = suffix
         if ty is None:
             if expected in ("u32", "i32"):
                 ty = expected
-            elif expected == "f32":
-                self.error("G0019", "mismatched types", node, "expected `f32`, found integer",
-                           [f"use a float literal: `{s}.0`"])
+            elif expected is not None and T.elem_of(expected) == "f32":
+                self.error("G0019", "mismatched types", where, "expected `f32`, found integer",
+                           [f"use a float literal: `{'-' if negated is not None else ''}{digits}.0`"])
                 return None
             else:
                 ty = "i32"
         if ty == "f32":
-            return N.Const("f32", self.span(node), float(np.float32(v)))
-        return self.int_const(node, v, ty)
+            f = float(np.float32(v))
+            return N.Const("f32", self.span(where), -f if negated is not None else f)
+        if negated is not None:
+            if ty == "u32":
+                self.error("G0019", "cannot apply unary operator `-` to type `u32`", where,
+                           "cannot apply unary operator `-`", ["unsigned values cannot be negative; use `i32`"])
+                return None
+            v = -v
+        return self.int_const(where, v, ty)
 
     def int_const(self, node, v: int, ty: str) -> Optional[N.Const]:
         lo, hi = T.INT_RANGES[ty]
@@ -1409,6 +1496,8 @@ class KernelLowerer:
     def expr_identifier(self, node, expected):
         name = _text(node)
         b = self.lookup(name)
+        if b is not None and b.kind == "poisoned":
+            return None
         if b is None:
             if name in D.ID_BUILTINS or name in D.MATH_FUNCTIONS:
                 self.error("G0028", f"`{name}` is a function", node, "used as a value",
@@ -1452,19 +1541,8 @@ class KernelLowerer:
                        ["the dialect has no references to dereference"])
             return None
         if op_tok == "-":
-            if operand_node.type == "integer_literal" and (expected in ("i32", "u32", None)):
-                # fold `-lit` so that `-2147483648i32` is in range
-                c = self.expr_integer_literal_unchecked(operand_node, expected)
-                if c is None:
-                    return None
-                ty, v = c
-                if ty == "u32":
-                    self.error("G0019", "cannot apply unary operator `-` to type `u32`", node,
-                               "cannot apply unary operator `-`", ["unsigned values cannot be negative; use `i32`"])
-                    return None
-                if ty == "f32":
-                    return N.Const("f32", self.span(node), -float(np.float32(v)))
-                return self.int_const(node, -v, ty)
+            if operand_node.type == "integer_literal":
+                return self.expr_integer_literal(operand_node, expected, negated=node)
             e = self.lower_expr(operand_node, expected)
             if e is None:
                 return None
@@ -1488,22 +1566,6 @@ class KernelLowerer:
         self.error("G0028", f"unsupported unary operator `{op_tok}`", node, "not supported")
         return None
 
-    def expr_integer_literal_unchecked(self, node, expected):
-        s = _text(node).replace("_", "")
-        for suf in ("u32", "i32", "f32"):
-            if s.endswith(suf) and not (suf == "f32" and s.startswith(("0x", "0X"))):
-                try:
-                    return suf, int(s[:-3], 0)
-                except ValueError:
-                    break
-        c = self.expr_integer_literal(node, expected if expected != "u32" else None) \
-            if not s[-1:].isalpha() or s.startswith(("0x", "0X")) else self.expr_integer_literal(node, expected)
-        if c is None:
-            return None
-        if expected == "u32" and c.ty == "i32" and not any(s.endswith(x) for x in ("i32",)):
-            return "u32", c.value
-        return c.ty, c.value
-
     def expr_binary_expression(self, node, expected):
         lnode = node.child_by_field_name("left")
         rnode = node.child_by_field_name("right")
@@ -1514,17 +1576,23 @@ class KernelLowerer:
             return None
         if op in ("and", "or"):
             lhs = self.lower_expr(lnode, "bool")
-            pre, self.pre = self.pre, []
+            outer, self.pre = self.pre, []
             rhs = self.lower_expr(rnode, "bool")
-            if self.pre:
-                # statements the right side needs must stay under the short circuit; keep it
-                # simple: evaluate them first (they are loads and arithmetic, no effects)
-                pass
-            self.pre = pre + self.pre
+            rhs_pre, self.pre = self.pre, outer
             if lhs is None or rhs is None:
                 return None
-            ok = self.expect(lnode, lhs, "bool") & self.expect(rnode, rhs, "bool")
-            return N.Binary("bool", self.span(node), op, lhs, rhs) if ok else None
+            if not (self.expect(lnode, lhs, "bool") & self.expect(rnode, rhs, "bool")):
+                return None
+            sp = self.span(node)
+            if not rhs_pre:
+                return N.Binary("bool", sp, op, lhs, rhs)
+            # the right side needs statements: run them only when it is evaluated
+            tmp = self.temp("bool")
+            var = N.Var("bool", sp, tmp)
+            test = var if op == "and" else N.Unary("bool", sp, "not", var)
+            self.pre += [N.Let(sp, tmp, "bool", lhs, True),
+                         N.If(sp, test, rhs_pre + [N.Assign(sp, var, rhs)], [])]
+            return var
         arith_expected = expected if op not in N.COMPARISONS else None
         if op in ("shl", "shr"):
             lhs = self.lower_expr(lnode, arith_expected)
@@ -1675,9 +1743,8 @@ class KernelLowerer:
                        "only buffers, tensors and workgroup arrays can be indexed")
             return None
         name = _text(base)
-        b = self.lookup(name)
+        b = self.resolve(base, name)
         if b is None:
-            self.undeclared(base, name)
             return None
         if b.kind == "wgarray":
             index = self.lower_index(idx)
@@ -1728,9 +1795,7 @@ class KernelLowerer:
         sp = self.span(node)
         if not then_stmts and not else_stmts and self.cannot_fault(then_val) and self.cannot_fault(else_val):
             return N.Select(then_val.ty, sp, cond, then_val, else_val)
-        tmp = self.fresh(f"_if{self.tmp_counter}")
-        self.tmp_counter += 1
-        self.locals[tmp] = then_val.ty
+        tmp = self.temp(then_val.ty)
         var = N.Var(then_val.ty, sp, tmp)
         self.pre.append(N.Let(sp, tmp, then_val.ty, None, True))
         self.pre.append(N.If(sp, cond, then_stmts + [N.Assign(then_val.span, var, then_val)],
@@ -1871,26 +1936,22 @@ class KernelLowerer:
             self.error("G0029", f"`{shown}` takes {arity - (1 if receiver is not None else 0)} argument(s)",
                        node, f"{len(arg_nodes)} given")
             return None
-        vals: list[N.Expr] = [receiver] if receiver is not None else []
-        # the first non-literal argument sets the type the literals take
+        # the first non-literal argument sets the type the literals take (`max(0.0, x)`)
+        lowered: dict[int, Optional[N.Expr]] = {}
         lead_ty = receiver.ty if receiver is not None else None
         if lead_ty is None:
-            for a in arg_nodes:
+            for k, a in enumerate(arg_nodes):
                 if not self.is_flexible_literal(a):
-                    v = self.lower_expr(a, expected)
-                    lead_ty = v.ty if v is not None else None
+                    lowered[k] = self.lower_expr(a, "u32" if fn == "from_bits" else expected)
+                    lead_ty = lowered[k].ty if lowered[k] is not None else None
                     break
-        for a in arg_nodes:
-            want = lead_ty if lead_ty is not None else expected
-            if fn in ("from_bits",):
-                want = "u32"
-            if fn == "dot" or fn == "length":
-                want = lead_ty
-            v = self.lower_expr(a, want if want is None or T.is_scalar(want) else T.elem_of(want)
-                                if fn == "clamp" and False else want)
-            if v is None:
-                return None
-            vals.append(v)
+        want = "u32" if fn == "from_bits" else lead_ty if lead_ty is not None else expected
+        for k, a in enumerate(arg_nodes):
+            if k not in lowered:
+                lowered[k] = self.lower_expr(a, want)
+        vals = ([receiver] if receiver is not None else []) + [lowered[k] for k in range(len(arg_nodes))]
+        if any(v is None for v in vals):
+            return None
         return self.intrinsic_result(node, fn, vals, arg_nodes, shown)
 
     def intrinsic_result(self, node, fn, vals, arg_nodes, shown) -> Optional[N.Expr]:
