@@ -1,0 +1,25 @@
+# `make demo` and `make test` set themselves up (scripts/setup.sh) on a fresh machine.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.goldy-setup-done
+
+# Backends whose absence is a test failure rather than a skip (CI can run all of these).
+GOLDY_REQUIRE_BACKENDS ?= cpu,wgpu,slang
+export GOLDY_REQUIRE_BACKENDS
+
+.PHONY: demo test setup clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml scripts/setup.sh
+	bash scripts/setup.sh
+	touch $@
+
+demo: setup
+	$(PY) -m goldy_import.demo
+
+test: setup
+	$(PY) -m pytest -q -p no:cacheprovider tests
+
+clean:
+	rm -rf build .pytest_cache

@@ -1,0 +1,207 @@
+"""The kernels of `rust_examples/` with inputs and numpy references: shared by the demo
+(`make demo`) and the test suite, so what the demo shows is what the tests check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+Args = list[Any]
+
+
+@dataclass
+class Example:
+    file: str  # under rust_examples/
+    kernel: str
+    inputs: Callable[[np.random.Generator, int], Args]  # fresh random arguments of a given size
+    grid: Callable[[Args], tuple]  # ("over_1d", n) | ("over_2d", w, h) | ("groups", (x, y, z))
+    reference: Callable[[Args], list[Optional[np.ndarray]]]  # expected final buffers (None: unchecked)
+    rtol: float = 0.0
+    atol: float = 0.0
+    size: int = 1 << 16  # default problem size for the demo
+
+
+def _f32(rng: np.random.Generator, n: int) -> np.ndarray:
+    return rng.standard_normal(n).astype(np.float32)
+
+
+def _saxpy_ref(a: Args) -> list:
+    x, y, alpha = a
+    return [None, (np.float32(alpha) * x + y).astype(np.float32), None]
+
+
+def _hash_ref(a: Args) -> list:
+    inp, _out, seed = a
+    with np.errstate(over="ignore"):
+        h = inp ^ np.uint32(seed)
+        h ^= h >> np.uint32(16)
+        h = (h * np.uint32(0x7FEB352D)).astype(np.uint32)
+        h ^= h >> np.uint32(15)
+        h = (h * np.uint32(0x846CA68B)).astype(np.uint32)
+        h ^= h >> np.uint32(16)
+    return [None, h, None]
+
+
+def _transpose_inputs(rng: np.random.Generator, n: int) -> Args:
+    rows = max(1, int(np.sqrt(n)) - 3)
+    cols = max(1, n // rows)
+    return [_f32(rng, rows * cols), np.zeros(rows * cols, np.float32), rows, cols]
+
+
+def _transpose_ref(a: Args) -> list:
+    m, _o, rows, cols = a
+    return [None, m.reshape(rows, cols).T.reshape(-1).copy(), None, None]
+
+
+def _laplacian_inputs(rng: np.random.Generator, n: int) -> Args:
+    w = max(3, int(np.sqrt(n)) + 5)
+    h = max(3, n // w)
+    return [_f32(rng, w * h), _f32(rng, w * h), w, h]
+
+
+def _laplacian_ref(a: Args) -> list:
+    g, _o, w, h = a
+    grid = g.reshape(h, w)
+    out = grid.copy()
+    inner = (grid[1:-1, :-2] + grid[1:-1, 2:]) + grid[:-2, 1:-1]
+    inner = inner + grid[2:, 1:-1]
+    out[1:-1, 1:-1] = inner - np.float32(4.0) * grid[1:-1, 1:-1]
+    return [None, out.reshape(-1), None, None]
+
+
+PARTICLE_DTYPE = np.dtype([("position", "<f4", (3,)), ("velocity", "<f4", (3,)), ("mass", "<f4")])
+
+
+def _particles_inputs(rng: np.random.Generator, n: int) -> Args:
+    p = np.zeros(n, PARTICLE_DTYPE)
+    p["position"] = rng.standard_normal((n, 3))
+    p["velocity"] = rng.standard_normal((n, 3))
+    p["mass"] = rng.uniform(0.5, 2.0, n)
+    return [p, _f32(rng, n), _f32(rng, n)]
+
+
+def _particles_ref(a: Args) -> list:
+    p = a[0]
+    v = p["velocity"].astype(np.float32)
+    vv = (v[:, 0] * v[:, 0] + v[:, 1] * v[:, 1]) + v[:, 2] * v[:, 2]
+    energy = (np.float32(0.5) * p["mass"]).astype(np.float32) * vv
+    x = p["position"].astype(np.float32)
+    xx = (x[:, 0] * x[:, 0] + x[:, 1] * x[:, 1]) + x[:, 2] * x[:, 2]
+    return [None, energy.astype(np.float32), np.sqrt(xx).astype(np.float32)]
+
+
+def _tree(values: np.ndarray, op: Callable) -> np.ndarray:
+    """The dialect's pairwise tree over the last axis (lane l with l + 2^s)."""
+    v = values.astype(np.float32).copy()
+    s = 1
+    while s < v.shape[-1]:
+        v[..., ::2 * s] = op(v[..., ::2 * s], v[..., s::2 * s])
+        s *= 2
+    return v[..., 0]
+
+
+def _blocks(x: np.ndarray, width: int, fill: float) -> np.ndarray:
+    groups = -(-len(x) // width)
+    padded = np.full(groups * width, fill, np.float32)
+    padded[: len(x)] = x
+    return padded.reshape(groups, width)
+
+
+def _halving_tree(block: np.ndarray) -> np.ndarray:
+    v = block.copy()
+    stride = v.shape[-1] // 2
+    while stride > 0:
+        v[..., :stride] = v[..., :stride] + v[..., stride:2 * stride]
+        stride //= 2
+    return v[..., 0]
+
+
+def _block_sum_inputs(rng: np.random.Generator, n: int) -> Args:
+    return [_f32(rng, n), np.zeros(-(-n // 256), np.float32)]
+
+
+def _block_sum_ref(a: Args) -> list:
+    return [None, _halving_tree(_blocks(a[0], 256, 0.0))]
+
+
+def _sum_max_inputs(rng: np.random.Generator, n: int) -> Args:
+    g = -(-n // 256)
+    return [_f32(rng, n), np.zeros(g, np.float32), np.zeros(g, np.float32)]
+
+
+def _sum_max_ref(a: Args) -> list:
+    return [None, _tree(_blocks(a[0], 256, 0.0), np.add), _tree(_blocks(a[0], 256, -np.inf), np.fmax)]
+
+
+def _softmax_inputs(rng: np.random.Generator, n: int) -> Args:
+    cols = 200
+    rows = max(1, n // cols)
+    return [_f32(rng, rows * cols) * np.float32(4.0), cols]
+
+
+def softmax_reference(x: np.ndarray, cols: int, width: int = 256) -> np.ndarray:
+    """Row softmax computed with the collectives' tree order (max, then exp, then sum)."""
+    rows = x.reshape(-1, cols)
+    pad_max = np.full((rows.shape[0], width), np.float32(-1e30), np.float32)
+    pad_max[:, :cols] = rows
+    m = _tree(pad_max, np.fmax)
+    e = np.exp((rows - m[:, None]).astype(np.float32)).astype(np.float32)
+    pad_sum = np.zeros((rows.shape[0], width), np.float32)
+    pad_sum[:, :cols] = e
+    s = _tree(pad_sum, np.add)
+    return (e / s[:, None]).astype(np.float32).reshape(-1)
+
+
+def _softmax_ref(a: Args) -> list:
+    return [softmax_reference(a[0], a[1]), None]
+
+
+def _hist_inputs(rng: np.random.Generator, n: int) -> Args:
+    return [rng.integers(0, 256, n).astype(np.uint32), np.zeros(64, np.uint32)]
+
+
+def _hist_ref(a: Args) -> list:
+    return [None, np.bincount(a[0] % 64, minlength=64).astype(np.uint32)]
+
+
+def _collatz_inputs(rng: np.random.Generator, n: int) -> Args:
+    return [rng.integers(0, 100000, n).astype(np.uint32), np.zeros(n, np.uint32), 300]
+
+
+def _collatz_ref(a: Args) -> list:
+    starts, _s, limit = a
+    out = np.zeros(len(starts), np.uint32)
+    n = starts.astype(np.uint64).copy()
+    active = n > 1
+    count = np.zeros(len(starts), np.uint64)
+    while active.any():
+        even = (n % 2 == 0) & active
+        odd = active & ~even
+        n[even] //= 2
+        n[odd] = (3 * n[odd] + 1) & 0xFFFFFFFF
+        count[active] += 1
+        active = active & (n != 1) & (count < limit)
+    out[:] = count
+    return [None, out, None]
+
+
+EXAMPLES: list[Example] = [
+    Example("saxpy.rs", "saxpy", lambda r, n: [_f32(r, n), _f32(r, n), float(np.float32(r.normal()))],
+            lambda a: ("over_1d", len(a[1])), _saxpy_ref, size=1 << 20),
+    Example("map_u32.rs", "hash_u32",
+            lambda r, n: [r.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32), np.zeros(n, np.uint32),
+                          int(r.integers(0, 2**32))],
+            lambda a: ("over_1d", len(a[1])), _hash_ref, size=1 << 20),
+    Example("transpose.rs", "transpose", _transpose_inputs, lambda a: ("over_2d", a[3], a[2]), _transpose_ref),
+    Example("transpose.rs", "laplacian", _laplacian_inputs, lambda a: ("over_2d", a[2], a[3]), _laplacian_ref),
+    Example("particles.rs", "particle_stats", _particles_inputs, lambda a: ("over_1d", len(a[0])), _particles_ref),
+    Example("reduce_manual.rs", "block_sum", _block_sum_inputs, lambda a: ("over_1d", len(a[0])), _block_sum_ref),
+    Example("collectives.rs", "group_sum_max", _sum_max_inputs, lambda a: ("over_1d", len(a[0])), _sum_max_ref),
+    Example("softmax.rs", "row_softmax", _softmax_inputs, lambda a: ("groups", (len(a[0]) // a[1], 1, 1)),
+            _softmax_ref, rtol=2e-6, atol=1e-7),
+    Example("histogram.rs", "histogram", _hist_inputs, lambda a: ("over_1d", len(a[0])), _hist_ref),
+    Example("collatz.rs", "collatz_steps", _collatz_inputs, lambda a: ("over_1d", len(a[0])), _collatz_ref,
+            size=1 << 14),
+]
