@@ -1,0 +1,6 @@
+import os
+import sys
+
+# tests import their helpers (oracle.py) as top-level modules
+sys.path.insert(0, os.path.dirname(__file__))
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
