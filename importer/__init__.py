@@ -68,9 +68,10 @@ def import_source(source: Union[str, bytes], filename: str = "<input>") -> Impor
     fn_names = {_text(n) for n, _a, _d in items if n.type == "function_item"
                 for n in [n.child_by_field_name("name")] if n is not None}
     structs = _gpu_structs(items, src, diags)
-    ctx = Context(src, structs, fn_names)
+    ctx = Context(src, structs, fn_names, _type_kinds(items, structs))
     kernels: list[N.Kernel] = []
     seen: dict[str, N.Span] = {}
+    _misplaced_attributes(items, src, diags)
     for node, attrs, doc in items:
         if node.type != "function_item":
             continue
@@ -194,6 +195,53 @@ def _items(root):
                 out.append((c, attrs, "\n".join(docs)))
                 attrs, docs = [], []
     return out
+
+
+def _misplaced_attributes(items, src: SourceText, diags: list[Diagnostic]) -> None:
+    """`#[goldy::compute]` on something other than a free function, or `#[goldy::gpu]` on
+    something other than a struct, would otherwise be ignored without a word."""
+    def report(attr, what: str, label: str, help: str, code: str = "G0002") -> None:
+        diags.append(Diagnostic(code, what, src.filename,
+                                [Label(src.span(attr.start_byte, attr.end_byte), label)], [help]))
+
+    for node, attrs, _doc in items:
+        for a in attrs:
+            if _is_compute_attr(a) and node.type != "function_item":
+                report(a, "`#[goldy::compute]` only applies to functions", f"on a `{_kind(node)}`",
+                       "put it on a free `fn` whose parameters are the kernel's resources")
+            elif _is_gpu_struct_attr(a) and node.type != "struct_item":
+                report(a, "`#[goldy::gpu]` only applies to structs", f"on a `{_kind(node)}`",
+                       "put it on a `struct` with named `u32`/`i32`/`f32`/vector/matrix fields", "G0037")
+        if node.type in ("impl_item", "trait_item"):
+            body = node.child_by_field_name("body")
+            pending = []
+            for c in body.children if body is not None else []:
+                if c.type == "attribute_item":
+                    pending.append(c)
+                    continue
+                if c.is_named and c.type not in ("line_comment", "block_comment"):
+                    for a in pending:
+                        if _is_compute_attr(a):
+                            report(a, "kernels must be free functions, not methods", "inside an `impl` or `trait`",
+                                   "move the kernel out of the block, to the top level of the file or a `mod`")
+                    pending = []
+
+
+def _type_kinds(items, structs) -> dict[str, str]:
+    kinds = {}
+    for node, attrs, _doc in items:
+        name = node.child_by_field_name("name")
+        if name is None or node.type not in ("enum_item", "struct_item", "trait_item", "union_item", "type_item"):
+            continue
+        kind = _kind(node)
+        if node.type == "struct_item" and any(_is_gpu_struct_attr(a) for a in attrs):
+            kind = "gpu_struct"
+        kinds[_text(name)] = kind
+    return kinds
+
+
+def _kind(node) -> str:
+    return node.type.removesuffix("_item").removesuffix("_declaration").replace("_", " ")
 
 
 def _attr_path(a) -> str:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import bisect
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Optional
 
 from goldy_import.ir.nodes import Span
+
+_NEWLINE = re.compile(b"\n")
 
 # Every code the importer can emit. docs/diagnostics.md has an example of each.
 CODES = {
@@ -109,15 +112,15 @@ class SourceText:
     def __init__(self, data: bytes, filename: str):
         self.data = data
         self.filename = filename
-        self.line_starts = [0]
-        for i, b in enumerate(data):
-            if b == 0x0A:
-                self.line_starts.append(i + 1)
+        self.line_starts = [0] + [m.end() for m in _NEWLINE.finditer(data)]
+        self.ascii = data.isascii()  # then columns are byte offsets: no decoding needed
 
     def line_col(self, byte: int) -> tuple[int, int]:
         byte = max(0, min(byte, len(self.data)))
         row = bisect.bisect_right(self.line_starts, byte) - 1
         start = self.line_starts[row]
+        if self.ascii:
+            return row + 1, byte - start + 1
         col = len(self.data[start:byte].decode("utf-8", errors="replace")) + 1
         return row + 1, col
 

@@ -79,6 +79,24 @@ def _ident(node) -> str:
     return _text(node).removeprefix("r#")
 
 
+_WRITES = (N.Store, N.AtomicAdd, N.Barrier, N.Reduce, N.Softmax)
+
+
+def _has_effects(stmts: list[N.Stmt]) -> bool:
+    """Whether statements write memory, synchronise, or assign a variable declared outside them."""
+    declared = {s.name for s in N.walk_stmts(stmts) if isinstance(s, N.Let)}
+    for s in N.walk_stmts(stmts):
+        if isinstance(s, _WRITES):
+            return True
+        if isinstance(s, N.Assign):
+            root = s.target
+            while isinstance(root, (N.Field, N.Swizzle)):
+                root = root.value
+            if not (isinstance(root, N.Var) and root.name in declared):
+                return True
+    return False
+
+
 def _named(node):
     return [c for c in node.children if c.is_named and c.type not in ("line_comment", "block_comment")]
 
@@ -86,10 +104,14 @@ def _named(node):
 class Context:
     """What a kernel's lowering needs from the file: source, structs, known functions."""
 
-    def __init__(self, source: SourceText, structs: dict, fn_names: set[str]):
+    def __init__(self, source: SourceText, structs: dict, fn_names: set[str],
+                 type_kinds: Optional[dict[str, str]] = None):
         self.source = source
         self.structs = structs  # name -> N.StructDecl (valid #[goldy::gpu] structs)
         self.fn_names = fn_names
+        # other type names the file declares -> "enum" | "struct" | "gpu_struct" | "trait" |
+        # "union" | "type": for a precise message when a kernel names one
+        self.type_kinds = type_kinds or {}
 
 
 class KernelLowerer:
@@ -115,6 +137,7 @@ class KernelLowerer:
         self.wg_size = (64, 1, 1)
         self.top_level = True
         self.returns_value = False  # `-> T` reported: a tail value needs no second error
+        self.effect_root: Optional[tuple[int, int]] = None  # see set_root
 
     # ------------------------------------------------------------ diagnostics
 
@@ -330,6 +353,8 @@ class KernelLowerer:
             if inner is not None and inner.type == "array_type" and inner.child_by_field_name("length") is None:
                 elem = self.element_type(inner.child_by_field_name("element"), allow_struct=not mut)
                 return ("read_write" if mut else "read", elem) if elem else None
+            if inner is not None and inner.type in ("dynamic_type", "abstract_type"):
+                return self.reject_type(inner)
             self.error("G0010", "references are only allowed as slice parameters", ty,
                        f"`{_text(ty)}` is not `&[T]` or `&mut [T]`",
                        ["take a slice `&[T]` / `&mut [T]`, or the value itself for scalars"])
@@ -422,8 +447,35 @@ class KernelLowerer:
             if name not in self.structs_used:
                 self.structs_used.append(name)
             return T.struct(name)
-        self.error("G0004", f"unknown struct `{name}`", node, "not a `#[goldy::gpu]` struct",
-                   ["declare it with `#[goldy::gpu] struct Name { ... }` in the same file"])
+        if name in D.SCALAR_TYPES or self.gpu_type_name(node) in D.VECTOR_TYPES:
+            self.error("G0003", "`gpu::Uniform` holds a `#[goldy::gpu]` struct", node, f"`{name}` is not a struct",
+                       [f"pass a scalar as a plain parameter (`x: {name}`)" if name in D.SCALAR_TYPES else
+                        "wrap the vector in a `#[goldy::gpu]` struct"])
+            return None
+        return self.unknown_type(node)
+
+    def unknown_type(self, node) -> None:
+        """A type name that is not part of the dialect: say what it is, if the file says."""
+        name = _text(node)
+        kind = self.ctx.type_kinds.get(name)
+        if kind == "enum":
+            self.error("G0004", f"enums are not supported", node, f"`{name}` is an enum",
+                       ["represent the variants as `u32` constants"])
+        elif kind == "struct":
+            self.error("G0004", f"struct `{name}` is not a `#[goldy::gpu]` struct", node, "host struct",
+                       [f"add `#[goldy::gpu]` above `struct {name}` to use it in kernels"])
+        elif kind == "gpu_struct":
+            self.error("G0004", f"struct `{name}` cannot be used: its declaration has errors", node,
+                       "see the error at its declaration")
+        elif kind == "trait":
+            self.error("G0011", "traits and `dyn` are not supported", node, f"`{name}` is a trait",
+                       ["use a concrete type"])
+        elif kind is not None:
+            self.error("G0004", f"unsupported type `{name}`", node, f"`{name}` is a {kind}")
+        else:
+            self.error("G0004", f"cannot find type `{name}` in this scope", node, "not a dialect type",
+                       ["the dialect's types are `u32`, `i32`, `f32`, `bool`, vectors (`gpu::float4`, "
+                        "`[f32; 4]`, ...), `[[f32; N]; N]` matrices and `#[goldy::gpu]` structs"])
         return None
 
     def value_type(self, node) -> Optional[str]:
@@ -459,8 +511,7 @@ class KernelLowerer:
                 self.error("G0009", f"`{name}` allocates on the heap", node, "heap type",
                            ["kernels cannot allocate; use a `workgroup_array::<T, N>()` or a buffer parameter"])
                 return None
-            self.error("G0004", f"unknown type `{_text(node)}`", node, "not a dialect type")
-            return None
+            return self.unknown_type(node)
         return self.reject_type(node)
 
     def reject_type(self, node, parameter: bool = False) -> None:
@@ -468,8 +519,12 @@ class KernelLowerer:
         if t == "tuple_type":
             self.error("G0004", "tuples are not supported", node, "tuple type",
                        ["use separate parameters or a `#[goldy::gpu]` struct"])
+        elif t == "reference_type" and node.child_by_field_name("type") is not None \
+                and node.child_by_field_name("type").type in ("dynamic_type", "abstract_type"):
+            self.reject_type(node.child_by_field_name("type"))
         elif t == "reference_type":
-            self.error("G0010", "references are only allowed as slice parameters", node, "reference type")
+            self.error("G0010", "references are only allowed as slice parameters", node, "reference type",
+                       ["use the value itself; only kernel parameters may be slices `&[T]` / `&mut [T]`"])
         elif t in ("dynamic_type", "abstract_type", "bounded_type"):
             self.error("G0011", "traits and `dyn` are not supported", node, "trait type",
                        ["use a concrete type"])
@@ -483,6 +538,16 @@ class KernelLowerer:
                 self.error("G0012", "generic types are not supported", node, "generic type")
         elif t == "pointer_type":
             self.error("G0010", "raw pointers are not supported", node, "pointer type")
+        elif t in ("type_identifier", "scoped_type_identifier") and parameter:
+            name = self.gpu_type_name(node)
+            if name in self.ctx.structs:
+                self.error("G0003", f"struct parameter `{name}` must be passed as a uniform", node,
+                           "struct by value", [f"declare it as `gpu::Uniform<{name}>`, or read `&[{name}]`"])
+            elif name in D.VECTOR_TYPES:
+                self.error("G0003", f"vector parameter `{_text(node)}` is not supported", node,
+                           "vector by value", ["pass the lanes as scalars, or a `gpu::Uniform<S>` struct"])
+            else:
+                self.value_type(node)
         elif t == "array_type" and parameter:
             self.error("G0003", f"unsupported parameter type `{_text(node)}`", node,
                        "arrays are not kernel parameters", ["take a slice `&[T]` instead"])
@@ -585,6 +650,7 @@ class KernelLowerer:
                 node.type == "call_expression"
                 and self.callee_name(node.child_by_field_name("function"))[0] in D.STATEMENT_BUILTINS):
             return self.lower_statement(node, False)
+        self.set_root(node)
         e = self.lower_expr(node, None)
         if e is not None and top:
             if not self.returns_value:
@@ -698,7 +764,8 @@ class KernelLowerer:
             special = self.lower_statement_call(e, None)
             if special is not None:
                 return self.with_pre(special)
-        # an expression evaluated for nothing: check it, then drop it (it has no effects)
+        # an expression evaluated for nothing: check it, keep what its blocks do, drop the value
+        self.set_root(e)
         self.lower_expr(e, None)
         return self.with_pre([])
 
@@ -993,6 +1060,7 @@ class KernelLowerer:
         if expected is None and self.is_flexible_literal(vnode):
             flexible = True
             expected = self.hints.get(decl)
+        self.set_root(vnode)
         value = self.lower_expr(vnode, expected)
         if value is None or (declared_ty is not None and not self.expect(vnode, value, declared_ty)):
             if pat_name:  # later uses stay quiet instead of cascading into more errors
@@ -1010,6 +1078,7 @@ class KernelLowerer:
         ty = self.value_type(tnode)
         if ty is None or vnode is None:
             return []
+        self.set_root(vnode)
         value = self.lower_expr(vnode, ty)
         if value is None or not self.expect(vnode, value, ty):
             return []
@@ -1063,6 +1132,7 @@ class KernelLowerer:
             if res is not None:
                 return res
         target = self.lower_place(left)
+        self.set_root(right)  # Rust evaluates the right side of `=` first
         if target is None:
             self.lower_expr(right, None)
             return []
@@ -1090,6 +1160,7 @@ class KernelLowerer:
             self.error("G0028", f"unsupported operator `{op_tok}`", node, "not supported")
             return []
         target = self.lower_place(left, read_too=True)
+        self.set_root(right)  # for scalars Rust evaluates the right side of `+=` first
         if target is None:
             self.lower_expr(right, None)
             return []
@@ -1220,6 +1291,7 @@ class KernelLowerer:
             self.error("G0031", "`if let` is not supported", cnode, "pattern match",
                        ["test the value with a comparison"])
             return []
+        self.set_root(cnode)
         cond = self.lower_expr(cnode, "bool")
         pre, self.pre = self.pre, []
         then = self.lower_block(node.child_by_field_name("consequence"))
@@ -1238,6 +1310,7 @@ class KernelLowerer:
         if cnode is not None and cnode.type == "let_condition":
             self.error("G0031", "`while let` is not supported", cnode, "pattern match")
             return []
+        self.set_root(cnode)
         cond = self.lower_expr(cnode, "bool")
         pre, self.pre = self.pre, []
         self.loop_depth += 1
@@ -1319,8 +1392,14 @@ class KernelLowerer:
         """An expression whose type Rust would infer from context (unsuffixed literals)."""
         t = node.type
         if t == "integer_literal":
-            s = _text(node)
-            return not any(s.endswith(x) for x in ("u32", "i32", "f32", "u64", "i64", "usize", "isize", "u8", "i8", "u16", "i16"))
+            return split_int_literal(_text(node))[1] is None
+        if t == "if_expression":  # `if c { 1 } else { 2 }`
+            alt = node.child_by_field_name("alternative")
+            arms = [node.child_by_field_name("consequence")] + (_named(alt)[:1] if alt is not None else [])
+            return alt is not None and all(a is not None and self.is_flexible_literal(a) for a in arms)
+        if t == "block":
+            items = _named(node)
+            return bool(items) and len(items) == 1 and self.is_flexible_literal(items[0])
         if t == "float_literal":
             return True
         if t == "parenthesized_expression":
@@ -1575,8 +1654,13 @@ class KernelLowerer:
             self.error("G0028", f"unsupported operator `{op_tok}`", node, "not supported")
             return None
         if op in ("and", "or"):
+            root = self.is_root(node)
+            if root:
+                self.set_root(lnode)
             lhs = self.lower_expr(lnode, "bool")
             outer, self.pre = self.pre, []
+            if root:  # the right side runs after the left, under the short circuit
+                self.set_root(rnode)
             rhs = self.lower_expr(rnode, "bool")
             rhs_pre, self.pre = self.pre, outer
             if lhs is None or rhs is None:
@@ -1772,21 +1856,33 @@ class KernelLowerer:
             self.error("G0019", "`if` without `else` has no value", node, "missing `else`",
                        ["add an `else` arm"])
             return None
+        root = self.is_root(node)
         cond = self.lower_expr(cnode, "bool")
-        if cond is None or not self.expect(cnode, cond, "bool"):
-            return None
+        cond_ok = cond is not None and self.expect(cnode, cond, "bool")
         outer_pre, self.pre = self.pre, []
-        then_stmts, then_val = self.lower_value_block(node.child_by_field_name("consequence"), expected)
-        inner = _named(alt)[0]
-        if inner.type == "if_expression":
-            else_stmts: list[N.Stmt] = []
+        then_node, inner = node.child_by_field_name("consequence"), _named(alt)[0]
+
+        def then_arm(want):
+            return self.lower_value_block(then_node, want, root)
+
+        def else_arm(want):
+            if inner.type != "if_expression":
+                return self.lower_value_block(inner, want, root)
             saved, self.pre = self.pre, []
-            else_val = self.expr_if_expression(inner, expected if then_val is None else then_val.ty)
-            else_stmts, self.pre = self.pre, saved
+            if root:
+                self.set_root(inner)
+            val = self.expr_if_expression(inner, want)
+            stmts, self.pre = self.pre, saved
+            return stmts, val
+
+        if self.is_flexible_literal(then_node) and not self.is_flexible_literal(inner):
+            else_stmts, else_val = else_arm(expected)  # `if c { 0 } else { x }`: x decides
+            then_stmts, then_val = then_arm(expected if else_val is None else else_val.ty)
         else:
-            else_stmts, else_val = self.lower_value_block(inner, expected if then_val is None else then_val.ty)
+            then_stmts, then_val = then_arm(expected)
+            else_stmts, else_val = else_arm(expected if then_val is None else then_val.ty)
         self.pre = outer_pre
-        if then_val is None or else_val is None:
+        if then_val is None or else_val is None or not cond_ok:
             return None
         if then_val.ty != else_val.ty:
             self.error("G0019", "`if` and `else` have incompatible types", inner,
@@ -1810,7 +1906,10 @@ class KernelLowerer:
                 return False
         return True
 
-    def lower_value_block(self, block, expected):
+    def lower_value_block(self, block, expected, root: bool = True):
+        """Statements and tail value of a block used as a value. Its statements are hoisted
+        before the enclosing expression, so unless the block is the statement's whole value
+        (`root`) they must not write anything an earlier operand may read."""
         saved = self.pre
         self.pre = []
         stmts, tail = self.lower_block_items(block)
@@ -1824,10 +1923,24 @@ class KernelLowerer:
         stmts += self.pre
         self.close_scope()
         self.pre = saved
+        if not root and _has_effects(stmts):
+            self.error("G0028", "a block that writes cannot be part of a larger expression", block,
+                       "this block has side effects",
+                       ["bind the value first: `let v = if ... { ... } else { ... };`, then use `v`"])
+            return stmts, None
         return stmts, val
 
+    def set_root(self, node) -> None:
+        """`node` is a statement's whole value: blocks there may have side effects."""
+        while node is not None and node.type == "parenthesized_expression" and _named(node):
+            node = _named(node)[0]
+        self.effect_root = (node.start_byte, node.end_byte) if node is not None else None
+
+    def is_root(self, node) -> bool:
+        return self.effect_root == (node.start_byte, node.end_byte)
+
     def expr_block(self, node, expected):
-        stmts, val = self.lower_value_block(node, expected)
+        stmts, val = self.lower_value_block(node, expected, self.is_root(node))
         self.pre += stmts
         return val
 
@@ -1853,7 +1966,18 @@ class KernelLowerer:
             self.error("G0015", f"call to `{_text(fnode)}` is not supported", fnode, "not a builtin")
             return None
         if name is None:
-            self.error("G0015", "unsupported call", fnode, "cannot call this")
+            inner = fnode.child_by_field_name("function") if fnode.type == "generic_function" else None
+            if inner is not None and inner.type == "field_expression":  # `xs.iter().collect::<T>()`
+                m = _text(inner.child_by_field_name("field"))
+                if m in D.ITERATOR_METHODS:
+                    self.error("G0027", "iterators are not supported", node, f"`.{m}()` here",
+                               ["loop over indices: `for i in 0..xs.len() { ... }`"])
+                else:
+                    self.error("G0018", f"no generic method `{m}` in the dialect", inner.child_by_field_name("field"),
+                               "unknown method")
+                return None
+            self.error("G0015", "unsupported call", fnode, "cannot call this",
+                       ["only the dialect's builtins can be called"])
             return None
         in_gpu = fnode.type != "identifier" and not (fnode.type == "generic_function"
                                                     and fnode.child_by_field_name("function").type == "identifier")
@@ -1996,7 +2120,11 @@ class KernelLowerer:
             return self.lower_intrinsic(node, "from_bits", args, 1, "u32", "f32::from_bits")
         if method in D.SCALAR_METHODS:
             fn, extra = D.SCALAR_METHODS[method]
-            return self.lower_intrinsic(node, fn, args, extra + 1, tyname, f"{tyname}::{method}")
+            e = self.lower_intrinsic(node, fn, args, extra + 1, tyname, f"{tyname}::{method}")
+            if e is not None and T.elem_of(e.args[0].ty) != tyname:  # `f32::max(1u32, 2)`
+                self.mismatch(args[0], tyname, e.args[0].ty)
+                return None
+            return e
         self.error("G0018", f"no function `{tyname}::{method}` in the dialect", node, "unknown function")
         return None
 
