@@ -79,6 +79,10 @@ def run_example(dev: gi.Device, root: str, ex: Example, seed: int, size: Optiona
             b = dev.buffer(a)
             bound.append(b)
             bufs.append(b)
+        elif p.category in N.TENSOR_CATEGORIES:
+            t = dev.tensor(a)
+            bound.append(t)
+            bufs.append(t)
         else:
             bound.append(a)
             bufs.append(None)

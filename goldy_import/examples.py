@@ -187,6 +187,25 @@ def _collatz_ref(a: Args) -> list:
     return [None, out, None]
 
 
+def _rmsnorm_inputs(rng: np.random.Generator, n: int) -> Args:
+    dim = 300
+    rows = max(1, n // dim)
+    x = rng.standard_normal((rows, dim)).astype(np.float32)
+    w = rng.uniform(0.5, 1.5, dim).astype(np.float32)
+    return [x, w, np.zeros((rows, dim), np.float32), 1e-5]
+
+
+def _rmsnorm_ref(a: Args) -> list:
+    x, w, _o, eps = a
+    rows, dim = x.shape
+    lanes = np.zeros((rows, 256), np.float32)
+    for c in range(dim):  # lane c % 256 accumulates columns c, c + 256, ... in order
+        lanes[:, c % 256] += x[:, c] * x[:, c]
+    total = _tree(lanes, np.add)
+    inv = np.float32(1.0) / np.sqrt((total / np.float32(dim) + np.float32(eps)).astype(np.float32))
+    return [None, None, ((x * inv[:, None]) * w[None, :]).astype(np.float32), None]
+
+
 EXAMPLES: list[Example] = [
     Example("saxpy.rs", "saxpy", lambda r, n: [_f32(r, n), _f32(r, n), float(np.float32(r.normal()))],
             lambda a: ("over_1d", len(a[1])), _saxpy_ref, size=1 << 20),
@@ -202,6 +221,8 @@ EXAMPLES: list[Example] = [
     Example("softmax.rs", "row_softmax", _softmax_inputs, lambda a: ("groups", (len(a[0]) // a[1], 1, 1)),
             _softmax_ref, rtol=2e-6, atol=1e-7),
     Example("histogram.rs", "histogram", _hist_inputs, lambda a: ("over_1d", len(a[0])), _hist_ref),
+    Example("rmsnorm.rs", "rmsnorm", _rmsnorm_inputs, lambda a: ("groups", (a[0].shape[0], 1, 1)), _rmsnorm_ref,
+            rtol=1e-6, atol=1e-7, size=1 << 16),
     Example("collatz.rs", "collatz_steps", _collatz_inputs, lambda a: ("over_1d", len(a[0])), _collatz_ref,
             size=1 << 14),
 ]
