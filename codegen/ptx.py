@@ -1,0 +1,916 @@
+"""PTX emitter: verified IR in, PTX assembly text out (no NVRTC, no nvcc).
+
+Kernel ABI (one group of `.param`s per IR parameter, in IR order; names `p<i>_<name>...`):
+
+    &[T], &mut [T], Scattered<T>   .u64 pointer to element 0, .u32 logical length
+    u32 / i32 / f32 / bool scalar  .u32 / .s32 / .f32 / .u32 (0 or 1), by value
+    Tensor*<T>                     .u64 pointer to the parent buffer, .b8[48] layout record
+                                   by value (off, rank, numel, d0..d3, s0..s3, flags; u32),
+                                   .u32 parent-buffer length in elements
+    Uniform<S>                     .u64 pointer to the struct's bytes (GPU layout)
+    DirectSpatial<E>               .u64 pointer, .u32 width, .u32 height (row-major texels)
+
+Every `.param` is aligned to its own size; `runtime/cuda.py` packs arguments to match.
+The kernel carries `.reqntid` = the workgroup size, so it must be launched with exactly it.
+
+What the emitted code guarantees (docs/semantics.md): f32 `+ - * /` and sqrt are `.rn`
+(never contracted), `mul_add` is `fma.rn.f32`, integer division and remainder by zero give 0
+and `i32::MIN / -1` wraps, shift amounts are masked by 31, float->int casts truncate and
+saturate with NaN -> 0, `round` is half away from zero, f32 min/max return the non-NaN
+operand (PTX `min.f32`/`max.f32` do), loads out of range read 0 and stores out of range are
+dropped (explicit compares with the lengths passed in). Transcendentals and f32 `%` are
+instruction sequences from `ptx_math` with the error bounds documented there. Workgroup
+collectives follow the dialect's pairwise tree exactly; warp shuffles replace the first five
+tree levels only where all threads are known to arrive (they keep the operand order, so the
+bits, and leave the scratch array in the same final state). Buffers the kernel never writes
+are read with `ld.global.nc`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Optional
+
+from goldy_import.errors import BackendError
+from goldy_import.ir import nodes as N
+from goldy_import.ir import types as T
+from goldy_import.ir.layout import struct_layout
+
+from . import ptx_math as PM
+from .ptx_uniform import Uniformity
+
+# PTX ISA version that first supports each target; the default for a target is this
+# minimum, so the module loads on the oldest driver that knows the GPU.
+MIN_PTX_VERSION = {70: "6.0", 72: "6.1", 75: "6.3", 80: "7.0", 86: "7.1", 87: "7.4",
+                   89: "7.8", 90: "7.8", 100: "8.6", 101: "8.6", 103: "8.8", 120: "8.7", 121: "8.8"}
+KIND_DECL = {"p": ".pred", "r": ".b32", "f": ".f32", "rd": ".b64", "fd": ".f64"}
+SCALAR_KIND = {"f32": "f", "u32": "r", "i32": "r", "bool": "p"}
+MOV = {"f": "mov.f32", "r": "mov.b32", "p": "mov.pred", "rd": "mov.b64", "fd": "mov.f64"}
+ZERO = {"f": "0f00000000", "r": "0"}
+CMP = {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
+
+
+def ptx_version_for(target: str) -> str:
+    return MIN_PTX_VERSION[_sm(target)]
+
+
+def _sm(target: str) -> int:
+    m = re.fullmatch(r"sm_(\d+)a?", target)
+    if not m or int(m.group(1)) < 70:
+        raise BackendError(f"unsupported PTX target `{target}`: expected sm_70 or newer, e.g. `sm_90`")
+    sm = int(m.group(1))
+    if sm not in MIN_PTX_VERSION:
+        known = [k for k in MIN_PTX_VERSION if k <= sm]
+        MIN_PTX_VERSION[sm] = MIN_PTX_VERSION[max(known)]
+    return sm
+
+
+def emit_ptx(kernel: N.Kernel, target: str = "sm_90", ptx_version: Optional[str] = None,
+             source: Optional[str] = None) -> str:
+    """PTX text for one verified kernel. `source` (the Rust text) feeds the line comments;
+    without it the file named by `kernel.source_file` is read if it exists."""
+    version = ptx_version or ptx_version_for(target)
+    _sm(target)
+    if source is None and kernel.source_file and os.path.isfile(kernel.source_file):
+        try:
+            with open(kernel.source_file, encoding="utf-8", errors="replace") as f:
+                source = f.read()
+        except OSError:
+            source = None
+    em = _Emitter(kernel, source)
+    try:
+        body = em.run()
+    except BackendError:
+        raise
+    except Exception as e:  # a bug here must still reach the user as a GoldyError
+        where = f"{kernel.source_file}:{em.current_line}" if em.current_line else kernel.source_file
+        raise BackendError(f"internal error emitting PTX for kernel `{kernel.name}` ({where}): "
+                           f"{type(e).__name__}: {e}") from e
+    header = [f"// goldy-import PTX for kernel `{kernel.name}` from {kernel.source_file}",
+              f".version {version}", f".target {target}", ".address_size 64", ""]
+    return "\n".join(header + body) + "\n"
+
+
+# ---------------------------------------------------------------- registers and text
+
+
+class Builder:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.count = {k: 0 for k in KIND_DECL}
+        self.kinds: dict[str, str] = {}
+        self.nlabels = 0
+
+    def reg(self, kind: str) -> str:
+        r = f"%{kind}{self.count[kind]}"
+        self.count[kind] += 1
+        self.kinds[r] = kind
+        return r
+
+    def kind_of(self, v: str) -> str:
+        if v.startswith("%"):
+            return self.kinds[v]
+        if v.startswith("0f"):
+            return "f"
+        if v.startswith("0d"):
+            return "fd"
+        return "r"
+
+    def op(self, text: str) -> None:
+        self.lines.append("\t" + text)
+
+    def label(self, hint: str) -> str:
+        self.nlabels += 1
+        return f"$L_{hint}_{self.nlabels}"
+
+    def place(self, label: str) -> None:
+        self.lines.append(f"{label}:")
+
+    def comment(self, text: str) -> None:
+        self.lines.append("\t// " + text)
+
+    def decls(self) -> list[str]:
+        return [f"\t.reg {KIND_DECL[k]} %{k}<{n}>;" for k, n in self.count.items() if n]
+
+
+def _lanes(k: N.Kernel, ty: str) -> list[str]:
+    """Scalar lane types of a value, flattened (matrices column by column)."""
+    if T.is_scalar(ty):
+        return [ty]
+    if T.is_vector(ty):
+        return [T.elem_of(ty)] * T.vec_len(ty)
+    if T.is_matrix(ty):
+        return ["f32"] * T.vec_len(ty) ** 2
+    decl = k.struct(T.struct_name(ty))
+    return [t for f in decl.fields for t in _lanes(k, f.ty)]
+
+
+def _field_slice(k: N.Kernel, struct_ty: str, name: str) -> tuple[int, int]:
+    start = 0
+    for f in k.struct(T.struct_name(struct_ty)).fields:
+        n = len(_lanes(k, f.ty))
+        if f.name == name:
+            return start, n
+        start += n
+    raise KeyError(name)
+
+
+def _pieces(k: N.Kernel, ty: str, off: int = 0) -> list[tuple[int, int]]:
+    """Memory pieces of a value in GPU layout: (byte offset, lanes) with lanes 1, 2 or 4
+    (a vector access needs that alignment, which the layout guarantees)."""
+    if T.is_scalar(ty):
+        return [(off, 1)]
+    if T.is_vector(ty):
+        n = T.vec_len(ty)
+        return [(off, n)] if n != 3 else [(off, 1), (off + 4, 1), (off + 8, 1)]
+    if T.is_matrix(ty):
+        n = T.vec_len(ty)
+        col = 8 if n == 2 else 16
+        return [p for c in range(n) for p in _pieces(k, T.vec("f32", n), off + c * col)]
+    lay = struct_layout(k.struct(T.struct_name(ty)))
+    return [p for f in lay.fields for p in _pieces(k, f.ty, off + f.offset)]
+
+
+def _stride(k: N.Kernel, ty: str) -> int:
+    if T.is_struct(ty):
+        return struct_layout(k.struct(T.struct_name(ty))).stride
+    if T.is_vector(ty):
+        return 16 if T.vec_len(ty) >= 3 else 8
+    return 4
+
+
+class _Loop:
+    def __init__(self, cont: str, brk: str):
+        self.cont = cont
+        self.brk = brk
+
+
+# ---------------------------------------------------------------- the emitter
+
+
+class _Emitter:
+    def __init__(self, k: N.Kernel, source: Optional[str]):
+        self.k = k
+        self.b = Builder()
+        self.m = PM.PtxOps(self.b)
+        self.src_lines = source.splitlines() if source else []
+        self.current_line = 0
+        self.uni = Uniformity(k)
+        self.locals: dict[str, list[str]] = {}
+        self.scalars: dict[str, str] = {}
+        self.res: dict[str, dict] = {}
+        self.loops: list[_Loop] = []
+        self.builtin: dict[str, list[str]] = {}
+        self.lid = ""
+        self.written = set(self.uni.written)
+
+    # ------------------------------------------------------------ kernel
+
+    def run(self) -> list[str]:
+        k = self.k
+        params = self.params()
+        self.prologue()
+        self.block(k.body)
+        self.b.op("ret;")
+        wx, wy, wz = k.workgroup_size
+        out = [f"// {line}" for line in (k.doc or "").splitlines()]
+        out.append(f".visible .entry {k.name}(")
+        out.append(",\n".join("\t" + p for p in params))
+        out.append(f") .reqntid {wx}, {wy}, {wz}")
+        out.append("{")
+        out += self.b.decls()
+        for w in k.workgroup_arrays:
+            out.append(f"\t.shared .align 4 .b8 S_{w.name}[{4 * w.size}];")
+        out.append("")
+        out += self.b.lines
+        out.append("}")
+        return out
+
+    def params(self) -> list[str]:
+        decl: list[str] = []
+        self.param_loads: list[tuple[str, str, str]] = []  # (kind-suffix, reg, param name)
+        for i, p in enumerate(self.k.params):
+            base = f"p{i}_{p.name}"
+            if p.category in N.BUFFER_CATEGORIES:
+                decl += [f".param .u64 {base}_ptr", f".param .u32 {base}_len"]
+                self.res[p.name] = {"kind": "buffer", "ptr": self._ptr(f"{base}_ptr"),
+                                    "len": self._ld_param("u32", f"{base}_len"), "param": p}
+            elif p.category == "scalar":
+                ty = {"u32": "u32", "i32": "s32", "f32": "f32", "bool": "u32"}[p.ty]
+                decl.append(f".param .{ty} {base}")
+                if p.ty == "bool":
+                    r = self._ld_param("u32", base)
+                    pr = self.b.reg("p")
+                    self.b.op(f"setp.ne.u32 {pr}, {r}, 0;")
+                    self.scalars[p.name] = pr
+                else:
+                    self.scalars[p.name] = self._ld_param(ty, base)
+            elif p.category in N.TENSOR_CATEGORIES:
+                decl += [f".param .u64 {base}_ptr", f".param .align 4 .b8 {base}_layout[48]",
+                         f".param .u32 {base}_buflen"]
+                lay = []
+                for j in range(12):
+                    r = self.b.reg("r")
+                    self.b.op(f"ld.param.u32 {r}, [{base}_layout+{4 * j}];")
+                    lay.append(r)
+                self.res[p.name] = {"kind": "tensor", "ptr": self._ptr(f"{base}_ptr"), "layout": lay,
+                                    "buflen": self._ld_param("u32", f"{base}_buflen"), "param": p}
+            elif p.category == "uniform":
+                decl.append(f".param .u64 {base}_ptr")
+                self.res[p.name] = {"kind": "uniform", "ptr": self._ptr(f"{base}_ptr"), "param": p}
+            elif p.category == "image":
+                decl += [f".param .u64 {base}_ptr", f".param .u32 {base}_width", f".param .u32 {base}_height"]
+                self.res[p.name] = {"kind": "image", "ptr": self._ptr(f"{base}_ptr"),
+                                    "w": self._ld_param("u32", f"{base}_width"),
+                                    "h": self._ld_param("u32", f"{base}_height"), "param": p}
+        return decl
+
+    def _ld_param(self, ty: str, name: str) -> str:
+        kind = "f" if ty == "f32" else "r"
+        r = self.b.reg(kind)
+        self.b.op(f"ld.param.{ty} {r}, [{name}];")
+        return r
+
+    def _ptr(self, name: str) -> str:
+        a = self.b.reg("rd")
+        self.b.op(f"ld.param.u64 {a}, [{name}];")
+        g = self.b.reg("rd")
+        self.b.op(f"cvta.to.global.u64 {g}, {a};")
+        return g
+
+    def prologue(self) -> None:
+        b = self.b
+        wx, wy, wz = self.k.workgroup_size
+        need = set(self.k.builtins)
+        uses_collective = any(isinstance(s, (N.Reduce, N.Softmax)) for s in N.walk_stmts(self.k.body))
+        tid = ctaid = None
+        if need & {"local_id", "global_id"} or uses_collective:
+            tid = [self._sreg(f"%tid.{a}") if d > 1 or a == "x" else "0" for a, d in zip("xyz", (wx, wy, wz))]
+        if need & {"workgroup_id", "global_id"}:
+            ctaid = [self._sreg(f"%ctaid.{a}") for a in "xyz"]
+        if "local_id" in need:
+            self.builtin["local_id"] = tid
+        if "workgroup_id" in need:
+            self.builtin["workgroup_id"] = ctaid
+        if "num_workgroups" in need:
+            self.builtin["num_workgroups"] = [self._sreg(f"%nctaid.{a}") for a in "xyz"]
+        if "workgroup_size" in need:
+            self.builtin["workgroup_size"] = [str(wx), str(wy), str(wz)]
+        if "global_id" in need:
+            g = []
+            for c, t, d in zip(ctaid, tid, (wx, wy, wz)):
+                r = b.reg("r")
+                b.op(f"mad.lo.s32 {r}, {c}, {d}, {t};")
+                g.append(r)
+            self.builtin["global_id"] = g
+        if uses_collective:
+            # linear local index, x fastest: the order warps are formed in
+            lid = tid[0]
+            if wy > 1 or wz > 1:
+                yz = b.reg("r")
+                b.op(f"mad.lo.s32 {yz}, {tid[2]}, {wy}, {tid[1]};")
+                lid = b.reg("r")
+                b.op(f"mad.lo.s32 {lid}, {yz}, {wx}, {tid[0]};")
+            self.lid = lid
+
+    def _sreg(self, name: str) -> str:
+        r = self.b.reg("r")
+        self.b.op(f"mov.u32 {r}, {name};")
+        return r
+
+    # ------------------------------------------------------------ helpers
+
+    def local(self, name: str) -> list[str]:
+        regs = self.locals.get(name)
+        if regs is None:
+            regs = [self.b.reg(SCALAR_KIND[t]) for t in _lanes(self.k, self.k.locals[name])]
+            self.locals[name] = regs
+        return regs
+
+    def reg_of(self, v: str, kind: str) -> str:
+        """A register holding v (immediates are moved in)."""
+        if v.startswith("%"):
+            return v
+        r = self.b.reg(kind)
+        if kind == "p":
+            self.b.op(f"setp.ne.u32 {r}, {v}, 0;")
+        else:
+            self.b.op(f"{MOV[kind]} {r}, {v};")
+        return r
+
+    def move(self, dst: list[str], src: list[str]) -> None:
+        if set(src) & set(dst):  # v = v.yx: read every source before writing
+            src = [self.copy(s) if s in dst else s for s in src]
+        for d, s in zip(dst, src):
+            if d != s:
+                kind = self.b.kinds[d]
+                if kind == "p" and not s.startswith("%"):
+                    self.b.op(f"setp.ne.u32 {d}, {s}, 0;")
+                else:
+                    self.b.op(f"{MOV[kind]} {d}, {s};")
+
+    def copy(self, s: str) -> str:
+        kind = self.b.kind_of(s)
+        r = self.b.reg(kind)
+        self.b.op(f"{MOV[kind]} {r}, {s};")
+        return r
+
+    def new(self, kind: str, text: str, *srcs: str) -> str:
+        d = self.b.reg(kind)
+        self.b.op(text.format(d, *srcs))
+        return d
+
+    def const_u32(self, e: N.Expr) -> Optional[int]:
+        return e.value & 0xFFFFFFFF if isinstance(e, N.Const) and e.ty in T.INTS else None
+
+    def pred_and(self, a: str, b: str) -> str:
+        return self.new("p", "and.pred {}, {}, {};", a, b)
+
+    def lt_u(self, a: str, b: str) -> str:
+        return self.new("p", "setp.lt.u32 {}, {}, {};", self.reg_of(a, "r"), b)
+
+    def line_comment(self, span: N.Span) -> None:
+        if span.line == self.current_line or span is N.NO_SPAN:
+            return
+        self.current_line = span.line
+        text = self.src_lines[span.line - 1].strip() if 0 < span.line <= len(self.src_lines) else ""
+        self.b.comment(f"{os.path.basename(self.k.source_file)}:{span.line}  {text}".rstrip())
+
+    # ------------------------------------------------------------ statements
+
+    def block(self, stmts: list[N.Stmt]) -> None:
+        for s in stmts:
+            self.stmt(s)
+
+    def stmt(self, s: N.Stmt) -> None:
+        b = self.b
+        self.line_comment(s.span)
+        if isinstance(s, N.Let):
+            regs = self.local(s.name)
+            if s.value is not None:
+                self.move(regs, self.expr(s.value))
+        elif isinstance(s, N.Assign):
+            root, lanes = self.place(s.target)
+            regs = self.local(root)
+            self.move([regs[i] for i in lanes], self.expr(s.value))
+        elif isinstance(s, N.Store):
+            self.store(s.resource, s.index, self.expr(s.value))
+        elif isinstance(s, N.If):
+            c = self.reg_of(self.expr(s.cond)[0], "p")
+            end = b.label("endif")
+            if s.else_body:
+                els = b.label("else")
+                b.op(f"@!{c} bra {els};")
+                self.block(s.then_body)
+                b.op(f"bra.uni {end};")
+                b.place(els)
+                self.block(s.else_body)
+            else:
+                b.op(f"@!{c} bra {end};")
+                self.block(s.then_body)
+            b.place(end)
+        elif isinstance(s, N.While):
+            top, end = b.label("while"), b.label("wend")
+            b.place(top)
+            c = self.reg_of(self.expr(s.cond)[0], "p")
+            b.op(f"@!{c} bra {end};")
+            self.loop_body(s.body, top, end)
+            b.op(f"bra.uni {top};")
+            b.place(end)
+        elif isinstance(s, N.Loop):
+            top, end = b.label("loop"), b.label("lend")
+            b.place(top)
+            self.loop_body(s.body, top, end)
+            b.op(f"bra.uni {top};")
+            b.place(end)
+        elif isinstance(s, N.For):
+            self.for_loop(s)
+        elif isinstance(s, N.Break):
+            b.op(f"bra.uni {self.loops[-1].brk};")
+        elif isinstance(s, N.Continue):
+            b.op(f"bra.uni {self.loops[-1].cont};")
+        elif isinstance(s, N.Return):
+            b.op("ret;")
+        elif isinstance(s, N.Barrier):
+            self.barrier(id(s) in self.uni.aligned)
+        elif isinstance(s, N.Reduce):
+            v = self.expr(s.value)[0]
+            r = self.collective(s.op, s.value.ty, s.n, v, s.scratch, id(s) in self.uni.aligned)
+            self.move(self.local(s.target), [r])
+        elif isinstance(s, N.Softmax):
+            self.softmax(s)
+        elif isinstance(s, N.AtomicAdd):
+            self.atomic(s)
+        else:  # the verifier admits nothing else
+            raise BackendError(f"PTX emitter: unsupported statement {type(s).__name__}")
+
+    def loop_body(self, body: list[N.Stmt], cont: str, brk: str) -> None:
+        self.loops.append(_Loop(cont, brk))
+        self.block(body)
+        self.loops.pop()
+
+    def for_loop(self, s: N.For) -> None:
+        b = self.b
+        sty = "s32" if s.ty == "i32" else "u32"
+        i = self.local(s.var)[0]
+        start = self.expr(s.start)[0]
+        end_val = self.copy(self.expr(s.end)[0])  # evaluated once, before the first iteration
+        b.op(f"mov.b32 {i}, {start};")
+        top, cont, brk = b.label("for"), b.label("fnext"), b.label("fend")
+        b.place(top)
+        c = self.new("p", f"setp.{'le' if s.inclusive else 'lt'}.{sty} {{}}, {{}}, {{}};", i, end_val)
+        b.op(f"@!{c} bra {brk};")
+        self.loop_body(s.body, cont, brk)
+        b.place(cont)
+        if s.inclusive:  # stop at the bound itself: `0..=u32::MAX` must not wrap around
+            last = self.new("p", "setp.eq.s32 {}, {}, {};", i, end_val)
+            b.op(f"@{last} bra {brk};")
+        b.op(f"add.s32 {i}, {i}, 1;")
+        b.op(f"bra.uni {top};")
+        b.place(brk)
+
+    def place(self, e: N.Expr) -> tuple[str, list[int]]:
+        """The root local of an assignment target and the lanes of it written."""
+        if isinstance(e, N.Var):
+            return e.name, list(range(len(_lanes(self.k, e.ty))))
+        if isinstance(e, N.Field):
+            root, lanes = self.place(e.value)
+            start, n = _field_slice(self.k, e.value.ty, e.name)
+            return root, lanes[start:start + n]
+        if isinstance(e, N.Swizzle):
+            root, lanes = self.place(e.value)
+            return root, [lanes["xyzw".index(c)] for c in e.lanes]
+        raise BackendError(f"PTX emitter: cannot assign to {type(e).__name__}")
+
+    def barrier(self, aligned: bool) -> None:
+        self.b.op("bar.sync 0;" if aligned else "barrier.sync 0;")
+
+    # ------------------------------------------------------------ memory
+
+    def address(self, base: str, index: str, stride: int) -> str:
+        off = self.new("rd", "mul.wide.u32 {}, {}, {};", self.reg_of(index, "r"), str(stride))
+        return self.new("rd", "add.s64 {}, {}, {};", base, off)
+
+    def access(self, name: str, index: Optional[N.Expr], vals: Optional[list[str]] = None):
+        """(space, pred in range, address register, element type, cache op) of one element;
+        the index is an expression or already evaluated (`vals`)."""
+        ev = (lambda: vals) if vals is not None else (lambda: self.expr(index))
+        w = self.k.workgroup_array(name)
+        if w is not None:
+            idx = ev()[0]
+            ok = self.lt_u(idx, str(w.size))
+            base = self.new("r", f"mov.u32 {{}}, S_{name};")
+            addr = self.new("r", "mad.lo.s32 {}, {}, 4, {};", self.reg_of(idx, "r"), base)
+            return "shared", ok, addr, w.ty, ""
+        r = self.res[name]
+        p = r["param"]
+        nc = ".nc" if name not in self.written else ""
+        if r["kind"] == "buffer":
+            idx = ev()[0]
+            ok = self.lt_u(idx, r["len"])
+            return "global", ok, self.address(r["ptr"], idx, _stride(self.k, p.ty)), p.ty, nc
+        if r["kind"] == "image":
+            x, y = ev()
+            ok = self.pred_and(self.lt_u(x, r["w"]), self.lt_u(y, r["h"]))
+            lin = self.new("rd", "mul.wide.u32 {}, {}, {};", self.reg_of(y, "r"), r["w"])
+            x64 = self.new("rd", "cvt.u64.u32 {}, {};", self.reg_of(x, "r"))
+            lin = self.new("rd", "add.s64 {}, {}, {};", lin, x64)
+            off = self.new("rd", "mul.lo.s64 {}, {}, {};", lin, str(_stride(self.k, p.ty)))
+            return "global", ok, self.new("rd", "add.s64 {}, {}, {};", r["ptr"], off), p.ty, nc
+        # tensor: logical row-major index -> element offset through the layout record
+        idx = self.reg_of(ev()[0], "r")
+        lay = r["layout"]
+        ok = self.lt_u(idx, lay[2])
+        phys = self.new("r", "add.s32 {}, {}, {};", lay[0], idx)
+        contig = self.new("p", "setp.ne.b32 {}, {}, 0;", self.new("r", "and.b32 {}, {}, 1;", lay[11]))
+        done = self.b.label("tdone")
+        self.b.op(f"@{contig} bra {done};")
+        rem = idx
+        acc = lay[0]
+        for axis in (3, 2, 1, 0):
+            d = lay[3 + axis]
+            dd = self.new("r", "max.u32 {}, {}, 1;", d)  # extents are >= 1 when idx < numel
+            c = self.new("r", "rem.u32 {}, {}, {};", rem, dd) if axis else rem
+            if axis:
+                rem = self.new("r", "div.u32 {}, {}, {};", rem, dd)
+            acc = self.new("r", "mad.lo.s32 {}, {}, {}, {};", c, lay[7 + axis], acc)
+        self.b.op(f"mov.b32 {phys}, {acc};")
+        self.b.place(done)
+        ok = self.pred_and(ok, self.lt_u(phys, r["buflen"]))
+        return "global", ok, self.address(r["ptr"], phys, 4), p.ty, nc
+
+    def load_mem(self, space: str, ok: str, addr: str, ty: str, nc: str, off: int = 0) -> list[str]:
+        lane_tys = _lanes(self.k, ty)
+        out: list[str] = []
+        li = 0
+        for poff, n in _pieces(self.k, ty, off):
+            tys = lane_tys[li:li + n]
+            li += n
+            regs = []
+            for t in tys:
+                kind = "r" if t == "bool" else SCALAR_KIND[t]
+                r = self.b.reg(kind)
+                self.b.op(f"{MOV[kind]} {r}, {ZERO[kind]};")
+                regs.append(r)
+            pty = {"f32": "f32", "u32": "u32", "i32": "u32", "bool": "u32"}[tys[0]]
+            vec = "" if n == 1 else f".v{n}"
+            dst = regs[0] if n == 1 else "{" + ", ".join(regs) + "}"
+            a = f"[{addr}+{poff}]" if poff else f"[{addr}]"
+            self.b.op(f"@{ok} ld.{space}{nc}{vec}.{pty} {dst}, {a};")
+            for t, r in zip(tys, regs):
+                out.append(self.new("p", "setp.ne.u32 {}, {}, 0;", r) if t == "bool" else r)
+        return out
+
+    def store_mem(self, space: str, ok: str, addr: str, ty: str, vals: list[str]) -> None:
+        lane_tys = _lanes(self.k, ty)
+        li = 0
+        for poff, n in _pieces(self.k, ty):
+            tys = lane_tys[li:li + n]
+            vs = vals[li:li + n]
+            li += n
+            vs = [self.new("r", "selp.u32 {}, 1, 0, {};", v) if t == "bool" else v for t, v in zip(tys, vs)]
+            pty = {"f32": "f32", "u32": "u32", "i32": "u32", "bool": "u32"}[tys[0]]
+            vec = "" if n == 1 else f".v{n}"
+            src = vs[0] if n == 1 else "{" + ", ".join(vs) + "}"
+            a = f"[{addr}+{poff}]" if poff else f"[{addr}]"
+            self.b.op(f"@{ok} st.{space}{vec}.{pty} {a}, {src};")
+
+    def load(self, name: str, index: N.Expr) -> list[str]:
+        space, ok, addr, ty, nc = self.access(name, index)
+        return self.load_mem(space, ok, addr, ty, nc)
+
+    def store(self, name: str, index: N.Expr, vals: list[str]) -> None:
+        space, ok, addr, ty, _ = self.access(name, index)
+        self.store_mem(space, ok, addr, ty, vals)
+
+    def uniform_field(self, e: N.Field) -> Optional[list[str]]:
+        """`p.f` / `p.a.b` on a Uniform or `buf[i].f` on a struct buffer: load just that field."""
+        path = []
+        root = e
+        while isinstance(root, N.Field):
+            path.append(root)
+            root = root.value
+        if isinstance(root, N.Var) and root.name in self.res:
+            ok, addr, nc, space = "1", self.res[root.name]["ptr"], ".nc", "global"
+        elif isinstance(root, N.Load) and root.resource in self.res and self.res[root.resource]["kind"] == "buffer":
+            space, ok, addr, _, nc = self.access(root.resource, root.index)
+        else:
+            return None
+        off = 0
+        ty = root.ty
+        for f in reversed(path):
+            lay = struct_layout(self.k.struct(T.struct_name(ty)))
+            fl = next(x for x in lay.fields if x.name == f.name)
+            off += fl.offset
+            ty = fl.ty
+        if ok == "1":
+            ok = self.new("p", "setp.eq.u32 {}, 0, 0;")
+        return self.load_mem(space, ok, addr, ty, nc, off)
+
+    # ------------------------------------------------------------ collectives
+
+    def collective(self, op: str, ty: str, n: int, v: str, scratch: str, aligned: bool) -> str:
+        b = self.b
+        kind = SCALAR_KIND[ty]
+        v = self.reg_of(v, kind)
+        size = self.k.workgroup_array(scratch).size
+        base = self.new("r", f"mov.u32 {{}}, S_{scratch};")
+        my = self.new("r", "mad.lo.s32 {}, {}, 4, {};", self.reg_of(self.lid, "r"), base)
+        in_scratch = self.lt_u(self.lid, str(size))
+        wg = self.k.workgroup_size[0] * self.k.workgroup_size[1] * self.k.workgroup_size[2]
+        levels = n.bit_length() - 1
+        first = 0
+        keep = v
+        if aligned and n >= 32 and wg % 32 == 0 and wg >= n:
+            # levels 0..4 in registers: lane l combines with lane l + 2^s (lower lane left),
+            # and remembers the value the tree would leave in scratch[l]
+            acc = v
+            in_n = self.lt_u(self.lid, str(n))
+            keep = self.copy(v)
+            for s in range(5):
+                other = self.new(kind, f"shfl.sync.down.b32 {{}}, {{}}, {1 << s}, 31, 0xffffffff;", acc)
+                acc = self.combine(op, ty, acc, other)
+                low = self.new("r", f"and.b32 {{}}, {{}}, {(2 << s) - 1};", self.lid)
+                hit = self.pred_and(in_n, self.new("p", "setp.eq.u32 {}, {}, 0;", low))
+                b.op(f"@{hit} {MOV[kind]} {keep}, {acc};")
+            first = 5
+        b.op(f"@{in_scratch} st.shared.{ty if ty != 'i32' else 'u32'} [{my}], {keep};")
+        self.barrier(aligned)
+        for s in range(first, levels):
+            low = self.new("r", f"and.b32 {{}}, {{}}, {(2 << s) - 1};", self.lid)
+            hit = self.pred_and(self.lt_u(self.lid, str(n)), self.new("p", "setp.eq.u32 {}, {}, 0;", low))
+            skip = b.label("tree")
+            b.op(f"@!{hit} bra {skip};")
+            st = ty if ty != "i32" else "u32"
+            a = self.new(kind, f"ld.shared.{st} {{}}, [{my}];")
+            c = self.new(kind, f"ld.shared.{st} {{}}, [{my}+{4 << s}];")
+            b.op(f"st.shared.{st} [{my}], {self.combine(op, ty, a, c)};")
+            b.place(skip)
+            self.barrier(aligned)
+        st = ty if ty != "i32" else "u32"
+        r = self.new(kind, f"ld.shared.{st} {{}}, [{base}];")
+        self.barrier(aligned)
+        return r
+
+    def combine(self, op: str, ty: str, a: str, c: str) -> str:
+        if op == "sum":
+            return self.new(SCALAR_KIND[ty], "add.rn.f32 {}, {}, {};" if ty == "f32" else "add.s32 {}, {}, {};", a, c)
+        t = {"f32": "f32", "u32": "u32", "i32": "s32"}[ty]
+        return self.new(SCALAR_KIND[ty], f"max.{t} {{}}, {{}}, {{}};", a, c)
+
+    def softmax(self, s: N.Softmax) -> None:
+        base = self.reg_of(self.expr(s.base)[0], "r")
+        count = self.reg_of(self.expr(s.count)[0], "r")
+        aligned = id(s) in self.uni.aligned
+        t = self.lid
+        live = self.lt_u(t, count)
+        pos = self.new("r", "add.s32 {}, {}, {};", base, t)
+        space, ok, addr, ty, _ = self.access(s.resource, None, [pos])
+        x = self.load_mem(space, self.pred_and(ok, live), addr, "f32", "")[0]
+        xm = self.new("f", f"selp.f32 {{}}, {{}}, {PM.fimm(-1e30)}, {{}};", x, live)  # -1e30 past count
+        mx = self.collective("max", "f32", s.n, xm, s.scratch, aligned)
+        e = PM.exp(self.m, self.new("f", "sub.rn.f32 {}, {}, {};", xm, mx))
+        e = self.new("f", "selp.f32 {}, {}, 0f00000000, {};", e, live)
+        total = self.collective("sum", "f32", s.n, e, s.scratch, aligned)
+        q = self.new("f", "div.rn.f32 {}, {}, {};", e, total)
+        self.store_mem(space, self.pred_and(ok, live), addr, "f32", [q])
+
+    def atomic(self, s: N.AtomicAdd) -> None:
+        space, ok, addr, ty, _ = self.access(s.resource, s.index)
+        v = self.reg_of(self.expr(s.value)[0], "r")
+        old = self.b.reg("r")
+        self.b.op(f"mov.b32 {old}, 0;")
+        self.b.op(f"@{ok} atom.global.add.{'s32' if ty == 'i32' else 'u32'} {old}, [{addr}], {v};")
+        if s.target is not None:
+            self.move(self.local(s.target), [old])
+
+    # ------------------------------------------------------------ expressions
+
+    def expr(self, e: N.Expr) -> list[str]:
+        m = getattr(self, "e_" + type(e).__name__)
+        return m(e)
+
+    def e_Const(self, e: N.Const) -> list[str]:
+        if e.ty == "f32":
+            return [PM.fimm(e.value)]
+        if e.ty == "bool":
+            return [self.new("p", f"setp.eq.u32 {{}}, 0, {0 if e.value else 1};")]
+        return [str(e.value)]  # i32 signed, u32 unsigned: in range for the instruction type
+
+    def e_Var(self, e: N.Var) -> list[str]:
+        if e.name in self.k.locals or e.name in self.locals:
+            return list(self.local(e.name))
+        if e.name in self.scalars:
+            return [self.scalars[e.name]]
+        p = self.k.param(e.name)  # a whole uniform struct
+        one = self.new("p", "setp.eq.u32 {}, 0, 0;")
+        return self.load_mem("global", one, self.res[e.name]["ptr"], p.ty, ".nc")
+
+    def e_Builtin(self, e: N.Builtin) -> list[str]:
+        return list(self.builtin[e.name])
+
+    def e_Load(self, e: N.Load) -> list[str]:
+        return self.load(e.resource, e.index)
+
+    def e_Len(self, e: N.Len) -> list[str]:
+        w = self.k.workgroup_array(e.resource)
+        if w is not None:
+            return [str(w.size)]
+        r = self.res[e.resource]
+        return [r["layout"][2]] if r["kind"] == "tensor" else [r["len"]]
+
+    def e_TensorRank(self, e: N.TensorRank) -> list[str]:
+        return [self.res[e.resource]["layout"][1]]
+
+    def e_TensorDim(self, e: N.TensorDim) -> list[str]:
+        lay = self.res[e.resource]["layout"]
+        axis = self.expr(e.axis)[0]
+        out = "1"  # axes past 3 have extent 1, like the record's unused axes
+        for a in range(4):
+            hit = self.new("p", "setp.eq.u32 {}, {}, {};", self.reg_of(axis, "r"), str(a))
+            out = self.new("r", "selp.b32 {}, {}, {}, {};", lay[3 + a], out, hit)
+        return [out]
+
+    def e_ImageSize(self, e: N.ImageSize) -> list[str]:
+        r = self.res[e.resource]
+        return [r["w"] if e.axis == 0 else r["h"]]
+
+    def e_Field(self, e: N.Field) -> list[str]:
+        direct = self.uniform_field(e)
+        if direct is not None:
+            return direct
+        vals = self.expr(e.value)
+        start, n = _field_slice(self.k, e.value.ty, e.name)
+        return vals[start:start + n]
+
+    def e_Swizzle(self, e: N.Swizzle) -> list[str]:
+        vals = self.expr(e.value)
+        return [vals["xyzw".index(c)] for c in e.lanes]
+
+    def e_Unary(self, e: N.Unary) -> list[str]:
+        out = []
+        elem = T.elem_of(e.ty)
+        for v in self.expr(e.operand):
+            if e.op == "neg":
+                out.append(self.m.neg(v) if elem == "f32" else self.new("r", "neg.s32 {}, {};", self.reg_of(v, "r")))
+            elif elem == "bool":
+                out.append(self.new("p", "not.pred {}, {};", v))
+            else:
+                out.append(self.new("r", "not.b32 {}, {};", self.reg_of(v, "r")))
+        return out
+
+    def e_Cast(self, e: N.Cast) -> list[str]:
+        v = self.expr(e.value)[0]
+        src, dst = e.value.ty, e.ty
+        if src == dst or (src in T.INTS and dst in T.INTS):
+            return [v]
+        if src == "bool":
+            return [self.new("r", "selp.u32 {}, 1, 0, {};", v)]
+        if src == "f32":
+            v = self.reg_of(v, "f")
+            r = self.new("r", f"cvt.rzi.{'s32' if dst == 'i32' else 'u32'}.f32 {{}}, {{}};", v)
+            nan = self.new("p", "setp.nan.f32 {}, {}, {};", v, v)
+            return [self.new("r", "selp.b32 {}, 0, {}, {};", r, nan)]
+        return [self.new("f", f"cvt.rn.f32.{'s32' if src == 'i32' else 'u32'} {{}}, {{}};", self.reg_of(v, "r"))]
+
+    def e_Construct(self, e: N.Construct) -> list[str]:
+        vals = [v for a in e.args for v in self.expr(a)]
+        n = T.vec_len(e.ty)
+        return vals * n if len(vals) == 1 and n > 1 else vals
+
+    def e_Select(self, e: N.Select) -> list[str]:
+        c = self.reg_of(self.expr(e.cond)[0], "p")
+        a, bb = self.expr(e.if_true), self.expr(e.if_false)
+        return [self.m.sel(c, x, y) for x, y in zip(a, bb)]
+
+    def e_Binary(self, e: N.Binary) -> list[str]:
+        lt, rt = e.lhs.ty, e.rhs.ty
+        a, c = self.expr(e.lhs), self.expr(e.rhs)
+        if T.is_matrix(lt) and e.op == "mul" and rt != "f32":
+            n = T.vec_len(lt)
+            if T.is_vector(rt):
+                return self.mat_vec(a, c, n)
+            return [x for col in range(n) for x in self.mat_vec(a, c[col * n:(col + 1) * n], n)]
+        if len(a) == 1 and len(c) > 1:
+            a = a * len(c)
+        if len(c) == 1 and len(a) > 1:
+            c = c * len(a)
+        elem = T.elem_of(lt)
+        return [self.scalar_binary(e.op, elem, x, y, rhs_const=self.const_u32(e.rhs)) for x, y in zip(a, c)]
+
+    def mat_vec(self, m: list[str], v: list[str], n: int) -> list[str]:
+        out = []
+        for r in range(n):
+            acc = self.new("f", "mul.rn.f32 {}, {}, {};", m[r], v[0])
+            for col in range(1, n):
+                t = self.new("f", "mul.rn.f32 {}, {}, {};", m[col * n + r], v[col])
+                acc = self.new("f", "add.rn.f32 {}, {}, {};", acc, t)
+            out.append(acc)
+        return out
+
+    def scalar_binary(self, op: str, ty: str, a: str, c: str, rhs_const: Optional[int] = None) -> str:
+        if ty == "bool":
+            if op in ("and", "bitand"):
+                return self.new("p", "and.pred {}, {}, {};", a, c)
+            if op in ("or", "bitor"):
+                return self.new("p", "or.pred {}, {}, {};", a, c)
+            x = self.new("p", "xor.pred {}, {}, {};", a, c)
+            return x if op in ("ne", "bitxor") else self.new("p", "not.pred {}, {};", x)
+        if op in CMP:
+            if ty == "f32":
+                cmp = "neu" if op == "ne" else CMP[op]
+                return self.new("p", f"setp.{cmp}.f32 {{}}, {{}}, {{}};", self.reg_of(a, "f"), c)
+            return self.new("p", f"setp.{CMP[op]}.{'s32' if ty == 'i32' else 'u32'} {{}}, {{}}, {{}};",
+                            self.reg_of(a, "r"), c)
+        if ty == "f32":
+            if op == "rem":
+                return PM.fmod(self.m, self.reg_of(a, "f"), self.reg_of(c, "f"))
+            return self.new("f", f"{op}.rn.f32 {{}}, {{}}, {{}};", a, c)
+        s = "s32" if ty == "i32" else "u32"
+        a = self.reg_of(a, "r")
+        if op in ("add", "sub"):  # wrapping: the same bits for both signednesses
+            return self.new("r", f"{op}.{s} {{}}, {{}}, {{}};", a, c)
+        if op == "mul":
+            return self.new("r", f"mul.lo.{s} {{}}, {{}}, {{}};", a, c)
+        if op in ("bitand", "bitor", "bitxor"):
+            return self.new("r", f"{op[3:]}.b32 {{}}, {{}}, {{}};", a, c)
+        if op in ("shl", "shr"):
+            amount = str(rhs_const & 31) if rhs_const is not None else \
+                self.new("r", "and.b32 {}, {}, 31;", self.reg_of(c, "r"))
+            kind = "shl.b32" if op == "shl" else f"shr.{s}"
+            return self.new("r", f"{kind} {{}}, {{}}, {{}};", a, amount)
+        if op in ("div", "rem"):
+            return self.int_divide(op, s, a, c, rhs_const)
+        raise BackendError(f"PTX emitter: unsupported operator `{op}` on `{ty}`")
+
+    def int_divide(self, op: str, s: str, a: str, c: str, rhs_const: Optional[int]) -> str:
+        minus_one = rhs_const == 0xFFFFFFFF and s == "s32"
+        if rhs_const is not None and rhs_const != 0 and not minus_one:
+            return self.new("r", f"{op}.{s} {{}}, {{}}, {{}};", a, c)
+        c = self.reg_of(c, "r")
+        zero = self.new("p", "setp.eq.s32 {}, {}, 0;", c)
+        bad = zero
+        if s == "s32":  # i32::MIN / -1 overflows in hardware; Rust's wrapping result is -a
+            m1 = self.new("p", "setp.eq.s32 {}, {}, -1;", c)
+            bad = self.new("p", "or.pred {}, {}, {};", zero, m1)
+        safe = self.new("r", "selp.b32 {}, 1, {}, {};", c, bad)
+        q = self.new("r", f"{op}.{s} {{}}, {{}}, {{}};", a, safe)
+        if s == "s32" and op == "div":
+            q = self.new("r", "selp.b32 {}, {}, {}, {};", self.new("r", "neg.s32 {}, {};", a), q, m1)
+        elif s == "s32":
+            q = self.new("r", "selp.b32 {}, 0, {}, {};", q, m1)
+        return self.new("r", "selp.b32 {}, 0, {}, {};", q, zero)
+
+    def e_Call(self, e: N.Call) -> list[str]:
+        f = e.func
+        args = [self.expr(a) for a in e.args]
+        elem = T.elem_of(e.args[0].ty)
+        if f == "dot":
+            return [self.dot(args[0], args[1])]
+        if f == "length":
+            return [self.new("f", "sqrt.rn.f32 {}, {};", self.dot(args[0], args[0]))]
+        n = max(len(a) for a in args)
+        args = [a * n if len(a) == 1 else a for a in args]
+        return [self.scalar_call(f, elem, [a[i] for a in args]) for i in range(n)]
+
+    def dot(self, a: list[str], c: list[str]) -> str:
+        acc = self.new("f", "mul.rn.f32 {}, {}, {};", a[0], c[0])
+        for x, y in zip(a[1:], c[1:]):
+            acc = self.new("f", "add.rn.f32 {}, {}, {};", acc, self.new("f", "mul.rn.f32 {}, {}, {};", x, y))
+        return acc
+
+    def scalar_call(self, f: str, ty: str, a: list[str]) -> str:
+        m = self.m
+        t = {"f32": "f32", "u32": "u32", "i32": "s32"}.get(ty, "u32")
+        if f in PM.FUNCTIONS:
+            return PM.FUNCTIONS[f](m, *[self.reg_of(x, "f") for x in a])
+        if f == "abs":
+            if ty == "f32":
+                return m.fabs(a[0])
+            return a[0] if ty == "u32" else self.new("r", "abs.s32 {}, {};", self.reg_of(a[0], "r"))
+        if f in ("floor", "ceil", "trunc"):
+            mode = {"floor": "rmi", "ceil": "rpi", "trunc": "rzi"}[f]
+            return self.new("f", f"cvt.{mode}.f32.f32 {{}}, {{}};", self.reg_of(a[0], "f"))
+        if f == "round":
+            x = self.reg_of(a[0], "f")
+            tr = self.new("f", "cvt.rzi.f32.f32 {}, {};", x)
+            frac = m.fabs(self.new("f", "sub.rn.f32 {}, {}, {};", x, tr))
+            half = self.new("p", "setp.ge.f32 {}, {}, 0f3F000000;", frac)
+            step = self.new("f", "copysign.f32 {}, {}, 0f3F800000;", x)
+            return self.new("f", "selp.f32 {}, {}, {}, {};", self.new("f", "add.rn.f32 {}, {}, {};", tr, step), tr, half)
+        if f == "sqrt":
+            return self.new("f", "sqrt.rn.f32 {}, {};", self.reg_of(a[0], "f"))
+        if f == "fma":
+            return self.new("f", "fma.rn.f32 {}, {}, {}, {};", self.reg_of(a[0], "f"), a[1], a[2])
+        if f in ("min", "max"):
+            return self.new(SCALAR_KIND[ty], f"{f}.{t} {{}}, {{}}, {{}};", self.reg_of(a[0], SCALAR_KIND[ty]), a[1])
+        if f == "clamp":
+            k = SCALAR_KIND[ty]
+            lo = self.new(k, f"max.{t} {{}}, {{}}, {{}};", self.reg_of(a[0], k), a[1])
+            return self.new(k, f"min.{t} {{}}, {{}}, {{}};", lo, a[2])
+        if f == "from_bits":
+            return self.new("f", "mov.b32 {}, {};", self.reg_of(a[0], "r"))
+        if f == "to_bits":
+            return self.new("r", "mov.b32 {}, {};", self.reg_of(a[0], "f"))
+        raise BackendError(f"PTX emitter: unsupported intrinsic `{f}`")
