@@ -1,0 +1,1122 @@
+"""WGSL emitter: verified IR in, one WGSL compute module out.
+
+Module shape (all in bind group 0):
+
+- one storage binding per resource parameter, in parameter order: buffers
+  (`array<T>`; `bool` elements as u32 0/1; `array<atomic<T>>` when the kernel uses
+  `atomic_add` on it), tensor views (the parent buffer) and images (emulated with a
+  row-major storage buffer of texels, width and height passed in the uniform block);
+- then one uniform block `gi_u` (when non-empty) holding, in this order, every
+  `gpu::Uniform<S>` struct, every tensor's 12-u32 layout record
+  (`off, rank, numel, d0..d3, s0..s3, flags` as `array<vec4<u32>, 3>`), then u32 words:
+  each buffer's element offset inside its binding and logical length, each tensor's
+  parent-buffer length, each image's width and height, and every scalar parameter
+  (`bool` as u32). Lengths are passed explicitly rather than using arrayLength, because a
+  binding may start before the buffer's first element or extend past its logical end.
+
+Every access goes through a small bounds-checked helper (out-of-range loads give 0,
+out-of-range stores are dropped). Rust semantics that WGSL leaves open or defines
+differently are written out as helper functions (see `_LIB`): integer division and
+remainder by zero, i32::MIN / -1, shift amounts masked by 31, saturating float->int
+casts, exact int->float conversion, round half away from zero, NaN-ignoring min/max,
+f32 `/`, `%` and `sqrt` computed exactly in integer arithmetic (WGSL only promises 2.5 ulp
+for `/` and less for sqrt), and dot / matrix products summed left to right.
+
+What this relies on from the driver: f32 `+ - *` correctly rounded (WGSL guarantees it),
+no contraction of `a * b + c` into an FMA (WGSL and SPIR-V do not promise this; naga emits
+separate OpFMul/OpFAdd and LLVM-based drivers such as lavapipe do not fuse them without
+fast-math), `fma` (`mul_add`) actually fused, and the transcendentals' accuracy (tests
+allow rtol 2e-6 + atol 1e-6; `pow` is computed as exp2(y * log2(x)) with Rust's sign
+rules for negative bases).
+
+Barrier uniformity: WGSL requires barriers in uniform control flow. When a kernel has both
+a `return` and a barrier (or collective), returns are lowered to a flag `gi_done`: a
+returned thread keeps following the control flow (so it reaches every barrier the others
+reach) but performs no stores, atomics or collective writes; inside loops without barriers
+it leaves the loop at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from goldy_import.errors import BackendError
+from goldy_import.ir import layout as L
+from goldy_import.ir import nodes as N
+from goldy_import.ir import types as T
+
+__all__ = ["emit_wgsl", "emit_wgsl_module", "WgslModule", "ResourceBinding", "UniformField", "WgslEmitError"]
+
+
+class WgslEmitError(BackendError):
+    """The kernel uses something the WGSL emitter cannot express."""
+
+
+@dataclass(frozen=True)
+class ResourceBinding:
+    binding: int
+    param: int  # index into kernel.params
+    name: str  # WGSL variable name
+    writable: bool
+    stride: int  # bytes per array element in WGSL
+
+
+@dataclass(frozen=True)
+class UniformField:
+    """One member of the uniform block: what it holds and where."""
+
+    name: str
+    kind: str  # "scalar" | "uniform" | "layout" | "off" | "len" | "blen" | "width" | "height"
+    param: int
+    ty: str  # IR type ("u32" for metadata words)
+    offset: int
+    size: int
+
+
+@dataclass
+class WgslModule:
+    code: str
+    kernel: str
+    entry_point: str
+    source_file: str
+    bindings: list[ResourceBinding]
+    uniform_fields: list[UniformField]
+    uniform_binding: Optional[int]
+    uniform_size: int
+    line_spans: dict[int, N.Span] = field(default_factory=dict)  # 1-based WGSL line -> Rust span
+
+    def span_of_line(self, line: int) -> Optional[N.Span]:
+        return self.line_spans.get(line)
+
+
+def emit_wgsl(kernel: N.Kernel) -> str:
+    return emit_wgsl_module(kernel).code
+
+
+def emit_wgsl_module(kernel: N.Kernel, force_writable: frozenset = frozenset()) -> WgslModule:
+    """`force_writable`: parameter indices to declare read_write even though the kernel only
+    reads them (WebGPU forbids binding one buffer read-only and writable in one dispatch)."""
+    return _Emitter(kernel, force_writable).module()
+
+
+# ---------------------------------------------------------------- names
+
+_KEYWORDS = """alias break case const const_assert continue continuing default diagnostic discard else
+enable false fn for if let loop override requires return struct switch true var while""".split()
+_RESERVED = """NULL Self abstract active alignas alignof as asm asm_fragment async attribute auto await
+become binding_array cast catch class co_await co_return co_yield coherent column_major common compile
+compile_fragment concept const_cast consteval constexpr constinit crate debugger decltype delete demote
+demote_to_helper do dynamic_cast enum explicit export extends extern external fallthrough filter final
+finally friend from fxgroup get goto groupshared highp impl implements import inline instanceof interface
+layout lowp macro macro_rules match mediump meta mod module move mut noexcept noinline nointerpolation
+noperspective null nullptr of operator package packoffset partition pass patch pixelfragment precise
+precision premerge priv protected pub public readonly ref regardless register reinterpret_cast require
+resource restrict self set shared sizeof smooth snorm static static_assert static_cast std subroutine
+super target template this thread_local throw trait try type typedef typeid typename typeof union unless
+unorm unsafe unsized use using varying virtual volatile wgsl where with writeonly yield""".split()
+# Predeclared types and built-in functions: shadowing them would break generated code.
+_PREDECLARED = """bool f16 f32 i32 u32 vec2 vec3 vec4 mat2x2 mat2x3 mat2x4 mat3x2 mat3x3 mat3x4 mat4x2 mat4x3
+mat4x4 array atomic ptr sampler sampler_comparison texture_1d texture_2d texture_2d_array texture_3d
+texture_cube texture_cube_array texture_multisampled_2d texture_storage_1d texture_storage_2d
+texture_storage_2d_array texture_storage_3d texture_depth_2d vec2f vec3f vec4f vec2i vec3i vec4i vec2u
+vec3u vec4u vec2h vec3h vec4h mat2x2f mat3x3f mat4x4f read write read_write function private workgroup
+uniform storage bitcast all any select arrayLength abs acos acosh asin asinh atan atanh atan2 ceil clamp
+cos cosh countLeadingZeros countOneBits countTrailingZeros cross degrees determinant distance dot exp exp2
+extractBits faceForward firstLeadingBit firstTrailingBit floor fma fract frexp insertBits inverseSqrt
+ldexp length log log2 max min mix modf normalize pow quantizeToF16 radians reflect refract reverseBits
+round saturate sign sin sinh smoothstep sqrt step tan tanh transpose trunc atomicLoad atomicStore
+atomicAdd workgroupBarrier storageBarrier textureBarrier workgroupUniformLoad main""".split()
+_AVOID = frozenset(_KEYWORDS) | frozenset(_RESERVED) | frozenset(_PREDECLARED)
+
+
+def _safe(name: str, taken: set[str]) -> str:
+    """A WGSL identifier for a Rust one: unchanged unless reserved, `gi_`-prefixed (ours) or
+    starting with `__`; then suffixed with `_` until unique."""
+    out = name
+    if out in _AVOID or out.startswith("gi_") or out.startswith("__") or out == "_":
+        out = "u" + out if out.startswith("_") else out + "_"
+    while out in taken or out in _AVOID:
+        out += "_"
+    taken.add(out)
+    return out
+
+
+# ---------------------------------------------------------------- types and literals
+
+
+def wgsl_type(t: str, names: dict[str, str]) -> str:
+    if T.is_scalar(t):
+        return t
+    if T.is_vector(t):
+        return f"vec{T.vec_len(t)}<{T.elem_of(t)}>"
+    if T.is_matrix(t):
+        n = T.vec_len(t)
+        return f"mat{n}x{n}<f32>"
+    if T.is_struct(t):
+        return names["struct:" + T.struct_name(t)]
+    raise ValueError(t)
+
+
+def storage_type(t: str, names: dict[str, str]) -> str:
+    """How an element is held in host-shareable memory (bool never is)."""
+    return "u32" if t == "bool" else wgsl_type(t, names)
+
+
+def storage_stride(t: str, structs: dict[str, N.StructDecl]) -> int:
+    if T.is_struct(t):
+        return L.struct_layout(structs[T.struct_name(t)]).stride
+    if t == "bool":
+        return 4
+    return L.round_up(L.size_of(t), L.align_of(t))
+
+
+def f32_literal(v: float) -> str:
+    x = np.float32(v)
+    bits = int(x.view(np.uint32))
+    if not np.isfinite(x) or (x != 0 and abs(x) < np.finfo(np.float32).tiny):
+        return f"bitcast<f32>({bits:#010x}u)"  # inf, nan and subnormals bit-exactly
+    if x == 0:
+        return "(-0.0f)" if bits >> 31 else "0.0f"
+    s = str(abs(x))
+    if not any(c in s for c in ".e"):
+        s += ".0"
+    return f"(-{s}f)" if x < 0 else f"{s}f"
+
+
+def const_text(value, ty: str) -> str:
+    if ty == "bool":
+        return "true" if value else "false"
+    if ty == "u32":
+        return f"{int(value)}u"
+    if ty == "i32":
+        v = int(value)
+        if v == -(2**31):
+            return "i32(-2147483648)"
+        return f"(-{-v}i)" if v < 0 else f"{v}i"
+    if ty == "f32":
+        return f32_literal(float(value))
+    raise ValueError(ty)
+
+
+def _suffix(t: str) -> str:
+    """Helper-name suffix for a type: f32, u32, v3f32 ..."""
+    if T.is_vector(t):
+        return f"v{T.vec_len(t)}{T.elem_of(t)}"
+    if T.is_matrix(t):
+        return f"m{T.vec_len(t)}"
+    return t
+
+
+def _strip(e: str) -> str:
+    """Drop one pair of enclosing parentheses, for readability at statement level."""
+    if e.startswith("(") and e.endswith(")"):
+        depth = 0
+        for i, c in enumerate(e):
+            depth += c == "("
+            depth -= c == ")"
+            if depth == 0 and i < len(e) - 1:
+                return e
+        return e[1:-1]
+    return e
+
+
+# ---------------------------------------------------------------- the support library
+# Scalar helpers, emitted on demand (name -> (dependencies, text)). Vector forms are
+# generated lane by lane from these (see _Emitter.lanewise).
+
+_LIB: dict[str, tuple[tuple[str, ...], str]] = {
+    "gi_isnan_f32": ((), """
+// NaN test on the bits: drivers may assume `x != x` is false.
+fn gi_isnan_f32(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+}"""),
+    "gi_div_u32": ((), """
+// Rust semantics: x / 0 == 0 (until trapping checks).
+fn gi_div_u32(a: u32, b: u32) -> u32 {
+    if (b == 0u) { return 0u; }
+    return a / b;
+}"""),
+    "gi_rem_u32": ((), """
+fn gi_rem_u32(a: u32, b: u32) -> u32 {
+    if (b == 0u) { return 0u; }
+    return a % b;
+}"""),
+    "gi_div_i32": ((), """
+// x / 0 == 0; i32::MIN / -1 == i32::MIN (wrapping); otherwise truncates toward zero.
+fn gi_div_i32(a: i32, b: i32) -> i32 {
+    if (b == 0i) { return 0i; }
+    if (b == -1i) { return 0i - a; }
+    return a / b;
+}"""),
+    "gi_rem_i32": ((), """
+// x % 0 == 0; i32::MIN % -1 == 0; the result takes the dividend's sign.
+fn gi_rem_i32(a: i32, b: i32) -> i32 {
+    if (b == 0i || b == -1i) { return 0i; }
+    return a % b;
+}"""),
+    "gi_abs_f32": ((), """
+fn gi_abs_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) & 0x7fffffffu);
+}"""),
+    "gi_abs_i32": ((), """
+// abs(i32::MIN) == i32::MIN (wrapping negation).
+fn gi_abs_i32(x: i32) -> i32 {
+    if (x < 0i) { return 0i - x; }
+    return x;
+}"""),
+    "gi_min_f32": (("gi_isnan_f32",), """
+// Rust f32::min: a NaN operand yields the other operand.
+fn gi_min_f32(a: f32, b: f32) -> f32 {
+    if (gi_isnan_f32(a)) { return b; }
+    if (gi_isnan_f32(b)) { return a; }
+    return select(a, b, b < a);
+}"""),
+    "gi_max_f32": (("gi_isnan_f32",), """
+// Rust f32::max: a NaN operand yields the other operand.
+fn gi_max_f32(a: f32, b: f32) -> f32 {
+    if (gi_isnan_f32(a)) { return b; }
+    if (gi_isnan_f32(b)) { return a; }
+    return select(a, b, b > a);
+}"""),
+    "gi_round_f32": ((), """
+// Round half away from zero; x - trunc(x) is exact, so the comparison is too.
+fn gi_round_f32(x: f32) -> f32 {
+    let t = trunc(x);
+    if (abs(x - t) >= 0.5f) { return t + sign(x); }
+    return t;
+}"""),
+    "gi_f32_to_i32": (("gi_isnan_f32",), """
+// Rust `as i32`: truncate, saturate, NaN -> 0.
+fn gi_f32_to_i32(x: f32) -> i32 {
+    if (gi_isnan_f32(x)) { return 0i; }
+    if (x >= 2147483648.0f) { return 2147483647i; }
+    if (x <= -2147483648.0f) { return i32(-2147483648); }
+    return i32(x);
+}"""),
+    "gi_f32_to_u32": (("gi_isnan_f32",), """
+// Rust `as u32`: truncate, saturate, NaN -> 0.
+fn gi_f32_to_u32(x: f32) -> u32 {
+    if (gi_isnan_f32(x) || x < 1.0f) { return 0u; }
+    if (x >= 4294967296.0f) { return 4294967295u; }
+    return u32(x);
+}"""),
+    "gi_u32_to_f32": ((), """
+// Round to nearest even without trusting the driver's conversion: both halves convert
+// exactly, the scaling is exact, and the one addition rounds correctly.
+fn gi_u32_to_f32(x: u32) -> f32 {
+    return f32(x >> 16u) * 65536.0f + f32(x & 0xffffu);
+}"""),
+    "gi_i32_to_f32": (("gi_u32_to_f32",), """
+fn gi_i32_to_f32(x: i32) -> f32 {
+    let m = gi_u32_to_f32(select(bitcast<u32>(x), 0u - bitcast<u32>(x), x < 0i));
+    return select(m, -m, x < 0i);
+}"""),
+    "gi_fdiv_f32": ((), """
+// Correctly rounded f32 division (round to nearest even, subnormals kept), by long
+// division of the significands: WGSL only promises 2.5 ulp for `/`.
+fn gi_fdiv_f32(a: f32, b: f32) -> f32 {
+    let ua = bitcast<u32>(a);
+    let ub = bitcast<u32>(b);
+    let sign = (ua ^ ub) & 0x80000000u;
+    let aa = ua & 0x7fffffffu;
+    let ab = ub & 0x7fffffffu;
+    if (aa > 0x7f800000u || ab > 0x7f800000u) { return bitcast<f32>(0x7fc00000u); }
+    if (aa == 0x7f800000u) {
+        if (ab == 0x7f800000u) { return bitcast<f32>(0x7fc00000u); }
+        return bitcast<f32>(sign | 0x7f800000u);
+    }
+    if (ab == 0x7f800000u) { return bitcast<f32>(sign); }
+    if (ab == 0u) {
+        if (aa == 0u) { return bitcast<f32>(0x7fc00000u); }
+        return bitcast<f32>(sign | 0x7f800000u);
+    }
+    if (aa == 0u) { return bitcast<f32>(sign); }
+    // significands with the leading one at bit 23 (subnormals normalised)
+    var ma = aa & 0x7fffffu;
+    var ea = i32(aa >> 23u);
+    if (ea == 0i) { ea = 1i; while (ma < 0x800000u) { ma = ma << 1u; ea = ea - 1i; } } else { ma = ma | 0x800000u; }
+    var mb = ab & 0x7fffffu;
+    var eb = i32(ab >> 23u);
+    if (eb == 0i) { eb = 1i; while (mb < 0x800000u) { mb = mb << 1u; eb = eb - 1i; } } else { mb = mb | 0x800000u; }
+    var e = ea - eb + 127i;
+    if (ma < mb) { ma = ma << 1u; e = e - 1i; }
+    // 26 quotient bits (24 kept + 2 for rounding); the remainder decides ties
+    var r = ma;
+    var q = 0u;
+    for (var i = 0u; i < 26u; i = i + 1u) {
+        q = q << 1u;
+        if (r >= mb) { r = r - mb; q = q | 1u; }
+        r = r << 1u;
+    }
+    if (e >= 255i) { return bitcast<f32>(sign | 0x7f800000u); }
+    let drop = u32(min(2i + max(0i, 1i - e), 31i));
+    var kept = q >> drop;
+    let rest = q & ((1u << drop) - 1u);
+    let half = 1u << (drop - 1u);
+    if (rest > half || (rest == half && (r != 0u || (kept & 1u) == 1u))) { kept = kept + 1u; }
+    // the leading one of a normal result lands in the exponent field; a carry from
+    // rounding moves to the next binade (or to infinity) by itself
+    return bitcast<f32>(sign | ((u32(max(e, 1i) - 1i) << 23u) + kept));
+}"""),
+    "gi_sqrt_f32": ((), """
+// Correctly rounded square root, digit by digit on the significand: WGSL does not
+// promise a correctly rounded sqrt.
+fn gi_sqrt_f32(x: f32) -> f32 {
+    let u = bitcast<u32>(x);
+    if ((u & 0x7fffffffu) == 0u || u == 0x7f800000u) { return x; }
+    if (u > 0x7f800000u) { return bitcast<f32>(0x7fc00000u); }
+    var m = u & 0x7fffffu;
+    var e = i32(u >> 23u);
+    if (e == 0i) { e = 1i; while (m < 0x800000u) { m = m << 1u; e = e - 1i; } } else { m = m | 0x800000u; }
+    // x = m * 2^p with p even, m in [2^23, 2^25)
+    var p = e - 150i;
+    if ((p & 1i) != 0i) { m = m << 1u; p = p - 1i; }
+    // root = floor(sqrt(m * 2^26)), in [2^24, 2^26): 26 two-bit digits, the top 13 from m
+    var root = 0u;
+    var rem = 0u;
+    for (var i = 0i; i < 26i; i = i + 1i) {
+        let shift = 2i * (25i - i) - 26i;
+        var digits = 0u;
+        if (shift >= 0i) { digits = (m >> u32(shift)) & 3u; }
+        rem = (rem << 2u) | digits;
+        let trial = (root << 2u) | 1u;
+        if (rem >= trial) { rem = rem - trial; root = (root << 1u) | 1u; } else { root = root << 1u; }
+    }
+    var drop = 1u;
+    if (root >= 0x2000000u) { drop = 2u; }
+    var kept = root >> drop;
+    let rest = root & ((1u << drop) - 1u);
+    let half = 1u << (drop - 1u);
+    if (rest > half || (rest == half && (rem != 0u || (kept & 1u) == 1u))) { kept = kept + 1u; }
+    let biased = p / 2i - 13i + i32(drop) + 150i;
+    return bitcast<f32>((u32(biased - 1i) << 23u) + kept);
+}"""),
+    "gi_fmod_f32": ((), """
+// Rust's f32 `%`: the exact truncated remainder (WGSL's `%` is x - y * trunc(x / y),
+// which rounds). Shift-and-subtract on the significands.
+fn gi_fmod_f32(x: f32, y: f32) -> f32 {
+    let ux = bitcast<u32>(x);
+    let sx = ux & 0x80000000u;
+    let ax = ux & 0x7fffffffu;
+    let ay = bitcast<u32>(y) & 0x7fffffffu;
+    if (ay == 0u || ax >= 0x7f800000u || ay > 0x7f800000u) { return bitcast<f32>(0x7fc00000u); }
+    if (ax < ay) { return x; }
+    var mx = ax & 0x7fffffu;
+    var ex = i32(ax >> 23u);
+    if (ex == 0i) { ex = 1i; while (mx < 0x800000u) { mx = mx << 1u; ex = ex - 1i; } } else { mx = mx | 0x800000u; }
+    var my = ay & 0x7fffffu;
+    var ey = i32(ay >> 23u);
+    if (ey == 0i) { ey = 1i; while (my < 0x800000u) { my = my << 1u; ey = ey - 1i; } } else { my = my | 0x800000u; }
+    for (; ex > ey; ex = ex - 1i) {
+        if (mx >= my) { mx = mx - my; }
+        if (mx == 0u) { return bitcast<f32>(sx); }
+        mx = mx << 1u;
+    }
+    if (mx >= my) { mx = mx - my; }
+    if (mx == 0u) { return bitcast<f32>(sx); }
+    while (mx < 0x800000u) { mx = mx << 1u; ex = ex - 1i; }
+    if (ex >= 1i) { return bitcast<f32>(sx | ((u32(ex - 1i) << 23u) + mx)); }
+    return bitcast<f32>(sx | (mx >> u32(1i - ex)));
+}"""),
+    "gi_pow_f32": (("gi_isnan_f32",), """
+// Rust powf sign rules around WGSL's pow (defined only for x > 0).
+fn gi_pow_f32(x: f32, y: f32) -> f32 {
+    if (y == 0.0f || x == 1.0f) { return 1.0f; }
+    if (gi_isnan_f32(x) || gi_isnan_f32(y)) { return bitcast<f32>(0x7fc00000u); }
+    let ay = abs(y);
+    let y_int = trunc(y) == y;
+    let y_odd = y_int && ay < 16777216.0f && (u32(ay) & 1u) == 1u;
+    if (x == 0.0f) {
+        var r = 0.0f;
+        if (y < 0.0f) { r = bitcast<f32>(0x7f800000u); }
+        if (y_odd && (bitcast<u32>(x) >> 31u) == 1u) { r = -r; }
+        return r;
+    }
+    if (x < 0.0f) {
+        if (!y_int) { return bitcast<f32>(0x7fc00000u); }
+        let m = pow(-x, y);
+        return select(m, -m, y_odd);
+    }
+    return pow(x, y);
+}"""),
+}
+
+
+# ---------------------------------------------------------------- the emitter
+
+
+def _contains(stmts: list[N.Stmt], kinds) -> bool:
+    return any(isinstance(s, kinds) for s in N.walk_stmts(stmts))
+
+
+_BARRIERS = (N.Barrier, N.Reduce, N.Softmax)
+
+
+class _Emitter:
+    def __init__(self, k: N.Kernel, force_writable: frozenset):
+        self.k = k
+        self.force_writable = force_writable
+        self.structs = {s.name: s for s in k.structs}
+        self.lines: list[tuple[str, Optional[N.Span]]] = []
+        self.helpers: dict[str, str] = {}  # name -> text, in dependency order
+        self.indent = 1
+        self.counter = 0
+        self.atomic = {s.resource for s in N.walk_stmts(k.body) if isinstance(s, N.AtomicAdd)}
+        self.flag_mode = _contains(k.body, N.Return) and _contains(k.body, _BARRIERS)
+        self.names: dict[str, str] = {}
+        taken: set[str] = set()
+        for s in k.structs:
+            self.names["struct:" + s.name] = _safe(s.name, taken)
+        for p in k.params:
+            self.names[p.name] = _safe(p.name, taken)
+        for w in k.workgroup_arrays:
+            self.names[w.name] = _safe(w.name, taken)
+        for name in k.locals:
+            self.names[name] = _safe(name, taken)
+        self.entry = _safe(k.name, taken)
+        self.field_names = {s.name: {f.name: _safe(f.name, set()) for f in s.fields} for s in k.structs}
+
+    # -------------------------------------------------------- errors
+
+    def fail(self, msg: str, span: Optional[N.Span]) -> None:
+        sp = span or self.k.span
+        raise WgslEmitError(f"kernel `{self.k.name}`: cannot emit WGSL: {msg}\n"
+                            f"  --> {self.k.source_file}:{sp.line}:{sp.col}")
+
+    # -------------------------------------------------------- output
+
+    def line(self, text: str, span: Optional[N.Span] = None) -> None:
+        self.lines.append(("    " * self.indent + text, span))
+
+    def fresh(self, base: str) -> str:
+        self.counter += 1
+        return f"gi_{base}{self.counter}"
+
+    def ty(self, t: str) -> str:
+        return wgsl_type(t, self.names)
+
+    def need(self, name: str) -> str:
+        if name not in self.helpers:
+            deps, text = _LIB[name]
+            for d in deps:
+                self.need(d)
+            self.helpers[name] = text.strip("\n")
+        return name
+
+    def define(self, name: str, text: str) -> str:
+        if name not in self.helpers:
+            self.helpers[name] = text.strip("\n")
+        return name
+
+    def lanewise(self, scalar_fn: str, t: str, arity: int) -> str:
+        """The helper for type `t`: the scalar one, or a vector wrapper calling it per lane."""
+        if not T.is_vector(t):
+            return self.need(scalar_fn)
+        self.need(scalar_fn)
+        base = scalar_fn.rsplit("_", 1)[0]
+        name = f"{base}_{_suffix(t)}"
+        wt = self.ty(t)
+        params = ", ".join(f"{'abc'[i]}: {wt}" for i in range(arity))
+        lanes = ", ".join(f"{scalar_fn}({', '.join(f'{chr(97 + i)}.{c}' for i in range(arity))})"
+                          for c in "xyzw"[:T.vec_len(t)])
+        return self.define(name, f"fn {name}({params}) -> {wt} {{\n    return {wt}({lanes});\n}}")
+
+    # -------------------------------------------------------- module
+
+    def module(self) -> WgslModule:
+        k = self.k
+        bindings, fields, ubinding, usize = self.plan_bindings()
+        self.bindings, self.fields = bindings, fields
+        self.emit_body()
+        body = self.lines
+        head: list[str] = [f"// kernel `{k.name}` from {k.source_file}, generated by goldy-import; do not edit.", ""]
+        for s in k.structs:
+            head.append(f"struct {self.names['struct:' + s.name]} {{")
+            for f in s.fields:
+                head.append(f"    {self.field_names[s.name][f.name]}: {self.ty(f.ty)},")
+            head += ["}", ""]
+        if fields:
+            head.append("struct gi_Uniforms {")
+            for f in fields:
+                attrs = ""
+                if f.kind == "uniform":
+                    attrs = f"@align(16) @size({f.size}) "
+                head.append(f"    {attrs}{f.name}: {self.uniform_member_type(f)},")
+            head += ["}", ""]
+        for b in bindings:
+            p = k.params[b.param]
+            access = "read_write" if b.writable else "read"
+            head.append(f"@group(0) @binding({b.binding}) var<storage, {access}> {b.name}: array<{self.elem_decl(p)}>;")
+        if ubinding is not None:
+            head.append(f"@group(0) @binding({ubinding}) var<uniform> gi_u: gi_Uniforms;")
+        for w in k.workgroup_arrays:
+            head.append(f"var<workgroup> {self.names[w.name]}: array<{w.ty}, {w.size}>;")
+        head.append("")
+        for text in self.helpers.values():
+            head += text.split("\n") + [""]
+        wx, wy, wz = k.workgroup_size
+        head.append(f"@compute @workgroup_size({wx}, {wy}, {wz})")
+        head.append(f"fn {self.entry}({', '.join(self.entry_args())}) {{")
+        out = list(head)
+        spans: dict[int, N.Span] = {}
+        for text, sp in self.prologue() + body:
+            out.append(text)
+            if sp is not None:
+                spans[len(out)] = sp
+        out.append("}")
+        return WgslModule("\n".join(out) + "\n", k.name, self.entry, k.source_file, bindings, fields, ubinding,
+                          usize, spans)
+
+    def elem_decl(self, p: N.Param) -> str:
+        st = storage_type(p.ty, self.names)
+        return f"atomic<{st}>" if p.name in self.atomic else st
+
+    def uniform_member_type(self, f: UniformField) -> str:
+        if f.kind == "layout":
+            return "array<vec4<u32>, 3>"
+        if f.kind == "uniform":
+            return self.ty(f.ty)
+        return storage_type(f.ty, self.names)
+
+    def plan_bindings(self):
+        k = self.k
+        bindings: list[ResourceBinding] = []
+        for i, p in enumerate(k.params):
+            if p.category in ("scalar", "uniform"):
+                continue
+            writable = p.category in N.WRITABLE_CATEGORIES or i in self.force_writable or p.name in self.atomic
+            bindings.append(ResourceBinding(len(bindings), i, self.names[p.name], writable,
+                                            storage_stride(p.ty, self.structs)))
+        fields: list[UniformField] = []
+        off = 0
+        for i, p in enumerate(k.params):  # 16-aligned members first, so the u32s pack densely
+            if p.category == "uniform":
+                size = L.round_up(storage_stride(p.ty, self.structs), 16)
+                fields.append(UniformField(self.names[p.name], "uniform", i, p.ty, off, size))
+                off += size
+        for i, p in enumerate(k.params):
+            if p.category in N.TENSOR_CATEGORIES:
+                fields.append(UniformField(f"gi_layout_{self.names[p.name]}", "layout", i, "u32", off, 48))
+                off += 48
+        for i, p in enumerate(k.params):
+            n = self.names[p.name]
+            words: list[tuple[str, str, str]] = []
+            if p.category in N.BUFFER_CATEGORIES:
+                words = [(f"gi_off_{n}", "off", "u32"), (f"gi_len_{n}", "len", "u32")]
+            elif p.category in N.TENSOR_CATEGORIES:
+                words = [(f"gi_blen_{n}", "blen", "u32")]
+            elif p.category == "image":
+                words = [(f"gi_width_{n}", "width", "u32"), (f"gi_height_{n}", "height", "u32")]
+            elif p.category == "scalar":
+                words = [(n, "scalar", p.ty)]
+            for name, kind, ty in words:
+                fields.append(UniformField(name, kind, i, ty, off, 4))
+                off += 4
+        ubinding = len(bindings) if fields else None
+        return bindings, fields, ubinding, L.round_up(max(off, 4), 16)
+
+    def entry_args(self) -> list[str]:
+        b = set(self.k.builtins)
+        args = []
+        for name, wgsl in (("global_id", "global_invocation_id"), ("local_id", "local_invocation_id"),
+                           ("workgroup_id", "workgroup_id"), ("num_workgroups", "num_workgroups")):
+            if name in b:
+                args.append(f"@builtin({wgsl}) gi_{name}: vec3<u32>")
+        if _contains(self.k.body, (N.Reduce, N.Softmax)):
+            args.append("@builtin(local_invocation_index) gi_local_index: u32")
+        return args
+
+    def prologue(self) -> list[tuple[str, Optional[N.Span]]]:
+        """Scalar parameters read once from the uniform block, under their Rust names."""
+        used = set()
+        for s in N.walk_stmts(self.k.body):
+            for e in N.stmt_exprs(s):
+                for x in N.walk_expr(e):
+                    if isinstance(x, N.Var):
+                        used.add(x.name)
+        out: list[tuple[str, Optional[N.Span]]] = []
+        for p in self.k.params:
+            if p.category == "scalar" and p.name in used:
+                n = self.names[p.name]
+                value = f"gi_u.{n} != 0u" if p.ty == "bool" else f"gi_u.{n}"
+                out.append((f"    let {n}: {p.ty} = {value};", p.span))
+        if self.flag_mode:
+            out.append(("    // set by `return`: barriers must stay in uniform control flow", None))
+            out.append(("    var gi_done = false;", None))
+        return out
+
+    # -------------------------------------------------------- resources
+
+    def param(self, name: str) -> Optional[N.Param]:
+        return self.k.param(name)
+
+    def loader(self, res: str, span: N.Span) -> str:
+        """Name of the bounds-checked load helper of a resource."""
+        n = self.names[res]
+        fn = f"gi_load_{n}"
+        if fn in self.helpers:
+            return fn
+        w = self.k.workgroup_array(res)
+        if w is not None:
+            zero = const_text(0.0 if w.ty == "f32" else 0, w.ty)
+            return self.define(fn, f"fn {fn}(i: u32) -> {w.ty} {{\n    if (i < {w.size}u) {{ return {n}[i]; }}\n"
+                                   f"    return {zero};\n}}")
+        p = self.param(res)
+        if p is None:
+            self.fail(f"`{res}` is not a resource", span)
+        rt = self.ty(p.ty)
+        if p.category == "image":
+            cond, slot, arg = (f"c.x < gi_u.gi_width_{n} && c.y < gi_u.gi_height_{n}",
+                               f"c.y * gi_u.gi_width_{n} + c.x", "c: vec2<u32>")
+            pre = ""
+        elif p.category in N.TENSOR_CATEGORIES:
+            self.tensor_index_helper()
+            pre = f"    let j = gi_tensor_index(gi_u.gi_layout_{n}, i);\n"
+            cond, slot, arg = f"i < gi_u.gi_layout_{n}[0].z && j < gi_u.gi_blen_{n}", "j", "i: u32"
+        else:
+            pre = ""
+            cond, slot, arg = f"i < gi_u.gi_len_{n}", f"gi_u.gi_off_{n} + i", "i: u32"
+        value = f"atomicLoad(&{n}[{slot}])" if res in self.atomic else f"{n}[{slot}]"
+        if p.ty == "bool":
+            value = f"{value} != 0u"
+        return self.define(fn, f"fn {fn}({arg}) -> {rt} {{\n{pre}    if ({cond}) {{ return {value}; }}\n"
+                               f"    return {rt}();\n}}")
+
+    def storer(self, res: str, span: N.Span) -> str:
+        n = self.names[res]
+        fn = f"gi_store_{n}"
+        if fn in self.helpers:
+            return fn
+        w = self.k.workgroup_array(res)
+        if w is not None:
+            return self.define(fn, f"fn {fn}(i: u32, v: {w.ty}) {{\n    if (i < {w.size}u) {{ {n}[i] = v; }}\n}}")
+        p = self.param(res)
+        if p is None:
+            self.fail(f"`{res}` is not a resource", span)
+        value = "select(0u, 1u, v)" if p.ty == "bool" else "v"
+        pre = ""
+        if p.category == "image":
+            cond, slot, arg = (f"c.x < gi_u.gi_width_{n} && c.y < gi_u.gi_height_{n}",
+                               f"c.y * gi_u.gi_width_{n} + c.x", "c: vec2<u32>")
+        elif p.category in N.TENSOR_CATEGORIES:
+            self.tensor_index_helper()
+            pre = f"    let j = gi_tensor_index(gi_u.gi_layout_{n}, i);\n"
+            cond, slot, arg = f"i < gi_u.gi_layout_{n}[0].z && j < gi_u.gi_blen_{n}", "j", "i: u32"
+        else:
+            cond, slot, arg = f"i < gi_u.gi_len_{n}", f"gi_u.gi_off_{n} + i", "i: u32"
+        store = f"atomicStore(&{n}[{slot}], {value});" if res in self.atomic else f"{n}[{slot}] = {value};"
+        return self.define(fn, f"fn {fn}({arg}, v: {self.ty(p.ty)}) {{\n{pre}    if ({cond}) {{ {store} }}\n}}")
+
+    def atomic_adder(self, res: str) -> str:
+        n = self.names[res]
+        p = self.param(res)
+        assert p is not None
+        fn = f"gi_atomic_add_{n}"
+        zero = const_text(0, p.ty)
+        return self.define(fn, f"// out of range: no effect, returns 0\nfn {fn}(i: u32, v: {p.ty}) -> {p.ty} {{\n"
+                               f"    if (i < gi_u.gi_len_{n}) {{ return atomicAdd(&{n}[gi_u.gi_off_{n} + i], v); }}\n"
+                               f"    return {zero};\n}}")
+
+    def tensor_index_helper(self) -> None:
+        self.define("gi_tensor_index", """
+// Physical element of logical index i of a tensor view: delinearise row-major over the
+// rank's extents, then offset + sum(coord * stride). Layout words: off, rank, numel,
+// d0..d3, s0..s3, flags.
+fn gi_tensor_index(l: array<vec4<u32>, 3>, i: u32) -> u32 {
+    let dims = vec4<u32>(l[0].w, l[1].x, l[1].y, l[1].z);
+    let strides = vec4<u32>(l[1].w, l[2].x, l[2].y, l[2].z);
+    var rest = i;
+    var at = l[0].x;
+    for (var a = i32(min(l[0].y, 4u)) - 1i; a >= 0i; a = a - 1i) {
+        let d = max(dims[a], 1u);
+        at = at + (rest % d) * strides[a];
+        rest = rest / d;
+    }
+    return at;
+}""")
+
+    def tensor_dim_helper(self) -> str:
+        return self.define("gi_tensor_dim", """
+// Extent of axis a (axes past 3 read as 0, like any out-of-range load).
+fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
+    if (a >= 4u) { return 0u; }
+    return vec4<u32>(l[0].w, l[1].x, l[1].y, l[1].z)[a];
+}""")
+
+    # -------------------------------------------------------- expressions
+
+    def expr(self, e: N.Expr) -> str:
+        m = getattr(self, "x_" + type(e).__name__, None)
+        if m is None:
+            self.fail(f"unsupported expression `{type(e).__name__}`", e.span)
+        return m(e)
+
+    def x_Const(self, e: N.Const) -> str:
+        return const_text(e.value, e.ty)
+
+    def x_Var(self, e: N.Var) -> str:
+        p = self.param(e.name)
+        if p is not None and p.category == "uniform":
+            return f"gi_u.{self.names[e.name]}"
+        return self.names[e.name]
+
+    def x_Builtin(self, e: N.Builtin) -> str:
+        if e.name == "workgroup_size":
+            wx, wy, wz = self.k.workgroup_size
+            return f"vec3<u32>({wx}u, {wy}u, {wz}u)"
+        return f"gi_{e.name}"
+
+    def x_Load(self, e: N.Load) -> str:
+        return f"{self.loader(e.resource, e.span)}({_strip(self.expr(e.index))})"
+
+    def x_Len(self, e: N.Len) -> str:
+        w = self.k.workgroup_array(e.resource)
+        if w is not None:
+            return f"{w.size}u"
+        p = self.param(e.resource)
+        n = self.names[e.resource]
+        if p is not None and p.category in N.TENSOR_CATEGORIES:
+            return f"gi_u.gi_layout_{n}[0].z"
+        return f"gi_u.gi_len_{n}"
+
+    def x_TensorDim(self, e: N.TensorDim) -> str:
+        return f"{self.tensor_dim_helper()}(gi_u.gi_layout_{self.names[e.resource]}, {_strip(self.expr(e.axis))})"
+
+    def x_TensorRank(self, e: N.TensorRank) -> str:
+        return f"gi_u.gi_layout_{self.names[e.resource]}[0].y"
+
+    def x_ImageSize(self, e: N.ImageSize) -> str:
+        return f"gi_u.gi_{'width' if e.axis == 0 else 'height'}_{self.names[e.resource]}"
+
+    def x_Field(self, e: N.Field) -> str:
+        st = T.struct_name(e.value.ty)
+        return f"{self.expr(e.value)}.{self.field_names[st][e.name]}"
+
+    def x_Swizzle(self, e: N.Swizzle) -> str:
+        return f"{self.expr(e.value)}.{e.lanes}"
+
+    def x_Unary(self, e: N.Unary) -> str:
+        v = self.expr(e.operand)
+        if e.op == "neg":
+            return f"(-{v})"
+        return f"(!{v})" if e.ty == "bool" else f"(~{v})"
+
+    def x_Select(self, e: N.Select) -> str:
+        return f"select({_strip(self.expr(e.if_false))}, {_strip(self.expr(e.if_true))}, {_strip(self.expr(e.cond))})"
+
+    def x_Construct(self, e: N.Construct) -> str:
+        return f"{self.ty(e.ty)}({', '.join(_strip(self.expr(a)) for a in e.args)})"
+
+    def splat(self, text: str, from_ty: str, to_ty: str) -> str:
+        return f"{self.ty(to_ty)}({_strip(text)})" if from_ty != to_ty else _strip(text)
+
+    def x_Binary(self, e: N.Binary) -> str:
+        op, lt, rt = e.op, e.lhs.ty, e.rhs.ty
+        a, b = self.expr(e.lhs), self.expr(e.rhs)
+        if op in ("shl", "shr"):
+            amount = f"({_strip(b)} & 31u)" if rt == "u32" else f"(bitcast<u32>({_strip(b)}) & 31u)"
+            if T.is_vector(lt):
+                amount = f"vec{T.vec_len(lt)}<u32>{amount}"
+            return f"({a} {'<<' if op == 'shl' else '>>'} {amount})"
+        if T.is_matrix(lt) and op == "mul" and not T.is_scalar(rt):
+            return self.matmul(e, a, b)
+        elem = T.elem_of(e.ty) if op not in N.COMPARISONS else T.elem_of(lt)
+        if op in ("div", "rem"):
+            if elem == "f32" and op == "rem":
+                return f"{self.lanewise('gi_fmod_f32', e.ty, 2)}({self.splat(a, lt, e.ty)}, {self.splat(b, rt, e.ty)})"
+            fn = self.lanewise(f"gi_{'fdiv' if elem == 'f32' and op == 'div' else op}_{elem}", e.ty, 2)
+            return f"{fn}({self.splat(a, lt, e.ty)}, {self.splat(b, rt, e.ty)})"
+        if op == "bitxor" and e.ty == "bool":
+            return f"({a} != {b})"
+        sym = {"add": "+", "sub": "-", "mul": "*", "bitand": "&", "bitor": "|", "bitxor": "^", "eq": "==",
+               "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "and": "&&", "or": "||"}.get(op)
+        if sym is None:
+            self.fail(f"unsupported operator `{op}`", e.span)
+        return f"({a} {sym} {b})"
+
+    def matmul(self, e: N.Binary, a: str, b: str) -> str:
+        """Column-major products summed left to right, each step rounded (docs/semantics.md)."""
+        n = T.vec_len(e.lhs.ty)
+        mt, vt = f"mat{n}x{n}<f32>", f"vec{n}<f32>"
+        mv = f"gi_mul_m{n}v{n}"
+        terms = " + ".join(f"m[{c}] * v.{'xyzw'[c]}" for c in range(n))
+        nested = terms.split(" + ")
+        acc = nested[0]
+        for t in nested[1:]:
+            acc = f"({acc} + {t})"
+        self.define(mv, f"fn {mv}(m: {mt}, v: {vt}) -> {vt} {{\n    return {_strip(acc)};\n}}")
+        if T.is_vector(e.rhs.ty):
+            return f"{mv}({_strip(a)}, {_strip(b)})"
+        mm = f"gi_mul_m{n}m{n}"
+        cols = ", ".join(f"{mv}(a, b[{c}])" for c in range(n))
+        self.define(mm, f"fn {mm}(a: {mt}, b: {mt}) -> {mt} {{\n    return {mt}({cols});\n}}")
+        return f"{mm}({_strip(a)}, {_strip(b)})"
+
+    def x_Cast(self, e: N.Cast) -> str:
+        src, dst = e.value.ty, e.ty
+        v = _strip(self.expr(e.value))
+        if src == dst:
+            return self.expr(e.value)
+        if src == "bool":
+            return f"select({const_text(0, dst) if dst != 'f32' else '0.0f'}, " \
+                   f"{const_text(1, dst) if dst != 'f32' else '1.0f'}, {v})"
+        if src in T.INTS and dst in T.INTS:
+            return f"bitcast<{dst}>({v})"
+        if src == "f32":
+            return f"{self.need(f'gi_f32_to_{dst}')}({v})"
+        return f"{self.need(f'gi_{src}_to_f32')}({v})"
+
+    def x_Call(self, e: N.Call) -> str:
+        f, args = e.func, e.args
+        vals = [_strip(self.expr(a)) for a in args]
+        t0 = args[0].ty
+        elem = T.elem_of(t0)
+        if f == "from_bits":
+            return f"bitcast<f32>({vals[0]})"
+        if f == "to_bits":
+            return f"bitcast<u32>({vals[0]})"
+        if f in ("floor", "ceil", "trunc", "sin", "cos", "tan", "exp", "exp2", "log", "log2"):
+            return f"{f}({vals[0]})"
+        if f in ("sqrt", "round", "pow") or (f == "abs" and elem != "u32"):
+            return f"{self.lanewise(f'gi_{f}_{elem}', t0, len(vals))}({', '.join(vals)})"
+        if f == "abs":
+            return vals[0]
+        if f in ("min", "max"):
+            if elem == "f32":
+                return f"{self.lanewise(f'gi_{f}_f32', t0, 2)}({vals[0]}, {vals[1]})"
+            return f"{f}({vals[0]}, {vals[1]})"
+        if f == "clamp":
+            if elem == "f32":
+                lo, hi = self.lanewise("gi_max_f32", t0, 2), self.lanewise("gi_min_f32", t0, 2)
+                return f"{hi}({lo}({vals[0]}, {vals[1]}), {vals[2]})"
+            return f"min(max({vals[0]}, {vals[1]}), {vals[2]})"
+        if f == "fma":
+            return f"fma({', '.join(vals)})"
+        if f in ("dot", "length"):
+            n = T.vec_len(t0)
+            fn = f"gi_dot{n}"
+            acc = "a.x * b.x"
+            for c in "yzw"[:n - 1]:
+                acc = f"({acc}) + a.{c} * b.{c}"
+            self.define(fn, f"// lane products summed left to right\nfn {fn}(a: vec{n}<f32>, b: vec{n}<f32>) -> f32 {{\n"
+                            f"    return {acc};\n}}")
+            if f == "dot":
+                return f"{fn}({vals[0]}, {vals[1]})"
+            return f"{self.need('gi_sqrt_f32')}({fn}({vals[0]}, {vals[0]}))"
+        self.fail(f"unsupported intrinsic `{f}`", e.span)
+        return ""
+
+    # -------------------------------------------------------- statements
+
+    def emit_body(self) -> None:
+        self.block(self.k.body, loop=None, maybe_done=False)
+
+    def block(self, stmts: list[N.Stmt], loop: Optional[N.Stmt], maybe_done: bool) -> bool:
+        """Emit statements; `loop` is the innermost enclosing loop. Returns whether a
+        `return` may have run by the end (flag mode only)."""
+        for s in stmts:
+            maybe_done = self.stmt(s, loop, maybe_done)
+        return maybe_done
+
+    def nested(self, stmts: list[N.Stmt], loop, maybe_done: bool) -> bool:
+        self.indent += 1
+        try:
+            return self.block(stmts, loop, maybe_done)
+        finally:
+            self.indent -= 1
+
+    def guarded(self, text: str, span: N.Span, maybe_done: bool) -> None:
+        """A side effect: skipped by threads that returned (flag mode)."""
+        if maybe_done:
+            self.line(f"if (!gi_done) {{ {text} }}", span)
+        else:
+            self.line(text, span)
+
+    def stmt(self, s: N.Stmt, loop, maybe_done: bool) -> bool:
+        sp = s.span
+        if isinstance(s, N.Let):
+            n = self.names[s.name]
+            if s.value is None:
+                self.line(f"var {n}: {self.ty(s.ty)};", sp)
+            else:
+                kw = "var" if s.mutable else "let"
+                self.line(f"{kw} {n}: {self.ty(s.ty)} = {_strip(self.expr(s.value))};", sp)
+        elif isinstance(s, N.Assign):
+            self.assign(s)
+        elif isinstance(s, N.Store):
+            call = f"{self.storer(s.resource, sp)}({_strip(self.expr(s.index))}, {_strip(self.expr(s.value))});"
+            self.guarded(call, sp, maybe_done)
+        elif isinstance(s, N.If):
+            maybe_done = self.if_stmt(s, loop, maybe_done, "if")
+        elif isinstance(s, (N.While, N.Loop, N.For)):
+            maybe_done = self.loop_stmt(s, loop, maybe_done)
+        elif isinstance(s, N.Break):
+            self.line("break;", sp)
+        elif isinstance(s, N.Continue):
+            self.line("continue;", sp)
+        elif isinstance(s, N.Return):
+            if not self.flag_mode:
+                self.line("return;", sp)
+            else:
+                self.line("gi_done = true;", sp)
+                if loop is not None and not _contains([loop], _BARRIERS):
+                    self.line("break;", sp)
+                maybe_done = True
+        elif isinstance(s, N.Barrier):
+            self.line("storageBarrier();", sp)
+            self.line("workgroupBarrier();", sp)
+        elif isinstance(s, N.Reduce):
+            self.reduce(s, maybe_done)
+        elif isinstance(s, N.Softmax):
+            self.softmax(s, maybe_done)
+        elif isinstance(s, N.AtomicAdd):
+            call = f"{self.atomic_adder(s.resource)}({_strip(self.expr(s.index))}, {_strip(self.expr(s.value))});"
+            if s.target is not None:
+                call = f"{self.names[s.target]} = {call}"
+            self.guarded(call, sp, maybe_done)
+        else:
+            self.fail(f"unsupported statement `{type(s).__name__}`", sp)
+        return maybe_done
+
+    def assign(self, s: N.Assign) -> None:
+        lanes = None
+        t = s.target
+        while isinstance(t, N.Swizzle):  # compose swizzle chains onto the innermost vector
+            lanes = t.lanes if lanes is None else "".join(t.lanes["xyzw".index(c)] for c in lanes)
+            t = t.value
+        base = self.expr(t)
+        value = _strip(self.expr(s.value))
+        if lanes is None:
+            self.line(f"{base} = {value};", s.span)
+        elif len(lanes) == 1:
+            self.line(f"{base}.{lanes} = {value};", s.span)
+        else:  # WGSL cannot assign to a multi-lane swizzle
+            tmp = self.fresh("lanes")
+            self.line(f"let {tmp} = {value};", s.span)
+            for i, c in enumerate(lanes):
+                self.line(f"{base}.{c} = {tmp}.{'xyzw'[i]};", s.span)
+
+    def if_stmt(self, s: N.If, loop, maybe_done: bool, kw: str) -> bool:
+        self.line(f"{kw} ({_strip(self.expr(s.cond))}) {{", s.span)
+        after_then = self.nested(s.then_body, loop, maybe_done)
+        after = after_then
+        if len(s.else_body) == 1 and isinstance(s.else_body[0], N.If):  # `} else if (...) {`
+            return self.if_stmt(s.else_body[0], loop, maybe_done, "} else if") or after_then
+        if s.else_body:
+            self.line("} else {")
+            after = self.nested(s.else_body, loop, maybe_done) or after_then
+        self.line("}")
+        return after
+
+    def loop_stmt(self, s, outer_loop, maybe_done: bool) -> bool:
+        has_return = _contains(s.body, N.Return) and self.flag_mode
+        inner_done = maybe_done or has_return
+        sp = s.span
+        if isinstance(s, N.While):
+            self.line(f"while ({_strip(self.expr(s.cond))}) {{", sp)
+            self.nested(s.body, s, inner_done)
+            self.line("}")
+        elif isinstance(s, N.Loop):
+            self.line("loop {", sp)
+            self.nested(s.body, s, inner_done)
+            self.line("}")
+        else:
+            self.for_stmt(s, inner_done)
+        if has_return and outer_loop is not None and not _contains([outer_loop], _BARRIERS):
+            self.line("if (gi_done) { break; }", sp)
+        return inner_done
+
+    def for_stmt(self, s: N.For, maybe_done: bool) -> None:
+        v, t = self.names[s.var], s.ty
+        one = const_text(1, t)
+        end = self.fresh("end")
+        self.line(f"let {end}: {t} = {_strip(self.expr(s.end))};", s.span)
+        start = _strip(self.expr(s.start))
+        if not s.inclusive:
+            self.line(f"for (var {v}: {t} = {start}; {v} < {end}; {v} = {v} + {one}) {{", s.span)
+            self.nested(s.body, s, maybe_done)
+            self.line("}")
+            return
+        # `a..=b` must not overflow when b is the type's maximum: test before incrementing
+        self.line(f"var {v}: {t} = {start};", s.span)
+        self.line(f"if ({v} <= {end}) {{", s.span)
+        self.indent += 1
+        self.line("loop {", s.span)
+        self.nested(s.body, s, maybe_done)
+        self.indent += 1
+        last = self.fresh("last")
+        self.line("continuing {")
+        self.indent += 1
+        self.line(f"let {last} = {v} == {end};")
+        self.line(f"{v} = {v} + {one};")
+        self.line(f"break if {last};")
+        self.indent -= 1
+        self.line("}")
+        self.indent -= 1
+        self.line("}")
+        self.indent -= 1
+        self.line("}")
+
+    # -------------------------------------------------------- collectives
+
+    def tree(self, op: str, ty: str, n: int, scratch: str, maybe_done: bool, span: N.Span) -> None:
+        """Pairwise tree (docs/semantics.md): lane l with l % 2^(s+1) == 0 combines lanes l
+        and l + 2^s, the lower lane on the left; a barrier after every step."""
+        if op == "sum":
+            combine = f"{scratch}[gi_local_index] + {scratch}[gi_local_index + gi_step]"
+        elif ty == "f32":
+            combine = f"{self.need('gi_max_f32')}({scratch}[gi_local_index], {scratch}[gi_local_index + gi_step])"
+        else:
+            combine = f"max({scratch}[gi_local_index], {scratch}[gi_local_index + gi_step])"
+        guard = " && !gi_done" if maybe_done else ""
+        self.line(f"for (var gi_step = 1u; gi_step < {n}u; gi_step = gi_step * 2u) {{", span)
+        self.indent += 1
+        self.line(f"if ((gi_local_index & (2u * gi_step - 1u)) == 0u && gi_local_index < {n}u{guard}) {{", span)
+        self.line(f"    {scratch}[gi_local_index] = {combine};", span)
+        self.line("}", span)
+        self.line("workgroupBarrier();", span)
+        self.indent -= 1
+        self.line("}", span)
+
+    def reduce(self, s: N.Reduce, maybe_done: bool) -> None:
+        scratch = self.names[s.scratch]
+        ty = s.value.ty
+        guard = " && !gi_done" if maybe_done else ""
+        self.line(f"// workgroup_{s.op}::<{s.n}>", s.span)
+        self.line(f"if (gi_local_index < {s.n}u{guard}) {{ {scratch}[gi_local_index] = {_strip(self.expr(s.value))}; }}",
+                  s.span)
+        self.line("workgroupBarrier();", s.span)
+        self.tree(s.op, ty, s.n, scratch, maybe_done, s.span)
+        self.line(f"{self.names[s.target]} = {scratch}[0];", s.span)
+        self.line("workgroupBarrier();", s.span)
+
+    def softmax(self, s: N.Softmax, maybe_done: bool) -> None:
+        scratch, sp, n = self.names[s.scratch], s.span, s.n
+        guard = " && !gi_done" if maybe_done else ""
+        load, store = self.loader(s.resource, sp), self.storer(s.resource, sp)
+        div = self.need("gi_fdiv_f32")
+        self.line(f"// workgroup_softmax_in_place::<{n}>", sp)
+        self.line("{", sp)
+        self.indent += 1
+        self.line(f"let gi_base = {_strip(self.expr(s.base))};", sp)
+        self.line(f"let gi_in = gi_local_index < {_strip(self.expr(s.count))};", sp)
+        self.line("var gi_x = -1e30f;", sp)
+        self.line(f"if (gi_in) {{ gi_x = {load}(gi_base + gi_local_index); }}", sp)
+        self.line(f"if (gi_local_index < {n}u{guard}) {{ {scratch}[gi_local_index] = gi_x; }}", sp)
+        self.line("workgroupBarrier();", sp)
+        self.tree("max", "f32", n, scratch, maybe_done, sp)
+        self.line(f"let gi_max = {scratch}[0];", sp)
+        self.line("workgroupBarrier();", sp)
+        self.line("var gi_e = 0.0f;", sp)
+        self.line("if (gi_in) { gi_e = exp(gi_x - gi_max); }", sp)
+        self.line(f"if (gi_local_index < {n}u{guard}) {{ {scratch}[gi_local_index] = gi_e; }}", sp)
+        self.line("workgroupBarrier();", sp)
+        self.tree("sum", "f32", n, scratch, maybe_done, sp)
+        self.line(f"let gi_sum = {scratch}[0];", sp)
+        self.line("workgroupBarrier();", sp)
+        self.line(f"if (gi_in{guard}) {{ {store}(gi_base + gi_local_index, {div}(gi_e, gi_sum)); }}", sp)
+        self.indent -= 1
+        self.line("}", sp)

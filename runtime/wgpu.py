@@ -1,0 +1,410 @@
+"""wgpu backend: kernels emitted as WGSL (codegen/wgsl.py) and run through wgpu-py.
+
+Adapter choice: `WgpuBackend(adapter="llvmpipe")` takes the first adapter whose name,
+description, vendor or backend contains the substring (case-insensitive); otherwise real
+GPUs come before software ones and Vulkan/Metal/DX12 before OpenGL.
+
+Each kernel compiles once into a shader module and pipeline (the core caches the result).
+Recording a dispatch builds its bind group and its own small uniform buffer (scalars,
+lengths, offsets, tensor layouts); `update_scalar` rewrites a few bytes of that buffer, so
+nothing is re-recorded. All dispatches of a submit go into one command buffer.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from goldy_import.codegen.wgsl import WgslModule, emit_wgsl_module
+from goldy_import.errors import BackendError, BackendUnavailable, DeviceLimitError, GoldyError
+from goldy_import.ir import nodes as N
+
+from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, Limits, ScalarArg, TensorArg,
+                      UniformArg)
+
+try:
+    import wgpu
+except ImportError:  # pragma: no cover - exercised where wgpu-py is missing
+    wgpu = None
+
+INSTALL_HINT = ("pip install wgpu (wgpu-py) and a Vulkan, Metal or DX12 driver; on Debian/Ubuntu "
+                "`apt-get install mesa-vulkan-drivers` provides lavapipe, a software Vulkan device")
+
+_BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 1, "OpenGL": 2}
+_TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3}
+_probe_lock = threading.Lock()
+_probe: Optional[list[dict]] = None
+
+
+def _enumerate() -> list:
+    if wgpu is None:
+        return []
+    try:
+        return list(wgpu.gpu.enumerate_adapters_sync())
+    except Exception:  # a broken driver stack means: no adapter
+        return []
+
+
+def _infos() -> list[dict]:
+    global _probe
+    with _probe_lock:
+        if _probe is None:
+            _probe = [dict(a.info) for a in _enumerate()]
+        return _probe
+
+
+def available() -> bool:
+    """Whether wgpu-py is installed and sees at least one adapter (cached)."""
+    return bool(_infos())
+
+
+def hardware_adapter_available() -> bool:
+    """Whether a real (non-software) GPU adapter exists, for `Device("auto")`."""
+    return any(i.get("adapter_type") in ("DiscreteGPU", "IntegratedGPU") for i in _infos())
+
+
+def _rank(info: dict) -> tuple[int, int]:
+    return (_TYPE_RANK.get(info.get("adapter_type", ""), 4), _BACKEND_RANK.get(info.get("backend_type", ""), 3))
+
+
+def _label(info: dict) -> str:
+    return f"{info.get('device') or info.get('vendor') or '?'} via {info.get('backend_type', '?')}"
+
+
+def _matches(info: dict, needle: str) -> bool:
+    hay = " ".join(str(info.get(k, "")) for k in ("device", "description", "vendor", "backend_type", "adapter_type"))
+    return needle.lower() in hay.lower()
+
+
+@dataclass
+class _Buf:
+    buffer: Any  # GPUBuffer
+    size: int  # bytes, a multiple of 4
+
+
+@dataclass
+class _Variant:
+    module: WgslModule
+    pipeline: Any
+    layout: Any  # GPUBindGroupLayout
+
+
+@dataclass
+class _Compiled:
+    kernel: N.Kernel
+    variants: dict[frozenset, _Variant] = field(default_factory=dict)
+
+
+@dataclass
+class _State:
+    variant: _Variant
+    bind_group: Any
+    uniform: Optional[Any]  # GPUBuffer
+    packed: bytearray
+
+
+class WgpuBackend(Backend):
+    name = "wgpu"
+
+    def __init__(self, adapter: Optional[str] = None):
+        if wgpu is None:
+            raise BackendUnavailable(f"backend `wgpu` needs wgpu-py: {INSTALL_HINT}")
+        adapters = _enumerate()
+        if not adapters:
+            raise BackendUnavailable(f"backend `wgpu`: no GPU adapter found; {INSTALL_HINT}")
+        infos = [dict(a.info) for a in adapters]
+        order = sorted(range(len(adapters)), key=lambda i: _rank(infos[i]))
+        if adapter is not None:
+            order = [i for i in order if _matches(infos[i], adapter)]
+            if not order:
+                raise BackendUnavailable(f"backend `wgpu`: no adapter matches {adapter!r}; available: "
+                                         + "; ".join(_label(i) for i in infos))
+        chosen = adapters[order[0]]
+        self.info = infos[order[0]]
+        al = dict(chosen.limits)
+        wanted = {k: al[k] for k in (
+            "max-storage-buffer-binding-size", "max-buffer-size", "max-storage-buffers-per-shader-stage",
+            "max-compute-workgroup-storage-size", "max-compute-invocations-per-workgroup",
+            "max-compute-workgroup-size-x", "max-compute-workgroup-size-y", "max-compute-workgroup-size-z",
+            "max-compute-workgroups-per-dimension", "max-bindings-per-bind-group") if k in al}
+        try:
+            self.device = chosen.request_device_sync(required_limits=wanted, label="goldy-import")
+        except Exception:
+            try:  # some drivers refuse their own maxima; the defaults always work
+                self.device = chosen.request_device_sync(label="goldy-import")
+            except Exception as e:
+                raise BackendUnavailable(f"backend `wgpu`: cannot open {_label(self.info)}: {e}") from None
+        self.queue = self.device.queue
+        dl = dict(self.device.limits)
+        self._align = int(dl.get("min-storage-buffer-offset-alignment", 256))
+        self._max_binding = int(dl["max-storage-buffer-binding-size"])
+        groups = int(dl["max-compute-workgroups-per-dimension"])
+        self.limits = Limits(
+            max_workgroup_size=(int(dl["max-compute-workgroup-size-x"]), int(dl["max-compute-workgroup-size-y"]),
+                                int(dl["max-compute-workgroup-size-z"])),
+            max_invocations_per_workgroup=int(dl["max-compute-invocations-per-workgroup"]),
+            max_workgroups=(groups, groups, groups),
+            max_storage_buffers_per_stage=int(dl["max-storage-buffers-per-shader-stage"]),
+            max_workgroup_storage_bytes=int(dl["max-compute-workgroup-storage-size"]),
+            # every buffer must fit one storage binding
+            max_buffer_bytes=min(int(dl["max-buffer-size"]), self._max_binding),
+        )
+        self._dummies: dict[int, Any] = {}
+        self._closed = False
+
+    def describe(self) -> str:
+        return f"{self.info.get('device', '?')} ({self.info.get('description', '')}) via {self.info.get('backend_type', '?')}"
+
+    # ------------------------------------------------------------ memory
+
+    def alloc(self, nbytes: int) -> _Buf:
+        size = max(4, -(-nbytes // 4) * 4)  # wgpu copies and bindings work in 4-byte units
+        if size > self.limits.max_buffer_bytes:
+            raise DeviceLimitError(f"wgpu: a buffer of {nbytes} bytes exceeds max_buffer_bytes = "
+                                   f"{self.limits.max_buffer_bytes}")
+        u = wgpu.BufferUsage
+        try:
+            buf = self.device.create_buffer(size=size, usage=u.STORAGE | u.COPY_SRC | u.COPY_DST)
+        except Exception as e:
+            raise BackendError(f"wgpu: cannot allocate {size} bytes: {e}") from None
+        return _Buf(buf, size)
+
+    def free(self, handle: _Buf) -> None:
+        try:
+            handle.buffer.destroy()
+        except Exception:
+            pass
+
+    def write(self, handle: _Buf, offset: int, data: memoryview) -> None:
+        data = memoryview(data).cast("B")
+        n = len(data)
+        if n == 0:
+            return
+        if offset < 0 or offset + n > handle.size:
+            raise BackendError(f"wgpu: write of {n} bytes at {offset} outside a buffer of {handle.size} bytes")
+        lo, hi = offset // 4 * 4, -(-(offset + n) // 4) * 4
+        if (lo, hi) != (offset, offset + n):  # queue writes are in 4-byte units: patch the edges
+            block = bytearray(self.read(handle, lo, hi - lo))
+            block[offset - lo:offset - lo + n] = data
+            data = memoryview(block)
+        try:
+            self.queue.write_buffer(handle.buffer, lo, data)
+        except Exception as e:
+            raise BackendError(f"wgpu: buffer write failed: {e}") from None
+
+    def read(self, handle: _Buf, offset: int, nbytes: int) -> bytes:
+        if nbytes == 0:
+            return b""
+        lo, hi = offset // 4 * 4, -(-(offset + nbytes) // 4) * 4
+        try:
+            raw = self.queue.read_buffer(handle.buffer, lo, hi - lo)
+        except Exception as e:
+            raise BackendError(f"wgpu: buffer read failed: {e}") from None
+        return bytes(memoryview(raw).cast("B")[offset - lo:offset - lo + nbytes])
+
+    # ------------------------------------------------------------ kernels
+
+    def compile(self, kernel: N.Kernel, options: CompileOptions) -> _Compiled:
+        c = _Compiled(kernel)
+        self._variant(c, frozenset())  # compile now, so errors surface at prepare time
+        return c
+
+    def _variant(self, c: _Compiled, force: frozenset) -> _Variant:
+        v = c.variants.get(force)
+        if v is not None:
+            return v
+        module = emit_wgsl_module(c.kernel, force)
+        try:
+            shader = self.device.create_shader_module(code=module.code, label=c.kernel.name)
+        except Exception as e:
+            raise BackendError(shader_error_message(module, str(e))) from None
+        entries = []
+        for b in module.bindings:
+            entries.append({"binding": b.binding, "visibility": wgpu.ShaderStage.COMPUTE,
+                            "buffer": {"type": "storage" if b.writable else "read-only-storage"}})
+        if module.uniform_binding is not None:
+            entries.append({"binding": module.uniform_binding, "visibility": wgpu.ShaderStage.COMPUTE,
+                            "buffer": {"type": "uniform"}})
+        try:
+            layout = self.device.create_bind_group_layout(entries=entries)
+            pipeline = self.device.create_compute_pipeline(
+                layout=self.device.create_pipeline_layout(bind_group_layouts=[layout]),
+                compute={"module": shader, "entry_point": module.entry_point}, label=c.kernel.name)
+        except Exception as e:
+            raise BackendError(shader_error_message(module, str(e))) from None
+        v = c.variants[force] = _Variant(module, pipeline, layout)
+        return v
+
+    def record(self, d: Dispatch) -> None:
+        k = d.kernel
+        force = self._aliased_reads(k, d.args)
+        variant = self._variant(d.compiled, force)
+        module = variant.module
+        words: dict[tuple[int, str], int] = {}  # (param, kind) -> u32 metadata
+        entries = []
+        for b in module.bindings:
+            a = d.args[b.param]
+            p = k.params[b.param]
+            if isinstance(a, BufferArg):
+                if a.stride != b.stride:
+                    raise BackendError(f"kernel `{k.name}` parameter `{p.name}`: elements are {a.stride} bytes "
+                                       f"on the host side but {b.stride} bytes in WGSL")
+                res, off = self._buffer_range(a.handle, a.offset, a.length, b.stride, p.name, k.name)
+                words[(b.param, "off")], words[(b.param, "len")] = off, a.length
+            elif isinstance(a, TensorArg):
+                res, _ = self._buffer_range(a.handle, 0, a.buffer_length, b.stride, p.name, k.name)
+                words[(b.param, "blen")] = a.buffer_length
+            elif isinstance(a, ImageArg):
+                res, _ = self._buffer_range(a.handle, 0, a.width * a.height, b.stride, p.name, k.name)
+                words[(b.param, "width")], words[(b.param, "height")] = a.width, a.height
+            else:
+                raise BackendError(f"kernel `{k.name}` parameter `{p.name}`: got {type(a).__name__}")
+            entries.append({"binding": b.binding, "resource": res})
+        packed = bytearray(module.uniform_size)
+        for f in module.uniform_fields:
+            a = d.args[f.param]
+            if f.kind == "scalar":
+                assert isinstance(a, ScalarArg)
+                packed[f.offset:f.offset + 4] = _scalar_bytes(a)
+            elif f.kind == "uniform":
+                assert isinstance(a, UniformArg)
+                packed[f.offset:f.offset + len(a.data)] = a.data
+            elif f.kind == "layout":
+                assert isinstance(a, TensorArg)
+                packed[f.offset:f.offset + 48] = struct.pack("<12I", *(int(x) & 0xFFFFFFFF for x in a.layout))
+            else:
+                packed[f.offset:f.offset + 4] = struct.pack("<I", words[(f.param, f.kind)])
+        ubuf = None
+        try:
+            if module.uniform_binding is not None:
+                u = wgpu.BufferUsage
+                ubuf = self.device.create_buffer(size=len(packed), usage=u.UNIFORM | u.COPY_DST)
+                self.queue.write_buffer(ubuf, 0, packed)
+                entries.append({"binding": module.uniform_binding,
+                                "resource": {"buffer": ubuf, "offset": 0, "size": len(packed)}})
+            group = self.device.create_bind_group(layout=variant.layout, entries=entries)
+        except Exception as e:
+            raise BackendError(f"wgpu: cannot bind the arguments of kernel `{k.name}`: {e}") from None
+        d.state = _State(variant, group, ubuf, packed)
+
+    @staticmethod
+    def _aliased_reads(k: N.Kernel, args: list) -> frozenset:
+        """Read-only parameters whose buffer is also bound writable in this dispatch: WebGPU
+        rejects mixing read-only and writable bindings of one buffer, so those are declared
+        read_write (the kernel still only reads them)."""
+        writable = {id(a.handle) for p, a in zip(k.params, args)
+                    if p.category in N.WRITABLE_CATEGORIES and hasattr(a, "handle")}
+        return frozenset(i for i, (p, a) in enumerate(zip(k.params, args))
+                         if p.category in ("read", "tensor") and hasattr(a, "handle") and id(a.handle) in writable)
+
+    def _buffer_range(self, h: _Buf, offset: int, length: int, stride: int, pname: str, kname: str):
+        """A binding covering elements [offset, offset + length) and the element offset of
+        `offset` inside it: bindings must start at a multiple of the device's alignment."""
+        byte = offset * stride
+        start = byte - byte % self._align
+        if (byte - start) % stride:
+            start = 0
+        size = max(stride, (byte - start) + length * stride)
+        if start + size > h.size:
+            if length:
+                raise BackendError(f"kernel `{kname}` parameter `{pname}`: elements {offset}..{offset + length} "
+                                   f"lie outside a buffer of {h.size} bytes")
+            return {"buffer": self._dummy(stride), "offset": 0, "size": stride}, 0
+        if size > self._max_binding:
+            raise DeviceLimitError(f"kernel `{kname}` parameter `{pname}`: a binding of {size} bytes exceeds "
+                                   f"the device's max storage buffer binding size ({self._max_binding} bytes)")
+        return {"buffer": h.buffer, "offset": start, "size": size}, (byte - start) // stride
+
+    def _dummy(self, size: int) -> Any:
+        """A buffer for empty bindings (a binding must hold at least one element)."""
+        buf = self._dummies.get(size)
+        if buf is None:
+            u = wgpu.BufferUsage
+            buf = self._dummies[size] = self.device.create_buffer(size=size, usage=u.STORAGE)
+        return buf
+
+    def update_scalar(self, d: Dispatch, index: int) -> None:
+        st: _State = d.state
+        a = d.args[index]
+        assert isinstance(a, ScalarArg)
+        for f in st.variant.module.uniform_fields:
+            if f.param == index and f.kind == "scalar":
+                data = _scalar_bytes(a)
+                st.packed[f.offset:f.offset + 4] = data
+                try:
+                    self.queue.write_buffer(st.uniform, f.offset, data)
+                except Exception as e:
+                    raise BackendError(f"wgpu: cannot update parameter of kernel `{d.kernel.name}`: {e}") from None
+
+    def submit(self, dispatches: list[Dispatch]) -> None:
+        if not dispatches:
+            return
+        try:
+            enc = self.device.create_command_encoder()
+            cpass = enc.begin_compute_pass()
+            for d in dispatches:
+                if d.state is None:
+                    self.record(d)
+                cpass.set_pipeline(d.state.variant.pipeline)
+                cpass.set_bind_group(0, d.state.bind_group)
+                cpass.dispatch_workgroups(*d.groups)
+            cpass.end()
+            self.queue.submit([enc.finish()])
+            self.queue.on_submitted_work_done_sync()
+        except GoldyError:
+            raise
+        except Exception as e:
+            names = ", ".join(dict.fromkeys(d.kernel.name for d in dispatches))
+            raise BackendError(f"wgpu: submit of {len(dispatches)} dispatch(es) ({names}) failed: {e}") from None
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for b in self._dummies.values():
+            b.destroy()
+        self._dummies.clear()
+        try:
+            self.device.destroy()
+        except Exception:
+            pass
+
+
+def _scalar_bytes(a: ScalarArg) -> bytes:
+    if a.ty == "f32":
+        return struct.pack("<f", a.value)
+    if a.ty == "i32":
+        return struct.pack("<i", int(a.value))
+    return struct.pack("<I", int(a.value))
+
+
+_LOCATION = re.compile(r"wgsl:(\d+):(\d+)")
+
+
+def shader_error_message(module: WgslModule, detail: str) -> str:
+    """A naga or driver error, with the generated WGSL line(s) it names and the Rust span
+    each came from."""
+    lines = module.code.split("\n")
+    out = [f"wgpu rejected the WGSL generated for kernel `{module.kernel}` ({module.source_file}):"]
+    text = detail.strip()
+    out += ["  " + s for s in text.split("\n") if s.strip()][:30]
+    seen = set()
+    for m in _LOCATION.finditer(text):
+        ln = int(m.group(1))
+        if ln in seen or not 1 <= ln <= len(lines):
+            continue
+        seen.add(ln)
+        out.append(f"generated WGSL line {ln}: {lines[ln - 1].strip()}")
+        sp = module.span_of_line(ln)
+        if sp is not None:
+            out.append(f"  from the Rust source at {module.source_file}:{sp.line}:{sp.col}")
+        else:
+            out.append("  (support code generated by goldy-import, not a line of the kernel)")
+    out.append("this is a bug in goldy-import's WGSL emitter or in the driver; please report it with the kernel")
+    return "\n".join(out)
+
+
+BACKEND = WgpuBackend
