@@ -16,7 +16,7 @@ from goldy_import.ir.verify import VerifyError, verify
 
 from . import dialect as D
 from .diagnostics import CODES, Diagnostic, Label, SourceText, render_human, render_json
-from .lower import MAX_DEPTH, Context, KernelLowerer, _named, _text
+from .lower import Context, KernelLowerer, _text
 
 __all__ = ["ImportResult", "import_source", "import_file", "Diagnostic", "render_human", "render_json", "CODES"]
 
@@ -71,14 +71,14 @@ def import_source(source: Union[str, bytes], filename: str = "<input>") -> Impor
     ctx = Context(src, structs, fn_names, _type_kinds(items, structs))
     kernels: list[N.Kernel] = []
     seen: dict[str, N.Span] = {}
-    _misplaced_attributes(items, src, diags)
+    _misplaced_attributes([it for it in items if not _overlaps(it[0], bad_regions)], src, diags)
     for node, attrs, doc in items:
         if node.type != "function_item":
             continue
         attr = next((a for a in attrs if _is_compute_attr(a)), None)
         if attr is None:
             continue
-        if any(s <= node.start_byte < e or node.start_byte <= s < node.end_byte for s, e in bad_regions):
+        if _overlaps(node, bad_regions):
             continue  # its syntax errors are reported; lowering it would only add noise
         name_node = node.child_by_field_name("name")
         if name_node is None:
@@ -89,13 +89,6 @@ def import_source(source: Union[str, bytes], filename: str = "<input>") -> Impor
                                     [Label(src.span(name_node.start_byte, name_node.end_byte), "second definition")]))
             continue
         seen[name] = src.span(name_node.start_byte, name_node.end_byte)
-        too_deep = _too_deep(node)
-        if too_deep is not None:
-            diags.append(Diagnostic("G0040", "expression nesting is too deep", filename,
-                                    [Label(src.span(too_deep.start_byte, too_deep.start_byte + 1),
-                                           f"more than {MAX_DEPTH} levels deep")],
-                                    ["split the expression into several `let` bindings"]))
-            continue
         kernel, kdiags = _lower_kernel(ctx, node, attr, doc)
         diags += kdiags
         if kernel is not None:
@@ -120,10 +113,15 @@ def _lower_kernel(ctx: Context, node, attr, doc: str):
         lw = KernelLowerer(ctx, node, attr, doc, hints)
         try:
             kernel = lw.lower()
-        except RecursionError:
+        except RecursionError:  # MAX_DEPTH should make this unreachable
             d = Diagnostic("G0040", "kernel is nested too deeply", ctx.source.filename,
                            [Label(ctx.source.span(node.start_byte, node.start_byte + 2), "in this kernel")],
                            ["split deep expressions into several `let` bindings"])
+            return None, [d]
+        except Exception as e:  # a bug: report it where it happened and import the rest
+            d = Diagnostic("G0028", f"internal error: {type(e).__name__}: {e}", ctx.source.filename,
+                           [Label(ctx.source.span(node.start_byte, node.start_byte + 2), "while importing this kernel")],
+                           ["please report this with the kernel's source"])
             return None, [d]
         fresh = {k: v for k, v in lw.new_hints.items() if k not in hints}
         if not fresh or len(hints) > MAX_HINT_PASSES:
@@ -240,6 +238,10 @@ def _type_kinds(items, structs) -> dict[str, str]:
     return kinds
 
 
+def _overlaps(node, regions: list[tuple[int, int]]) -> bool:
+    return node.type == "ERROR" or any(s < node.end_byte and node.start_byte < e for s, e in regions)
+
+
 def _kind(node) -> str:
     return node.type.removesuffix("_item").removesuffix("_declaration").replace("_", " ")
 
@@ -266,8 +268,8 @@ def _gpu_structs(items, src: SourceText, diags: list[Diagnostic]) -> dict[str, N
             continue
         name_node = node.child_by_field_name("name")
         body = node.child_by_field_name("body")
-        if name_node is None:
-            continue
+        if name_node is None or node.has_error:
+            continue  # syntax errors are reported already
         name = _text(name_node)
 
         def bad(n, msg, label, help=None):
@@ -286,6 +288,8 @@ def _gpu_structs(items, src: SourceText, diags: list[Diagnostic]) -> dict[str, N
         ok = True
         for f in body.children:
             if f.type != "field_declaration":
+                continue
+            if f.child_by_field_name("name") is None or f.child_by_field_name("type") is None:
                 continue
             fname = _text(f.child_by_field_name("name"))
             tnode = f.child_by_field_name("type")
@@ -324,17 +328,4 @@ def _field_type(node) -> Optional[str]:
     if node.type in ("type_identifier", "scoped_type_identifier"):
         name = t.split("::")[-1]
         return D.VECTOR_TYPES.get(name)
-    return None
-
-
-def _too_deep(node):
-    """The first node nested more than MAX_DEPTH levels inside `node`, or None.
-    Iterative, so a 10,000-deep expression cannot overflow Python's stack here."""
-    stack = [(node, 0)]
-    while stack:
-        n, d = stack.pop()
-        if d > MAX_DEPTH:
-            return n
-        for c in n.children:
-            stack.append((c, d + 1))
     return None

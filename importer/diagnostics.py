@@ -54,6 +54,7 @@ CODES = {
     "G0038": "invalid collective or atomic argument",
     "G0039": "kernel functions must not return a value",
     "G0040": "nesting too deep",
+    "G0041": "use of a possibly uninitialized variable",
 }
 
 
@@ -129,6 +130,13 @@ class SourceText:
         end_line, end_col = self.line_col(end)
         return Span(start, end, line, col, end_line, end_col)
 
+    def node_span(self, node) -> Span:
+        """`span(node.start_byte, node.end_byte)`, faster: tree-sitter knows the rows."""
+        if not self.ascii:
+            return self.span(node.start_byte, node.end_byte)
+        (r0, c0), (r1, c1) = node.start_point, node.end_point
+        return Span(node.start_byte, node.end_byte, r0 + 1, c0 + 1, r1 + 1, c1 + 1)
+
     def line_text(self, line: int) -> str:
         start = self.line_starts[line - 1]
         end = self.line_starts[line] - 1 if line < len(self.line_starts) else len(self.data)
@@ -178,7 +186,7 @@ def _render_line(source: SourceText, line: int, labels: list[Label], width: int)
         end = len(raw[: max(s.end_col - 1, s.col)].expandtabs(4)) if s.end_line == s.line else len(text)
         marks.append((start, max(1, end - start), lb))
     marks.sort(key=lambda m: m[0])
-    out = [f"{str(line).rjust(width)} | {text}"]
+    out = [f"{str(line).ljust(width)} | {text}"]
     under = [" "] * (max(m[0] + m[1] for m in marks))
     for start, n, lb in marks:
         for i in range(start, start + n):

@@ -23,7 +23,9 @@ from goldy_import.ir import types as T
 from . import dialect as D
 from .diagnostics import Diagnostic, Label, SourceText
 
-MAX_DEPTH = 200
+# Nesting levels (expressions and blocks) a kernel may use. Real kernels need ~20; the
+# bound keeps lowering, the verifier and every emitter far from Python's recursion limit.
+MAX_DEPTH = 100
 
 
 class Abort(Exception):
@@ -39,6 +41,9 @@ class Binding:
     decl: int = -1  # byte offset of the declaring pattern: the key of literal-type hints
     flexible: bool = False  # type defaulted from an untyped literal
     decl_span: Optional[N.Span] = None
+    # `let x: T;` without a value: "no" until assigned, "maybe" when assigned on some paths
+    init: str = "yes"
+    loop_depth: int = 0  # loops around the declaration (an immutable one is assigned once)
 
 
 def _text(node) -> str:
@@ -77,6 +82,16 @@ def const_int(node) -> Optional[int]:
 def _ident(node) -> str:
     """An identifier's name; the raw form `r#type` names `type`."""
     return _text(node).removeprefix("r#")
+
+
+def _diverges(stmts: list[N.Stmt]) -> bool:
+    """Whether control never reaches the end of `stmts` (for definite initialisation)."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, (N.Return, N.Break, N.Continue)):
+        return True
+    return isinstance(last, N.If) and _diverges(last.then_body) and _diverges(last.else_body)
 
 
 _WRITES = (N.Store, N.AtomicAdd, N.Barrier, N.Reduce, N.Softmax)
@@ -138,11 +153,13 @@ class KernelLowerer:
         self.top_level = True
         self.returns_value = False  # `-> T` reported: a tail value needs no second error
         self.effect_root: Optional[tuple[int, int]] = None  # see set_root
+        self.depth = 0  # nesting of expressions and blocks being lowered, see enter
+        self.deferred: list[Binding] = []  # `let x: T;` bindings, see check_init
 
     # ------------------------------------------------------------ diagnostics
 
     def span(self, node) -> N.Span:
-        return self.ctx.source.span(node.start_byte, node.end_byte)
+        return self.ctx.source.node_span(node)
 
     def error(self, code: str, message: str, node, label: str = "", help: Optional[list[str]] = None,
               extra: Optional[list[Label]] = None, notes: Optional[list[str]] = None) -> None:
@@ -664,9 +681,19 @@ class KernelLowerer:
     STATEMENT_NODES = ("expression_statement", "let_declaration", "const_item", "empty_statement",
                        "attribute_item", "inner_attribute_item", "macro_invocation")
 
+    def enter(self, node) -> None:
+        """One nesting level deeper; past MAX_DEPTH, report and abandon the kernel."""
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            self.error("G0040", "nesting is too deep", self.ctx.source.span(node.start_byte, node.start_byte + 1),
+                       f"more than {MAX_DEPTH} levels deep",
+                       ["split the expression into several `let` bindings, or the blocks into fewer levels"])
+            raise Abort()
+
     def lower_block_items(self, block, top: bool = False):
         """Statements of a block (in a new scope the caller closes), and its tail
         expression node (a final expression without `;`), if any."""
+        self.enter(block)
         self.scopes.append({})
         out: list[N.Stmt] = []
         if top and self.pre:
@@ -684,6 +711,7 @@ class KernelLowerer:
 
     def close_scope(self) -> None:
         self.scopes.pop()
+        self.depth -= 1
 
     def lower_statement(self, node, top: bool) -> list[N.Stmt]:
         self.top_level = top
@@ -729,10 +757,7 @@ class KernelLowerer:
         if t == "while_expression":
             return self.lower_while(e)
         if t == "loop_expression":
-            self.loop_depth += 1
-            body = self.lower_block(e.child_by_field_name("body"))
-            self.loop_depth -= 1
-            return [N.Loop(sp, body)]
+            return [N.Loop(sp, self.lower_loop_body(e.child_by_field_name("body")))]
         if t == "for_expression":
             return self.lower_for(e)
         if t in ("break_expression", "continue_expression"):
@@ -793,6 +818,10 @@ class KernelLowerer:
         sp = self.span(call)
         args = _named(call.child_by_field_name("arguments"))
         if name == "workgroup_barrier":
+            if target is not None:
+                self.error("G0025", "`workgroup_barrier` returns nothing", call, "used as a value",
+                           ["call it as a statement: `gpu::workgroup_barrier();`"])
+                return []
             if args:
                 self.error("G0029", "`workgroup_barrier` takes no arguments", call, "arguments given")
                 return []
@@ -807,8 +836,9 @@ class KernelLowerer:
                            f"{len(args)} arguments given")
                 return []
             n = self.collective_size(name, turbofish, call)
-            value = self.lower_expr(args[0], None)
-            scratch = self.wgarray_arg(args[1], value.ty if value is not None else None)
+            scratch = self.wgarray_arg(args[1], None)
+            w = next((w for w in self.wgarrays if w.name == scratch), None)
+            value = self.lower_expr(args[0], w.ty if w is not None else None)  # `sum(1, s)`: 1 is s's type
             if n is None or value is None or scratch is None:
                 return []
             if value.ty not in T.NUMERIC:
@@ -889,15 +919,13 @@ class KernelLowerer:
             return declared(ty)
         name = _text(node)
         b = self.resolve(node, name)
-        if b is None:
-            return None
-        if b.kind != "local" or not b.mutable:
-            self.immutable(node, name, b)
+        if b is None or not self.assignable(node, name, b):
             return None
         if b.ty != ty:
             self.hint(N.Var(b.ty, self.span(node), b.ir_name), ty)
             self.mismatch(node, b.ty, ty)
             return None
+        b.init = "yes"
         return b.ir_name
 
     def collective_size(self, name: str, turbofish, call) -> Optional[int]:
@@ -970,6 +998,39 @@ class KernelLowerer:
             if p.name == name:
                 return p
         return None
+
+    def assignable(self, node, name: str, b: Binding) -> bool:
+        """Whether `name = ...` may assign `b`: a mutable local, or an immutable `let x: T;`
+        on its first assignment (not inside a loop that would repeat it)."""
+        if b.kind == "local" and (b.mutable or (b.init == "no" and b.loop_depth == self.loop_depth)):
+            return True
+        self.immutable(node, name, b)
+        return False
+
+    def check_init(self, node, name: str, b: Binding) -> None:
+        if b.init == "yes":
+            return
+        self.error("G0041", f"used binding `{name}` is {'possibly-' if b.init == 'maybe' else ''}uninitialized",
+                   node, f"`{name}` used here but it {'may not be' if b.init == 'maybe' else 'is not'} initialized",
+                   [f"give it a value where it is declared: `let mut {name}: {T.rust_name(b.ty)} = ...;`"],
+                   [Label(b.decl_span, "binding declared here but left uninitialized", primary=False)]
+                   if b.decl_span else [])
+        b.init = "yes"  # one error per binding
+
+    # Definite initialisation across branches: a snapshot of every deferred binding's state.
+    def flow(self) -> dict[int, str]:
+        return {id(b): b.init for b in self.deferred}
+
+    def set_flow(self, state: Optional[dict[int, str]]) -> None:
+        for b in self.deferred:
+            b.init = "yes" if state is None else state.get(id(b), b.init)
+
+    def join(self, *states: Optional[dict[int, str]]) -> Optional[dict[int, str]]:
+        """State after paths that meet (None: a path that diverged with return/break/continue)."""
+        live = [st for st in states if st is not None]
+        if not live:
+            return None
+        return {k: live[0][k] if all(st.get(k) == live[0][k] for st in live) else "maybe" for k in live[0]}
 
     def immutable(self, node, name: str, b: Binding) -> None:
         if b.kind in ("param", "uniform"):
@@ -1054,7 +1115,12 @@ class KernelLowerer:
                            [f"give it a type: `let {_text(pat)}: f32;`"])
                 return []
             ir = declare(declared_ty)
-            return [N.Let(sp, ir, declared_ty, None, mut)]
+            b = self.scopes[-1].get(pat_name) if pat_name else None
+            if b is not None:
+                b.init, b.loop_depth = "no", self.loop_depth
+                self.deferred.append(b)
+            # mutable in the IR: targets assign it later (the importer enforces "once")
+            return [N.Let(sp, ir, declared_ty, None, True)]
         expected = declared_ty
         flexible = False
         if expected is None and self.is_flexible_literal(vnode):
@@ -1143,6 +1209,10 @@ class KernelLowerer:
                 return []
             return [N.Store(sp, res, index, value)]
         value = self.lower_expr(right, target.ty)
+        if left.type == "identifier":
+            b = self.lookup(_text(left))
+            if b is not None:
+                b.init = "yes"
         if value is None:
             return []
         self.hint(target, value.ty)
@@ -1188,11 +1258,10 @@ class KernelLowerer:
         if node.type == "identifier":
             name = _text(node)
             b = self.resolve(node, name)
-            if b is None:
+            if b is None or not self.assignable(node, name, b):
                 return None
-            if b.kind != "local" or not b.mutable:
-                self.immutable(node, name, b)
-                return None
+            if read_too:
+                self.check_init(node, name, b)
             return N.Var(b.ty, self.span(node), b.ir_name)
         if node.type == "index_expression":
             base, idx = _named(node)[0], _named(node)[1]
@@ -1294,12 +1363,16 @@ class KernelLowerer:
         self.set_root(cnode)
         cond = self.lower_expr(cnode, "bool")
         pre, self.pre = self.pre, []
+        before = self.flow()
         then = self.lower_block(node.child_by_field_name("consequence"))
+        after_then = None if _diverges(then) else self.flow()
+        self.set_flow(before)
         els: list[N.Stmt] = []
         alt = node.child_by_field_name("alternative")
         if alt is not None:
             inner = _named(alt)[0]
             els = self.lower_if_statement(inner) if inner.type == "if_expression" else self.lower_block(inner)
+        self.set_flow(self.join(after_then, None if _diverges(els) else self.flow()))
         if cond is None or not self.expect(cnode, cond, "bool"):
             return []
         return pre + [N.If(sp, cond, then, els)]
@@ -1313,15 +1386,23 @@ class KernelLowerer:
         self.set_root(cnode)
         cond = self.lower_expr(cnode, "bool")
         pre, self.pre = self.pre, []
-        self.loop_depth += 1
-        body = self.lower_block(node.child_by_field_name("body"))
-        self.loop_depth -= 1
+        body = self.lower_loop_body(node.child_by_field_name("body"))
         if cond is None or not self.expect(cnode, cond, "bool"):
             return []
         if pre:  # the condition needed statements: evaluate them on every iteration
             neg = N.Unary("bool", cond.span, "not", cond)
             return [N.Loop(sp, pre + [N.If(sp, neg, [N.Break(sp)], [])] + body)]
         return [N.While(sp, cond, body)]
+
+    def lower_loop_body(self, block) -> list[N.Stmt]:
+        """A loop body may run any number of times: what it assigns may still be unassigned
+        after it (conservative for `loop`, which runs at least once)."""
+        before = self.flow()
+        self.loop_depth += 1
+        body = self.lower_block(block)
+        self.loop_depth -= 1
+        self.set_flow(self.join(before, self.flow()))
+        return body
 
     def lower_for(self, node) -> list[N.Stmt]:
         sp = self.span(node)
@@ -1338,9 +1419,7 @@ class KernelLowerer:
             self.scopes[-1][_ident(pat)] = (
                 Binding(name, lo.ty, False, "local", pat.start_byte, flexible, self.span(pat)) if ty
                 else Binding(name, "", False, "poisoned"))  # still check the body
-        self.loop_depth += 1
-        body = self.lower_block(node.child_by_field_name("body"))
-        self.loop_depth -= 1
+        body = self.lower_loop_body(node.child_by_field_name("body"))
         self.close_scope()
         if ty is None:
             return []
@@ -1388,27 +1467,30 @@ class KernelLowerer:
 
     # ------------------------------------------------------------ expressions
 
-    def is_flexible_literal(self, node) -> bool:
+    def is_flexible_literal(self, node, depth: int = 0) -> bool:
         """An expression whose type Rust would infer from context (unsuffixed literals)."""
+        if depth > MAX_DEPTH:
+            return False  # lowering reports the nesting
+        depth += 1
         t = node.type
         if t == "integer_literal":
             return split_int_literal(_text(node))[1] is None
         if t == "if_expression":  # `if c { 1 } else { 2 }`
             alt = node.child_by_field_name("alternative")
             arms = [node.child_by_field_name("consequence")] + (_named(alt)[:1] if alt is not None else [])
-            return alt is not None and all(a is not None and self.is_flexible_literal(a) for a in arms)
+            return alt is not None and all(a is not None and self.is_flexible_literal(a, depth) for a in arms)
         if t == "block":
             items = _named(node)
-            return bool(items) and len(items) == 1 and self.is_flexible_literal(items[0])
+            return bool(items) and len(items) == 1 and self.is_flexible_literal(items[0], depth)
         if t == "float_literal":
             return True
         if t == "parenthesized_expression":
-            return all(self.is_flexible_literal(c) for c in _named(node))
+            return all(self.is_flexible_literal(c, depth) for c in _named(node))
         if t == "unary_expression":
-            return all(self.is_flexible_literal(c) for c in _named(node))
+            return all(self.is_flexible_literal(c, depth) for c in _named(node))
         if t == "binary_expression":
-            return (self.is_flexible_literal(node.child_by_field_name("left"))
-                    and self.is_flexible_literal(node.child_by_field_name("right")))
+            return (self.is_flexible_literal(node.child_by_field_name("left"), depth)
+                    and self.is_flexible_literal(node.child_by_field_name("right"), depth))
         if t == "identifier":
             b = self.lookup(_text(node))
             return b is not None and b.flexible
@@ -1427,8 +1509,10 @@ class KernelLowerer:
     def lower_expr(self, node, expected: Optional[str]) -> Optional[N.Expr]:
         if node is None:
             return None
+        self.enter(node)
         method = getattr(self, "expr_" + node.type, None)
         e = self.reject_expr(node) if method is None else method(node, expected)
+        self.depth -= 1
         if e is None and not self.diags:  # a failure must never pass silently
             self.error("G0028", "internal error: expression could not be lowered", node,
                        "while lowering this", ["please report this with the kernel's source"])
@@ -1592,6 +1676,7 @@ class KernelLowerer:
             self.error("G0028", f"`{name}` is a {what} and cannot be used as a value", node,
                        "index it or call `.len()`", [f"read an element: `{name}[i]`"])
             return None
+        self.check_init(node, name, b)
         return N.Var(b.ty, self.span(node), b.ir_name)
 
     def expr_self(self, node, expected):
@@ -1661,7 +1746,9 @@ class KernelLowerer:
             outer, self.pre = self.pre, []
             if root:  # the right side runs after the left, under the short circuit
                 self.set_root(rnode)
+            before = self.flow()
             rhs = self.lower_expr(rnode, "bool")
+            self.set_flow(self.join(before, self.flow()))
             rhs_pre, self.pre = self.pre, outer
             if lhs is None or rhs is None:
                 return None
@@ -1875,12 +1962,19 @@ class KernelLowerer:
             stmts, self.pre = self.pre, saved
             return stmts, val
 
+        before = self.flow()
         if self.is_flexible_literal(then_node) and not self.is_flexible_literal(inner):
             else_stmts, else_val = else_arm(expected)  # `if c { 0 } else { x }`: x decides
+            after_else = self.flow()
+            self.set_flow(before)
             then_stmts, then_val = then_arm(expected if else_val is None else else_val.ty)
+            self.set_flow(self.join(after_else, self.flow()))
         else:
             then_stmts, then_val = then_arm(expected)
+            after_then = self.flow()
+            self.set_flow(before)
             else_stmts, else_val = else_arm(expected if then_val is None else then_val.ty)
+            self.set_flow(self.join(after_then, self.flow()))
         self.pre = outer_pre
         if then_val is None or else_val is None or not cond_ok:
             return None
