@@ -1,0 +1,209 @@
+"""Canonical `[goldy_compute]` Slang, the wrapper entry a Slang compiler needs, and dumps.
+
+`emit_slang(kernel)` writes the form a Goldy user recognises: `import goldy_abi;`, the
+kernel's `#[goldy::gpu]` structs (explicitly padded to ir.layout), its workgroup arrays as
+`groupshared` globals, then
+
+    [goldy_compute]
+    [numthreads(X, Y, Z)]
+    void cs_main(<params in declaration order>, <builtins used>) { ... }
+
+The canonical function is not an entry point. `emit_wrapper_from_kernel_def(def)` renames
+it `_goldy_user_<name>` and adds a `[shader("compute")]` entry that binds every parameter
+from one global `_goldy_args` block and calls it. Hand-written canonical sources go through
+the same wrapper (codegen/slang_handwritten.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Union
+
+from goldy_import.ir import layout as L
+from goldy_import.ir import nodes as N
+from goldy_import.ir import types as T
+
+from .slang_handwritten import HandwrittenKernel, try_kernel_def_from_source
+from .slang_text import (BUILTIN_PARAMS, INDENT, Names, Printer, element_type, has_sync, param_type,
+                         signature_builtins, slang_type, struct_decl)
+
+__all__ = [
+    "ABI_MODULE", "ABI_DIR", "ENTRY_POINT", "emit_slang", "emit_wrapper", "emit_wrapper_from_kernel_def",
+    "abi_description", "dump_kernel", "HandwrittenKernel", "try_kernel_def_from_source", "uses_barriers",
+]
+
+ABI_DIR = os.path.dirname(os.path.abspath(__file__))
+ABI_MODULE = os.path.join(ABI_DIR, "goldy_abi.slang")
+ENTRY_POINT = "goldy_main"  # the wrapper's entry; `main` is renamed by some targets
+CANONICAL_ENTRY = "cs_main"
+
+KernelLike = Union[N.Kernel, HandwrittenKernel]
+
+
+def emit_slang(kernel: N.Kernel) -> str:
+    """The canonical `[goldy_compute]` Slang of a verified kernel."""
+    if isinstance(kernel, HandwrittenKernel):
+        return kernel.slang_source
+    names = Names(kernel)
+    pr = Printer(kernel, names)
+    out: list[str] = []
+    out.append(f"// kernel `{kernel.name}` from {kernel.source_file}")
+    for line in kernel.doc.splitlines():
+        out.append(f"// {line}".rstrip())
+    out += ["import goldy_abi;", ""]
+    for s in kernel.structs:
+        out += struct_decl(s, names) + [""]
+    for w in kernel.workgroup_arrays:
+        out.append(f"groupshared {slang_type(w.ty)} {names(w.name)}[{w.size}];")
+    if kernel.workgroup_arrays:
+        out.append("")
+    x, y, z = kernel.workgroup_size
+    params = [f"{param_type(p, names)} {names(p.name)}" for p in kernel.params]
+    params += [" ".join(BUILTIN_PARAMS[b]) for b in signature_builtins(kernel)]
+    out += ["[goldy_compute]", f"[numthreads({x}, {y}, {z})]", f"void {CANONICAL_ENTRY}({', '.join(params)})", "{"]
+    out += pr.block(kernel.body, 1)
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def uses_barriers(kernel: KernelLike) -> bool:
+    """Whether the kernel synchronises its workgroup (needs the CPU lane-serial form)."""
+    if isinstance(kernel, HandwrittenKernel):
+        return bool(re.search(r"\b(GroupMemoryBarrier\w*|AllMemoryBarrier\w*|DeviceMemoryBarrier\w*)\s*\(",
+                              kernel.slang_source))
+    return any(has_sync(s) for s in kernel.body)
+
+
+# ---------------------------------------------------------------- the wrapper entry
+
+def _arg_field(p: N.Param, names) -> str:
+    """How a parameter sits in the global argument block (uniform structs as a one-element
+    buffer, so their layout is the buffer-element layout on every target)."""
+    if p.category == "uniform":
+        return f"StructuredBuffer<{slang_type(p.ty, names)}> {names(p.name)};"
+    return f"{param_type(p, names)} {names(p.name)};"
+
+
+def _arg_value(p: N.Param, names) -> str:
+    v = f"_goldy_args.{names(p.name)}"
+    return f"{v}[0]" if p.category == "uniform" else v
+
+
+_SYSTEM_VALUES = {"global_id": "_goldy_sv_gid", "local_id": "_goldy_sv_lid", "workgroup_id": "_goldy_sv_wid"}
+
+
+def args_block(kernel: KernelLike, names) -> list[str]:
+    """The global `_goldy_args` block every form of a kernel binds its parameters through."""
+    fields = [INDENT + _arg_field(p, names) for p in kernel.params]
+    fields.append(INDENT + "uint3 _goldy_nwg;")
+    return ["struct _GoldyArgs", "{"] + fields + ["};", "ParameterBlock<_GoldyArgs> _goldy_args;", ""]
+
+
+def emit_wrapper_from_kernel_def(kdef: KernelLike) -> str:
+    """A complete Slang module: the canonical source with its function renamed
+    `_goldy_user_<name>` (no longer an entry point), plus a `[shader("compute")]` entry
+    that passes every parameter and builtin in the canonical order."""
+    if isinstance(kdef, HandwrittenKernel):
+        canonical, entry, names = kdef.slang_source, kdef.entry, Names(kdef)
+        order = kdef.call_order
+    else:
+        canonical, entry, names = emit_slang(kdef), CANONICAL_ENTRY, Names(kdef)
+        order = [p.name for p in kdef.params] + signature_builtins(kdef)
+    user = f"_goldy_user_{kdef.name}"
+    body = _rename_entry(canonical, entry, user)
+    x, y, z = kdef.workgroup_size
+    params = {p.name: p for p in kdef.params}
+    call = []
+    for item in order:
+        if item in params:
+            call.append(_arg_value(params[item], names))
+        elif item == "num_workgroups":
+            call.append("_goldy_args._goldy_nwg")
+        else:
+            call.append(_SYSTEM_VALUES[item])
+    out = [body, "// ---- wrapper: the entry point a Slang compiler dispatches", ""]
+    out += args_block(kdef, names)
+    out += ['[shader("compute")]', f"[numthreads({x}, {y}, {z})]",
+            f"void {ENTRY_POINT}(uint3 _goldy_sv_gid : SV_DispatchThreadID, "
+            "uint3 _goldy_sv_lid : SV_GroupThreadID, uint3 _goldy_sv_wid : SV_GroupID)",
+            "{", f"{INDENT}{user}({', '.join(call)});", "}"]
+    return "\n".join(out) + "\n"
+
+
+def emit_wrapper(kernel: N.Kernel) -> str:
+    return emit_wrapper_from_kernel_def(kernel)
+
+
+def _rename_entry(source: str, entry: str, new: str) -> str:
+    """Rename the canonical function and drop `[goldy_compute]`/`[numthreads]` from it: Slang
+    treats any function carrying `[numthreads]` as an entry point."""
+    pat = re.compile(r"((?:\[\s*(?:goldy_compute|numthreads\s*\([^)]*\))\s*\]\s*)+)(void\s+)" + re.escape(entry)
+                     + r"(\s*\()")
+    m = pat.search(source)
+    if m is None:
+        raise ValueError(f"no [goldy_compute] function `{entry}` in the source")
+    attrs = re.sub(r"\[\s*(?:goldy_compute|numthreads\s*\([^)]*\))\s*\]\s*", "", m.group(1))
+    keep = "// [goldy_compute] entry, called by the wrapper below\n" + attrs
+    return source[:m.start()] + keep + m.group(2) + new + m.group(3) + source[m.end():]
+
+
+# ---------------------------------------------------------------- ABI description and dumps
+
+def abi_description(kernel: KernelLike) -> dict:
+    """What a host needs to bind the kernel: params with categories and element strides,
+    builtins, workgroup size, struct layouts."""
+    names = Names(kernel)
+
+    def stride(ty: str) -> int:
+        if T.is_struct(ty):
+            decl = kernel.struct(T.struct_name(ty))
+            return L.struct_layout(decl).stride if decl else 0
+        return L.size_of(ty)
+
+    params = []
+    for p in kernel.params:
+        d = {"name": p.name, "slang_name": names(p.name), "category": p.category, "type": p.ty,
+             "slang_type": param_type(p, names)}
+        if p.category != "scalar":
+            d["element_slang_type"] = element_type(p.ty, names)
+            d["stride"] = stride(p.ty)
+        if p.shape is not None:
+            d["shape"] = list(p.shape)
+        params.append(d)
+    structs = []
+    for s in kernel.structs:
+        lay = L.struct_layout(s)
+        structs.append({"name": s.name, "stride": lay.stride, "align": lay.align,
+                        "fields": [{"name": f.name, "type": f.ty, "offset": f.offset, "size": f.size}
+                                   for f in lay.fields]})
+    builtins = kernel.call_builtins if isinstance(kernel, HandwrittenKernel) else signature_builtins(kernel)
+    return {
+        "kernel": kernel.name,
+        "entry": kernel.entry if isinstance(kernel, HandwrittenKernel) else CANONICAL_ENTRY,
+        "source_file": kernel.source_file,
+        "workgroup_size": list(kernel.workgroup_size),
+        "params": params,
+        "builtins": [{"builtin": b, "slang_type": BUILTIN_PARAMS[b][0]} for b in builtins],
+        "workgroup_arrays": [{"name": w.name, "type": w.ty, "size": w.size} for w in kernel.workgroup_arrays],
+        "structs": structs,
+        "handwritten": isinstance(kernel, HandwrittenKernel),
+    }
+
+
+def dump_kernel(kernel: KernelLike, directory: str) -> list[str]:
+    """Write `<name>.slang` (canonical), `<name>.wrapped.slang` and `<name>.abi.json` into
+    `directory` (created if needed); returns the paths. Called by prepare when
+    GOLDY_DUMP_RUST_KERNELS is set."""
+    os.makedirs(directory, exist_ok=True)
+    base = os.path.join(directory, kernel.name)
+    files = {
+        base + ".slang": emit_slang(kernel),
+        base + ".wrapped.slang": emit_wrapper_from_kernel_def(kernel),
+        base + ".abi.json": json.dumps(abi_description(kernel), indent=2) + "\n",
+    }
+    for path, text in files.items():
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    return list(files)

@@ -1,0 +1,552 @@
+"""IR -> Slang text pieces shared by the canonical emitter and the CPU lane-serial form:
+identifiers, types, struct declarations, constants, and one printer for expressions and
+statements. Every Rust semantic GPU languages disagree on goes through a named helper of
+the ABI module (codegen/goldy_abi.slang), so it is visible in the source."""
+
+from __future__ import annotations
+
+import math
+import struct as _struct
+from typing import Callable, Optional
+
+from goldy_import.errors import BackendError
+from goldy_import.ir import layout as L
+from goldy_import.ir import nodes as N
+from goldy_import.ir import types as T
+
+INDENT = "    "
+
+# Words a user identifier must not become: Slang/HLSL keywords and types, the intrinsics
+# the printer emits, and the ABI module's public names.
+_KEYWORDS = """
+break case cbuffer tbuffer class const continue default discard do else enum extern false
+for if in inout out interface let var namespace return static struct switch this This true
+typedef typealias uniform while import module public private internal export extension
+associatedtype where property subscript groupshared precise nointerpolation noperspective
+linear centroid sample shared volatile register packoffset sizeof alignof new delete throw
+try catch throws func as is none void bool int uint float double half dword vector matrix
+row_major column_major snorm unorm globallycoherent inline override using implementing
+dyn some functype __subscript __init __generic __target_switch __intrinsic_asm
+__exported __include spirv_asm asm goto defer lambda mutating nonmutating ref
+""".split()
+_TYPES = [f"{b}{n}" for b in ("float", "int", "uint", "bool", "half", "double", "min16float",
+                              "min16int", "min16uint", "vec", "ivec", "uvec", "bvec", "dvec", "mat")
+          for n in ("", "1", "2", "3", "4")]
+_TYPES += [f"{b}{r}x{c}" for b in ("float", "int", "uint", "bool", "half", "double", "mat")
+           for r in "1234" for c in "1234"]
+_TYPES += """Buffer RWBuffer StructuredBuffer RWStructuredBuffer ByteAddressBuffer
+RWByteAddressBuffer ConstantBuffer ParameterBlock Texture1D Texture2D Texture3D TextureCube
+RWTexture1D RWTexture2D RWTexture3D SamplerState SamplerComparisonState Ptr Optional Tuple
+Array String NativeString int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t
+float16_t float32_t float64_t size_t intptr_t uintptr_t""".split()
+_INTRINSICS = """abs floor ceil trunc round sqrt sin cos tan exp exp2 log log2 pow min max
+clamp fma mad dot length asfloat asuint asint isnan isinf fmod select all any saturate sign
+lerp step frac rcp rsqrt normalize cross distance GroupMemoryBarrierWithGroupSync
+AllMemoryBarrierWithGroupSync InterlockedAdd main printf""".split()
+ABI_NAMES = """goldy_compute goldy_computeAttribute ThreadId GroupThreadId GroupId GroupCount
+Uniform BufRO BufRW Scattered Tensor TensorMut TensorWrite DirectSpatial GoldyTensorLayout
+GoldyMat2 GoldyMat3 GoldyMat4 mat_mul mat_scale mat_add mat_sub atomic_add wrapping_add
+wrapping_sub wrapping_mul wrapping_neg wrapping_abs wrapping_shl wrapping_shr rust_div
+rust_rem rust_min rust_max rust_clamp rust_round rust_f32_to_i32 rust_f32_to_u32 rust_dot
+rust_length cs_main goldy_abi""".split()
+RESERVED = frozenset(_KEYWORDS + _TYPES + _INTRINSICS + ABI_NAMES)
+
+# The builtins' canonical parameter types and names, in IR BUILTINS order.
+BUILTIN_PARAMS = {
+    "global_id": ("ThreadId", "_goldy_gid"),
+    "local_id": ("GroupThreadId", "_goldy_lid"),
+    "workgroup_id": ("GroupId", "_goldy_wid"),
+    "num_workgroups": ("GroupCount", "_goldy_nwg"),
+}
+PARAM_WRAPPERS = {
+    "read": "BufRO", "read_write": "BufRW", "write": "Scattered", "tensor": "Tensor",
+    "tensor_mut": "TensorMut", "tensor_write": "TensorWrite", "uniform": "Uniform",
+    "image": "DirectSpatial",
+}
+_SCALAR = {"u32": "uint", "i32": "int", "f32": "float", "bool": "bool"}
+
+
+def _reserved(name: str) -> bool:
+    return name in RESERVED or name.startswith(("_goldy", "__", "gl_", "SV_", "SLANG_"))
+
+
+class Names:
+    """User identifiers -> Slang identifiers: unchanged unless reserved or taken."""
+
+    def __init__(self, kernel: N.Kernel):
+        self.map: dict[str, str] = {}
+        taken: set[str] = set()
+        users = ([s.name for s in kernel.structs] + [p.name for p in kernel.params]
+                 + [w.name for w in kernel.workgroup_arrays] + list(kernel.locals))
+        taken.update(users)
+        for name in users:
+            if name in self.map:
+                continue
+            out = name
+            if _reserved(out):
+                out = "r" + out if out.startswith("_") else out
+                while _reserved(out) or out in taken:
+                    out += "_"
+                taken.add(out)
+            self.map[name] = out
+
+    def __call__(self, name: str) -> str:
+        return self.map.get(name, name)
+
+
+def slang_type(ty: str, names: Callable[[str], str] = lambda s: s) -> str:
+    if ty in _SCALAR:
+        return _SCALAR[ty]
+    if T.is_vector(ty):
+        return f"{_SCALAR[T.elem_of(ty)]}{T.vec_len(ty)}"
+    if T.is_matrix(ty):
+        return f"GoldyMat{T.vec_len(ty)}"
+    if T.is_struct(ty):
+        return names(T.struct_name(ty))
+    raise BackendError(f"no Slang type for `{ty}`")
+
+
+def element_type(ty: str, names: Callable[[str], str] = lambda s: s) -> str:
+    """Element type of a buffer in memory: `bool` elements are stored as u32 0/1."""
+    return "uint" if ty == "bool" else slang_type(ty, names)
+
+
+def param_type(p: N.Param, names: Callable[[str], str] = lambda s: s) -> str:
+    if p.category == "scalar":
+        return slang_type(p.ty)
+    return f"{PARAM_WRAPPERS[p.category]}<{element_type(p.ty, names)}>"
+
+
+def struct_decl(decl: N.StructDecl, names: Callable[[str], str]) -> list[str]:
+    """A struct with explicit u32 padding, so every target (std430 on Vulkan, C layout on
+    the CPU and CUDA) places each field at its ir.layout offset with the ir.layout stride."""
+    lay = L.struct_layout(decl)
+    lines = [f"struct {names(decl.name)}", "{"]
+    at = 0
+    pad = 0
+
+    def padding(upto: int) -> None:
+        nonlocal at, pad
+        while at < upto:
+            lines.append(f"{INDENT}uint _pad{pad};")
+            pad += 1
+            at += 4
+
+    for f in lay.fields:
+        padding(f.offset)
+        lines.append(f"{INDENT}{slang_type(f.ty)} {f.name};")
+        at += f.size
+    padding(lay.stride)
+    lines.append("};")
+    return lines
+
+
+def f32_literal(v: float) -> str:
+    """An f32 constant written so that every target reads back the exact same bits."""
+    if math.isnan(v):
+        return "asfloat(0x7fc00000u)"
+    if math.isinf(v):
+        return "asfloat(0x7f800000u)" if v > 0 else "asfloat(0xff800000u)"
+    bits = _struct.unpack("<I", _struct.pack("<f", v))[0]
+    # Short decimals that are exact in binary (integers, halves, quarters...) read the same
+    # everywhere; anything else is spelled by its bits, since not every target prints or
+    # parses float literals with enough digits.
+    if v == 0.0:
+        return "-0.0" if math.copysign(1.0, v) < 0 else "0.0"
+    if abs(v) < 2.0 ** 24 and (v * 1024.0).is_integer():
+        text = repr(float(v))
+        return text if "e" not in text else f"asfloat(0x{bits:08x}u)"
+    return f"asfloat(0x{bits:08x}u)"
+
+
+def const(c: N.Const) -> str:
+    if c.ty == "bool":
+        return "true" if c.value else "false"
+    if c.ty == "u32":
+        return f"{int(c.value)}u"
+    if c.ty == "i32":
+        v = int(c.value)
+        if v == -(2 ** 31):
+            return "asint(0x80000000u)"
+        return str(v) if v >= 0 else f"(-{-v})"
+    if c.ty == "f32":
+        text = f32_literal(float(c.value))
+        return f"({text})" if text.startswith("-") else text
+    raise BackendError(f"constant of type `{c.ty}`")
+
+
+def zero_value(ty: str, names: Callable[[str], str] = lambda s: s) -> str:
+    if ty == "f32":
+        return "0.0"
+    if ty == "u32":
+        return "0u"
+    if ty == "i32":
+        return "0"
+    if ty == "bool":
+        return "false"
+    if T.is_vector(ty):
+        return f"{slang_type(ty)}({zero_value(T.elem_of(ty))})"
+    raise BackendError(f"no zero value for `{ty}`")
+
+
+def signature_builtins(kernel: N.Kernel) -> list[str]:
+    """The builtins the canonical signature declares: those the body names, plus local_id
+    for collectives (their tree indexes scratch by lane), minus workgroup_size (a constant)."""
+    used = set(kernel.builtins)
+    if any(isinstance(s, (N.Reduce, N.Softmax)) for s in N.walk_stmts(kernel.body)):
+        used.add("local_id")
+    return [b for b in N.BUILTINS if b in used and b in BUILTIN_PARAMS]
+
+
+def has_sync(s: N.Stmt) -> bool:
+    """Whether a statement is, or contains, a workgroup barrier (collectives end in one)."""
+    return any(isinstance(x, (N.Barrier, N.Reduce, N.Softmax)) for x in N.walk_stmts([s]))
+
+
+class Printer:
+    """Renders IR expressions and statements as fully parenthesised Slang.
+
+    Subclasses change how locals are named and declared, how `return` ends a thread and
+    how barriers are written (the CPU lane-serial form overrides these)."""
+
+    def __init__(self, kernel: N.Kernel, names: Optional[Names] = None):
+        self.k = kernel
+        self.names = names or Names(kernel)
+        self.tmp = 0
+
+    # -- hooks
+    def local(self, name: str) -> str:
+        return self.names(name)
+
+    def builtin(self, name: str) -> str:
+        if name == "workgroup_size":
+            x, y, z = self.k.workgroup_size
+            return f"uint3({x}u, {y}u, {z}u)"
+        return BUILTIN_PARAMS[name][1]
+
+    def lid_x(self) -> str:
+        return f"{BUILTIN_PARAMS['local_id'][1]}.x"
+
+    def fresh(self, stem: str) -> str:
+        self.tmp += 1
+        return f"_goldy_{stem}{self.tmp}"
+
+    # -- expressions
+    def expr(self, e: N.Expr) -> str:
+        m = getattr(self, "e_" + type(e).__name__, None)
+        if m is None:
+            raise BackendError(f"kernel `{self.k.name}`: Slang cannot render {type(e).__name__}")
+        return m(e)
+
+    def e_Const(self, e: N.Const) -> str:
+        return const(e)
+
+    def e_Var(self, e: N.Var) -> str:
+        if e.name in self.k.locals:
+            return self.local(e.name)
+        return self.names(e.name)
+
+    def e_Builtin(self, e: N.Builtin) -> str:
+        return self.builtin(e.name)
+
+    def e_Load(self, e: N.Load) -> str:
+        idx = self.expr(e.index)
+        w = self.k.workgroup_array(e.resource)
+        name = self.names(e.resource)
+        if w is not None:
+            return f"(({idx} < {w.size}u) ? {name}[{idx}] : {zero_value(w.ty)})"
+        p = self.k.param(e.resource)
+        if p is not None and p.ty == "bool":
+            return f"({name}[{idx}] != 0u)"
+        return f"{name}[{idx}]"
+
+    def e_Len(self, e: N.Len) -> str:
+        w = self.k.workgroup_array(e.resource)
+        if w is not None:
+            return f"{w.size}u"
+        return f"{self.names(e.resource)}.len()"
+
+    def e_TensorDim(self, e: N.TensorDim) -> str:
+        return f"{self.names(e.resource)}.dim({self.expr(e.axis)})"
+
+    def e_TensorRank(self, e: N.TensorRank) -> str:
+        return f"{self.names(e.resource)}.rank()"
+
+    def e_ImageSize(self, e: N.ImageSize) -> str:
+        return f"{self.names(e.resource)}.{'width' if e.axis == 0 else 'height'}()"
+
+    def e_Field(self, e: N.Field) -> str:
+        return f"{self.expr(e.value)}.{e.name}"
+
+    def e_Swizzle(self, e: N.Swizzle) -> str:
+        return f"{self.expr(e.value)}.{e.lanes}"
+
+    def e_Unary(self, e: N.Unary) -> str:
+        v = self.expr(e.operand)
+        if e.op == "neg":
+            return f"wrapping_neg({v})" if T.elem_of(e.ty) == "i32" else f"(-{v})"
+        return f"(!{v})" if e.ty == "bool" else f"(~{v})"
+
+    def splat(self, code: str, from_ty: str, to_ty: str) -> str:
+        return f"{slang_type(to_ty)}({code})" if T.is_vector(to_ty) and not T.is_vector(from_ty) else code
+
+    def e_Binary(self, e: N.Binary) -> str:
+        a, b = self.expr(e.lhs), self.expr(e.rhs)
+        lt, rt, op = e.lhs.ty, e.rhs.ty, e.op
+        if op in ("and", "or"):
+            return f"({a} {'&&' if op == 'and' else '||'} {b})"
+        if op in N.COMPARISONS:
+            sym = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[op]
+            return f"({a} {sym} {b})"
+        if op in ("shl", "shr"):
+            amount = f"asuint({b})" if rt == "i32" else b
+            return f"wrapping_{op}({a}, {amount})"
+        if T.is_matrix(lt):
+            if op == "mul":
+                return f"mat_scale({a}, {b})" if rt == "f32" else f"mat_mul({a}, {b})"
+            return f"mat_{op}({a}, {b})"
+        if lt == "bool":  # bitwise ops on bools
+            sym = {"bitand": "&&", "bitor": "||", "bitxor": "!="}[op]
+            return f"({a} {sym} {b})"
+        elem = T.elem_of(e.ty)
+        if op in ("bitand", "bitor", "bitxor"):
+            return f"({a} {dict(bitand='&', bitor='|', bitxor='^')[op]} {b})"
+        if elem == "i32" and op in ("add", "sub", "mul"):
+            return f"wrapping_{op}({self.splat(a, lt, e.ty)}, {self.splat(b, rt, e.ty)})"
+        if op in ("div", "rem") and (elem in T.INTS or op == "rem"):
+            return f"rust_{op}({self.splat(a, lt, e.ty)}, {self.splat(b, rt, e.ty)})"
+        sym = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[op]
+        return f"({a} {sym} {b})"
+
+    def e_Cast(self, e: N.Cast) -> str:
+        v, src, dst = self.expr(e.value), e.value.ty, e.ty
+        if src == "bool":
+            return f"({v} ? {'1u' if dst == 'u32' else '1'} : {'0u' if dst == 'u32' else '0'})"
+        if src == "f32":
+            return f"rust_f32_to_{dst}({v})" if dst in T.INTS else v
+        if dst == "f32":
+            return f"float({v})"
+        if (src, dst) == ("i32", "u32"):
+            return f"asuint({v})"
+        if (src, dst) == ("u32", "i32"):
+            return f"asint({v})"
+        return v
+
+    def e_Call(self, e: N.Call) -> str:
+        args = [self.expr(a) for a in e.args]
+        f = e.func
+        elem = T.elem_of(e.args[0].ty)
+        if f == "abs":
+            return args[0] if elem == "u32" else (f"wrapping_abs({args[0]})" if elem == "i32" else f"abs({args[0]})")
+        if f in ("min", "max"):
+            return f"rust_{f}({args[0]}, {args[1]})" if elem == "f32" else f"{f}({args[0]}, {args[1]})"
+        if f == "clamp":
+            if elem == "f32":
+                return f"rust_clamp({', '.join(args)})"
+            return f"min(max({args[0]}, {args[1]}), {args[2]})"
+        if f == "round":
+            return f"rust_round({args[0]})"
+        if f in ("length", "dot"):
+            return f"rust_{f}({', '.join(args)})"
+        if f == "from_bits":
+            return f"asfloat({args[0]})"
+        if f == "to_bits":
+            return f"asuint({args[0]})"
+        return f"{f}({', '.join(args)})"
+
+    def e_Construct(self, e: N.Construct) -> str:
+        return f"{slang_type(e.ty)}({', '.join(self.expr(a) for a in e.args)})"
+
+    def e_Select(self, e: N.Select) -> str:
+        return f"({self.expr(e.cond)} ? {self.expr(e.if_true)} : {self.expr(e.if_false)})"
+
+    # -- statements
+    def block(self, body: list[N.Stmt], depth: int) -> list[str]:
+        out: list[str] = []
+        for s in body:
+            out += self.stmt(s, depth)
+        return out
+
+    def stmt(self, s: N.Stmt, depth: int) -> list[str]:
+        m = getattr(self, "s_" + type(s).__name__, None)
+        if m is None:
+            raise BackendError(f"kernel `{self.k.name}`: Slang cannot render {type(s).__name__}")
+        return m(s, depth)
+
+    def line(self, depth: int, text: str) -> str:
+        return INDENT * depth + text
+
+    def s_Let(self, s: N.Let, d: int) -> list[str]:
+        decl = f"{slang_type(s.ty, self.names)} {self.local(s.name)}"
+        if s.value is None:
+            return [self.line(d, decl + ";")]
+        return [self.line(d, f"{decl} = {self.expr(s.value)};")]
+
+    def s_Assign(self, s: N.Assign, d: int) -> list[str]:
+        return [self.line(d, f"{self.expr(s.target)} = {self.expr(s.value)};")]
+
+    def store(self, resource: str, index: str, value: str, d: int) -> list[str]:
+        w = self.k.workgroup_array(resource)
+        name = self.names(resource)
+        if w is not None:
+            return [self.line(d, f"if ({index} < {w.size}u) {{ {name}[{index}] = {value}; }}")]
+        p = self.k.param(resource)
+        if p is not None and p.ty == "bool":
+            value = f"({value} ? 1u : 0u)"
+        return [self.line(d, f"{name}[{index}] = {value};")]
+
+    def s_Store(self, s: N.Store, d: int) -> list[str]:
+        idx = self.expr(s.index)
+        pre: list[str] = []
+        if self.k.workgroup_array(s.resource) is not None and not isinstance(s.index, (N.Var, N.Const)):
+            t = self.fresh("i")
+            pre = [self.line(d, f"uint {t} = {idx};")]
+            idx = t
+        return pre + self.store(s.resource, idx, self.expr(s.value), d)
+
+    def s_If(self, s: N.If, d: int) -> list[str]:
+        out = [self.line(d, f"if {self.cond(s.cond)}"), self.line(d, "{")]
+        out += self.block(s.then_body, d + 1)
+        out.append(self.line(d, "}"))
+        if s.else_body:
+            if len(s.else_body) == 1 and isinstance(s.else_body[0], N.If):
+                nested = self.s_If(s.else_body[0], d)
+                nested[0] = self.line(d, "else " + nested[0].lstrip())
+                return out + nested
+            out += [self.line(d, "else"), self.line(d, "{")]
+            out += self.block(s.else_body, d + 1)
+            out.append(self.line(d, "}"))
+        return out
+
+    def cond(self, e: N.Expr) -> str:
+        c = self.expr(e)
+        return c if c.startswith("(") and _balanced_outer(c) else f"({c})"
+
+    def s_While(self, s: N.While, d: int) -> list[str]:
+        return ([self.line(d, f"while {self.cond(s.cond)}"), self.line(d, "{")]
+                + self.block(s.body, d + 1) + [self.line(d, "}")])
+
+    def s_Loop(self, s: N.Loop, d: int) -> list[str]:
+        return [self.line(d, "for (;;)"), self.line(d, "{")] + self.block(s.body, d + 1) + [self.line(d, "}")]
+
+    def loop_var_init(self, s: N.For, start: str) -> str:
+        return f"{_SCALAR[s.ty]} {self.local(s.var)} = {start}"
+
+    def s_For(self, s: N.For, d: int) -> list[str]:
+        """`for v in a..b`: the range is evaluated once (Rust), so an end that reads locals
+        is hoisted; `a..=b` steps with a flag so `b == u32::MAX` still ends."""
+        v = self.local(s.var)
+        one = "1u" if s.ty == "u32" else "1"
+        step = f"{v} = {v} + {one}" if s.ty == "u32" else f"{v} = wrapping_add({v}, 1)"
+        start, end = self.expr(s.start), self.expr(s.end)
+        out: list[str] = []
+        if s.inclusive or _reads_locals(s.end, self.k):
+            e = self.fresh("end")
+            out.append(self.line(d, f"{_SCALAR[s.ty]} {e} = {end};"))
+            end = e
+        if s.inclusive:
+            more = self.fresh("more")
+            out.append(self.line(d, f"bool {more} = ({start} <= {end});"))
+            head = f"for ({self.loop_var_init(s, start)}; {more}; {more} = ({v} != {end}), {step})"
+        else:
+            head = f"for ({self.loop_var_init(s, start)}; ({v} < {end}); {step})"
+        body = [self.line(d, head), self.line(d, "{")] + self.block(s.body, d + 1) + [self.line(d, "}")]
+        if out:
+            return [self.line(d, "{")] + [INDENT + x for x in out] + [INDENT + x for x in body] + [self.line(d, "}")]
+        return body
+
+    def s_Break(self, s: N.Break, d: int) -> list[str]:
+        return [self.line(d, "break;")]
+
+    def s_Continue(self, s: N.Continue, d: int) -> list[str]:
+        return [self.line(d, "continue;")]
+
+    def s_Return(self, s: N.Return, d: int) -> list[str]:
+        return [self.line(d, "return;")]
+
+    def barrier(self, d: int) -> list[str]:
+        return [self.line(d, "GroupMemoryBarrierWithGroupSync();")]
+
+    def s_Barrier(self, s: N.Barrier, d: int) -> list[str]:
+        return self.barrier(d)
+
+    def combine(self, op: str, ty: str, a: str, b: str) -> str:
+        if op == "sum":
+            return f"wrapping_add({a}, {b})" if ty == "i32" else f"({a} + {b})"
+        return f"rust_max({a}, {b})" if ty == "f32" else f"max({a}, {b})"
+
+    def reduce(self, op: str, n: int, ty: str, value: str, scratch: str, target: str, d: int) -> list[str]:
+        """The dialect's pairwise tree: lane l combines with lane l + 2^s, s = 0, 1, ..."""
+        lid = self.lid_x()
+        arr = self.names(scratch)
+        out = [self.line(d, f"// workgroup_{op}::<{n}>: lane l combines lane l + s for s = 1, 2, 4, ...")]
+        out += self.store(scratch, lid, value, d)
+        out += self.barrier(d)
+        out.append(self.line(d, f"for (uint _goldy_s = 1u; _goldy_s < {n}u; _goldy_s = _goldy_s * 2u)"))
+        out.append(self.line(d, "{"))
+        out.append(self.line(d + 1, f"if (({lid} < {n}u) && (({lid} % (2u * _goldy_s)) == 0u))"))
+        out.append(self.line(d + 1, "{"))
+        out.append(self.line(d + 2, f"{arr}[{lid}] = {self.combine(op, ty, f'{arr}[{lid}]', f'{arr}[({lid} + _goldy_s)]')};"))
+        out.append(self.line(d + 1, "}"))
+        out += self.barrier(d + 1)
+        out.append(self.line(d, "}"))
+        out.append(self.line(d, f"{target} = {arr}[0];"))
+        out += self.barrier(d)
+        return out
+
+    def s_Reduce(self, s: N.Reduce, d: int) -> list[str]:
+        return self.reduce(s.op, s.n, s.value.ty, self.expr(s.value), s.scratch, self.local(s.target), d)
+
+    def s_Softmax(self, s: N.Softmax, d: int) -> list[str]:
+        t = self.lid_x()
+        base, count = self.expr(s.base), self.expr(s.count)
+        x, m, e, total = (self.fresh(n) for n in ("x", "m", "e", "sum"))
+        load = self.expr(N.Load("f32", s.span, s.resource, _Raw("u32", s.span, f"({base} + {t})")))
+        out = [self.line(d, f"// workgroup_softmax_in_place::<{s.n}>: max, exp, sum, divide"),
+               self.line(d, f"float {x} = (({t} < {count}) ? {load} : {f32_literal(-1e30)});"),
+               self.line(d, f"float {m};")]
+        out += self.reduce("max", s.n, "f32", x, s.scratch, m, d)
+        out.append(self.line(d, f"float {e} = (({t} < {count}) ? exp(({x} - {m})) : 0.0);"))
+        out.append(self.line(d, f"float {total};"))
+        out += self.reduce("sum", s.n, "f32", e, s.scratch, total, d)
+        out.append(self.line(d, f"if ({t} < {count})"))
+        out.append(self.line(d, "{"))
+        out += self.store(s.resource, f"({base} + {t})", f"({e} / {total})", d + 1)
+        out.append(self.line(d, "}"))
+        return out
+
+    def s_AtomicAdd(self, s: N.AtomicAdd, d: int) -> list[str]:
+        call = f"atomic_add({self.names(s.resource)}, {self.expr(s.index)}, {self.expr(s.value)})"
+        if s.target is None:
+            return [self.line(d, f"{call};")]
+        return [self.line(d, f"{self.local(s.target)} = {call};")]
+
+
+class _Raw(N.Expr):
+    """Already-rendered Slang text standing in for an expression (collective indices)."""
+
+    def __init__(self, ty: str, span: N.Span, code: str):
+        super().__init__(ty, span)
+        self.code = code
+
+
+def _raw(self: Printer, e: _Raw) -> str:
+    return e.code
+
+
+Printer.e__Raw = _raw  # type: ignore[attr-defined]
+
+
+def _reads_locals(e: N.Expr, k: N.Kernel) -> bool:
+    return any(isinstance(x, N.Var) and x.name in k.locals for x in N.walk_expr(e))
+
+
+def _balanced_outer(c: str) -> bool:
+    """Whether the leading `(` of c closes at its last character."""
+    depth = 0
+    for i, ch in enumerate(c):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0:
+            return i == len(c) - 1
+    return False

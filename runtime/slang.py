@@ -1,0 +1,211 @@
+"""The slang backend: canonical Slang compiled by the real Slang compiler through slangpy.
+
+`SlangBackend(device_type="cpu" | "vulkan" | "cuda" | "auto")`. slangpy's CPU device runs
+everywhere: Slang compiles the kernel to C++, a host C++ compiler (gcc/clang) builds it,
+and a dispatch runs its workgroups one after another on the calling thread, each
+workgroup's threads in sequence. That target has no barrier, so a kernel that
+synchronises its workgroup is compiled there in the lane-serial form
+(codegen/slang_lanes.py); every other kernel, and every kernel on Vulkan or CUDA, runs as
+the canonical source plus the standard wrapper entry (codegen/slang.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from goldy_import.codegen import slang as S
+from goldy_import.codegen.slang_lanes import emit_lane_serial
+from goldy_import.errors import BackendError, BackendUnavailable
+from goldy_import.ir import nodes as N
+
+from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, ScalarArg, TensorArg,
+                      UniformArg)
+
+_INSTALL = "install slangpy (`pip install slangpy`; the wheel carries the Slang compiler)"
+_TENSOR_FIELDS = ("off", "rank", "numel", "d0", "d1", "d2", "d3", "s0", "s1", "s2", "s3", "flags")
+
+
+def _slangpy():
+    try:
+        import slangpy
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise BackendUnavailable(f"the slang backend needs slangpy: {_INSTALL} ({e})") from e
+    return slangpy
+
+
+_probe: dict[str, bool] = {}
+
+
+def available(device_type: str = "cpu") -> bool:
+    """Whether slangpy imports and can open a device of this type (probed once)."""
+    if device_type not in _probe:
+        try:
+            SlangBackend(device_type=device_type).close()
+            _probe[device_type] = True
+        except Exception:
+            _probe[device_type] = False
+    return _probe[device_type]
+
+
+@dataclass
+class Compiled:
+    kernel: Any  # slangpy.ComputeKernel
+    lane_serial: bool  # one [numthreads(1,1,1)] invocation per workgroup
+    workgroup_size: tuple[int, int, int]
+    source: str
+
+
+class SlangBackend(Backend):
+    name = "slang"
+
+    def __init__(self, device_type: str = "cpu", cache_dir: Optional[str] = None):
+        spy = _slangpy()
+        kinds = {"cpu": spy.DeviceType.cpu, "vulkan": spy.DeviceType.vulkan, "cuda": spy.DeviceType.cuda}
+        order = ["cuda", "vulkan", "cpu"] if device_type == "auto" else [device_type]
+        if any(k not in kinds for k in order):
+            raise BackendError(f"slang backend: unknown device_type {device_type!r} (cpu, vulkan, cuda or auto)")
+        opts = spy.SlangCompilerOptions({
+            "include_paths": [S.ABI_DIR],
+            # no contraction of a * b + c into an fma (docs/semantics.md, Floats)
+            "floating_point_mode": spy.SlangFloatingPointMode.precise,
+        })
+        cache = cache_dir or os.environ.get("GOLDY_SLANG_CACHE") or None
+        errors = []
+        self.device = None
+        for kind in order:
+            try:
+                self.device = spy.Device(type=kinds[kind], compiler_options=opts, enable_hot_reload=False,
+                                         shader_cache_path=cache)
+                self.device_type = kind
+                break
+            except Exception as e:  # slangpy raises RuntimeError with the driver's reason
+                errors.append(f"{kind}: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
+        if self.device is None:
+            raise BackendUnavailable("slang backend: no device could be opened (" + "; ".join(errors) + ")")
+        self._spy = spy
+        self._usage = (spy.BufferUsage.shader_resource | spy.BufferUsage.unordered_access
+                       | spy.BufferUsage.copy_source | spy.BufferUsage.copy_destination)
+        self._lock = threading.Lock()
+
+    def describe(self) -> str:
+        return f"{self.device.info.adapter_name} via slangpy ({self.device_type})"
+
+    # -- memory
+    def alloc(self, nbytes: int) -> Any:
+        size = max(16, (nbytes + 15) // 16 * 16)
+        return self.device.create_buffer(size=size, usage=self._usage, data=np.zeros(size, np.uint8))
+
+    def free(self, handle: Any) -> None:
+        pass  # slangpy releases the buffer with its last reference
+
+    def write(self, handle: Any, offset: int, data: memoryview) -> None:
+        arr = np.frombuffer(bytes(data), dtype=np.uint8)
+        if arr.size == 0:
+            return
+        enc = self.device.create_command_encoder()
+        enc.upload_buffer_data(handle, offset, arr)
+        self.device.submit_command_buffer(enc.finish())
+        self.device.wait_for_idle()
+
+    def read(self, handle: Any, offset: int, nbytes: int) -> bytes:
+        self.device.wait_for_idle()
+        raw = np.asarray(handle.to_numpy()).view(np.uint8).reshape(-1)
+        return raw[offset:offset + nbytes].tobytes()
+
+    # -- kernels
+    def source_for(self, kernel: N.Kernel) -> tuple[str, bool]:
+        """The Slang module this device compiles for `kernel`, and whether it is lane-serial."""
+        if self.device_type == "cpu" and S.uses_barriers(kernel):
+            if isinstance(kernel, S.HandwrittenKernel):
+                raise BackendError(
+                    f"kernel `{kernel.name}`: hand-written Slang with workgroup barriers cannot run on slangpy's CPU "
+                    "device (its C++ target has no barrier); use device_type='vulkan' or 'cuda', or import the "
+                    "kernel from Rust so it can be serialised")
+            return emit_lane_serial(kernel), True
+        return S.emit_wrapper_from_kernel_def(kernel), False
+
+    def compile(self, kernel: N.Kernel, options: CompileOptions) -> Any:
+        src, serial = self.source_for(kernel)
+        digest = hashlib.sha256(src.encode()).hexdigest()[:16]
+        try:
+            module = self.device.load_module_from_source(f"goldy_{kernel.name}_{digest}", src)
+            program = self.device.link_program([module], [module.entry_point(S.ENTRY_POINT)])
+            ck = self.device.create_compute_kernel(program)
+        except Exception as e:
+            raise BackendError(f"kernel `{kernel.name}`: the Slang compiler rejected the generated source:\n{e}") from e
+        return Compiled(ck, serial, tuple(kernel.workgroup_size), src)
+
+    def _bind(self, d: Dispatch) -> dict:
+        args: dict[str, Any] = {}
+        names = S.Names(d.kernel)
+        for p, a in zip(d.kernel.params, d.args):
+            key = names(p.name)
+            if isinstance(a, BufferArg):
+                args[key] = {"_buf": a.handle, "_off": a.offset, "_len": a.length}
+            elif isinstance(a, ScalarArg):
+                args[key] = _scalar(a)
+            elif isinstance(a, TensorArg):
+                args[key] = {"_buf": a.handle, "_blen": a.buffer_length,
+                             "_layout": dict(zip(_TENSOR_FIELDS, (int(v) for v in a.layout)))}
+            elif isinstance(a, UniformArg):
+                data = np.frombuffer(a.data, dtype=np.uint8)
+                buf = self.alloc(len(data))
+                self.write(buf, 0, memoryview(data))
+                args[key] = buf
+            elif isinstance(a, ImageArg):
+                args[key] = {"_buf": a.handle, "_w": a.width, "_h": a.height}
+            else:
+                raise BackendError(f"kernel `{d.kernel.name}`: cannot bind {type(a).__name__} to `{p.name}`")
+        args["_goldy_nwg"] = list(d.groups)
+        return args
+
+    def record(self, d: Dispatch) -> None:
+        d.state = self._bind(d)
+
+    def update_scalar(self, d: Dispatch, index: int) -> None:
+        p, a = d.kernel.params[index], d.args[index]
+        d.state[S.Names(d.kernel)(p.name)] = _scalar(a)
+
+    def submit(self, dispatches: list[Dispatch]) -> None:
+        if not dispatches:
+            return
+        with self._lock:
+            enc = self.device.create_command_encoder()
+            for d in dispatches:
+                c: Compiled = d.compiled
+                if d.state is None:
+                    d.state = self._bind(d)
+                gx, gy, gz = d.groups
+                if c.lane_serial:
+                    threads = [gx, gy, gz]
+                else:
+                    wx, wy, wz = c.workgroup_size
+                    threads = [gx * wx, gy * wy, gz * wz]
+                try:
+                    c.kernel.dispatch(thread_count=threads, vars={"_goldy_args": d.state}, command_encoder=enc)
+                except Exception as e:
+                    raise BackendError(f"kernel `{d.kernel.name}` ({d.label}): dispatch failed: {e}") from e
+            self.device.submit_command_buffer(enc.finish())
+            self.device.wait_for_idle()
+
+    def close(self) -> None:
+        if self.device is not None:
+            self.device.close()
+            self.device = None
+
+
+def _scalar(a: ScalarArg) -> Any:
+    if a.ty == "f32":
+        return float(np.float32(a.value))
+    if a.ty == "bool":
+        return bool(a.value)
+    return int(a.value)
+
+
+BACKEND = SlangBackend
