@@ -1,0 +1,674 @@
+"""Run-time support for the Python that codegen.cpu emits: the lane geometry of one chunk
+of a dispatch, and the numpy helpers generated code calls (`rt.ld`, `rt.m_and`, ...).
+
+Lanes of a chunk form a (W, S) grid: W whole workgroups, S threads per workgroup in linear
+local order. A value is a numpy scalar (the same on every lane), or an array broadcastable
+to (W, S): (W, 1) per workgroup, (1, S) per local lane, (W, S) per thread. Keeping values
+in their smallest shape is what makes collectives and per-workgroup stores cheap.
+
+Masks (which lanes are active): None = every lane, FALSE = none, or a bool array.
+Exit flags (lanes that returned / broke / continued): FALSE = none, TRUE = all, or an array.
+Helpers never modify their inputs in place: arrays may be shared between variables.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+TRUE = np.True_
+FALSE = np.False_
+_U0 = np.uint32(0)
+_NEG_BIG = np.float32(-1e30)
+_ZERO_F = np.float32(0)
+
+# ---------------------------------------------------------------- layout of values
+
+
+def components(ty: str, structs: dict) -> list[tuple[str, str]]:
+    """(name suffix, scalar type) of each scalar a value of IR type `ty` is made of:
+    vectors by lane, matrices column-major, structs field by field."""
+    from goldy_import.ir import types as T
+    if T.is_scalar(ty):
+        return [("", ty)]
+    if T.is_vector(ty):
+        return [("_" + "xyzw"[i], T.elem_of(ty)) for i in range(T.vec_len(ty))]
+    if T.is_matrix(ty):
+        n = T.vec_len(ty)
+        return [(f"_c{c}{r}", "f32") for c in range(n) for r in range(n)]
+    out = []
+    for f in structs[T.struct_name(ty)].fields:
+        out += [("__" + f.name + s, t) for s, t in components(f.ty, structs)]
+    return out
+
+
+def component_offsets(ty: str, structs: dict) -> list[int]:
+    """Byte offset of each component (in `components` order) in the GPU layout."""
+    from goldy_import.ir import layout as L
+    from goldy_import.ir import types as T
+    if T.is_scalar(ty):
+        return [0]
+    if T.is_vector(ty):
+        return [4 * i for i in range(T.vec_len(ty))]
+    if T.is_matrix(ty):
+        n = T.vec_len(ty)
+        col = 8 if n == 2 else 16
+        return [c * col + 4 * r for c in range(n) for r in range(n)]
+    out = []
+    for f in L.struct_layout(structs[T.struct_name(ty)]).fields:
+        out += [f.offset + o for o in component_offsets(f.ty, structs)]
+    return out
+
+
+DTYPES = {"u32": np.dtype("<u4"), "i32": np.dtype("<i4"), "f32": np.dtype("<f4"), "bool": np.dtype("<u4")}
+
+# ---------------------------------------------------------------- geometry
+
+_AR = np.arange(1 << 16, dtype=np.uint32)
+
+
+def _ar(n: int) -> np.ndarray:
+    """0..n-1 as u32 (a shared read-only view)."""
+    global _AR
+    if n > _AR.shape[0]:
+        _AR = np.arange(max(n, 2 * _AR.shape[0]), dtype=np.uint32)
+        _AR.flags.writeable = False
+    return _AR[:n]
+
+
+_AR.flags.writeable = False
+
+
+class Geometry:
+    """Lanes of workgroups [w0, w0 + W) of a dispatch (linear workgroup index, x fastest).
+
+    Builtins are computed on first use and kept, so a geometry reused across submits of a
+    small dispatch costs nothing after the first."""
+
+    def __init__(self, wg: tuple, groups: tuple, w0: int, W: int):
+        self.wx, self.wy, self.wz = wg
+        self.gx, self.gy, self.gz = groups
+        self.S = self.wx * self.wy * self.wz
+        self.W, self.w0 = W, w0
+        self.T = W * self.S
+        self.t0 = w0 * self.S
+        self.wg1d = self.wy == 1 and self.wz == 1
+        # lane k of the chunk is thread t0 + k along x: buffer[global_id().x] is a slice
+        self.lin1d = self.wg1d and self.gy == 1 and self.gz == 1
+        # lane order is the global linear thread order (x, then y, then z) that atomics follow
+        self.ordered = self.wg1d
+        self._wg_off: dict = {}
+
+    # local ids: (1, S), or a scalar 0 on an axis of extent 1
+    @cached_property
+    def lid_lin(self):
+        return _ar(self.S).reshape(1, self.S)
+
+    @cached_property
+    def lid_x(self):
+        return self.lid_lin if self.wg1d else self.lid_lin % np.uint32(self.wx)
+
+    @cached_property
+    def lid_y(self):
+        return _U0 if self.wy == 1 else (self.lid_lin // np.uint32(self.wx)) % np.uint32(self.wy)
+
+    @cached_property
+    def lid_z(self):
+        return _U0 if self.wz == 1 else self.lid_lin // np.uint32(self.wx * self.wy)
+
+    # workgroup ids: (W, 1), or a scalar 0 on an axis with one workgroup
+    @cached_property
+    def _wl(self):
+        return (np.arange(self.W, dtype=np.int64) + self.w0).reshape(self.W, 1)
+
+    @cached_property
+    def wgid_x(self):
+        if self.gy == 1 and self.gz == 1:
+            return self._wl.astype(np.uint32)
+        return (self._wl % self.gx).astype(np.uint32)
+
+    @cached_property
+    def wgid_y(self):
+        return _U0 if self.gy == 1 else ((self._wl // self.gx) % self.gy).astype(np.uint32)
+
+    @cached_property
+    def wgid_z(self):
+        return _U0 if self.gz == 1 else (self._wl // (self.gx * self.gy)).astype(np.uint32)
+
+    @cached_property
+    def gid_x(self):
+        if self.lin1d:
+            return (np.uint32(self.t0 & 0xFFFFFFFF) + _ar(self.T)).reshape(self.W, self.S)
+        return self.wgid_x * np.uint32(self.wx) + self.lid_x
+
+    @cached_property
+    def gid_y(self):
+        return self.wgid_y * np.uint32(self.wy) + self.lid_y
+
+    @cached_property
+    def gid_z(self):
+        return self.wgid_z * np.uint32(self.wz) + self.lid_z
+
+    @cached_property
+    def nwg_x(self):
+        return np.uint32(self.gx)
+
+    @cached_property
+    def nwg_y(self):
+        return np.uint32(self.gy)
+
+    @cached_property
+    def nwg_z(self):
+        return np.uint32(self.gz)
+
+    @cached_property
+    def wgs_x(self):
+        return np.uint32(self.wx)
+
+    @cached_property
+    def wgs_y(self):
+        return np.uint32(self.wy)
+
+    @cached_property
+    def wgs_z(self):
+        return np.uint32(self.wz)
+
+    @cached_property
+    def lin(self):
+        """Global linear thread index of every lane (int64, (W, S)): the atomics order."""
+        X, Y = self.gx * self.wx, self.gy * self.wy
+        g = [np.asarray(a, dtype=np.int64) for a in (self.gid_x, self.gid_y, self.gid_z)]
+        return np.broadcast_to(g[0] + g[1] * X + g[2] * (X * Y), (self.W, self.S))
+
+    def wg_off(self, size: int) -> np.ndarray:
+        """Flat offset of each lane's workgroup row in a (W, size) workgroup array."""
+        off = self._wg_off.get(size)
+        if off is None:
+            off = self._wg_off[size] = (np.arange(self.W, dtype=np.intp) * size).reshape(self.W, 1)
+        return off
+
+
+def chunks(wg: tuple, groups: tuple, target: int):
+    """(w0, W) chunks of whole workgroups, about `target` threads each, in an order that keeps
+    atomics in global thread order: with a 2-D/3-D workgroup a chunk holds whole rows/slabs
+    of workgroups, because thread order interleaves the workgroups of a row."""
+    S = wg[0] * wg[1] * wg[2]
+    gx, gy, gz = groups
+    total = gx * gy * gz
+    unit = 1 if (wg[1] == 1 and wg[2] == 1) else (gx if wg[2] == 1 else gx * gy)
+    per = max(unit, (max(1, target // S) // unit) * unit)
+    for w0 in range(0, total, per):
+        yield w0, min(per, total - w0)
+
+
+# ---------------------------------------------------------------- masks
+
+
+def m_and(m, c):
+    """Lanes of mask `m` where condition `c` holds."""
+    if np.ndim(c) == 0:
+        return m if c else FALSE
+    if m is None:
+        return None if c.all() else c
+    if m is FALSE:
+        return FALSE
+    return m & c
+
+
+def m_andnot(m, c):
+    """Lanes of mask `m` where `c` does not hold."""
+    if np.ndim(c) == 0:
+        return FALSE if c else m
+    if m is None:
+        r = ~c
+        return None if r.all() else r
+    if m is FALSE:
+        return FALSE
+    return m & ~c
+
+
+def m_exit(m, *flags):
+    """Mask `m` without the lanes that left (return / break / continue flags)."""
+    for f in flags:
+        m = m_andnot(m, f)
+    return m
+
+
+def m_any(m) -> bool:
+    return m is None or bool(m.any())
+
+
+def f_or(f, m):
+    """Exit flag `f` plus the lanes of mask `m`."""
+    if m is None:
+        return TRUE
+    if np.ndim(f) == 0:
+        return TRUE if f else m
+    return f | m
+
+
+def sel(m, new, old):
+    """`new` on the lanes of `m`, `old` elsewhere."""
+    if m is None:
+        return new
+    if m is FALSE:
+        return old
+    return np.where(m, new, old)
+
+
+# ---------------------------------------------------------------- buffers
+# Loads out of range give 0; stores out of range are dropped.
+
+
+def ld(a: np.ndarray, i):
+    n = a.shape[0]
+    if np.ndim(i) == 0:
+        return a[i] if i < n else a.dtype.type(0)
+    if n == 0:
+        return np.zeros(np.shape(i), a.dtype)
+    out = a.take(i, mode="clip")
+    bad = i >= n
+    if bad.any():
+        out[bad] = 0
+    return out
+
+
+def ld_lin(a: np.ndarray, G: Geometry):
+    """`a[global_id().x]`: a slice when the dispatch is 1-D (a view: callers copy it before
+    binding it to a variable if `a` is written by the kernel)."""
+    if not G.lin1d:
+        return ld(a, G.gid_x)
+    t0, t1, n = G.t0, G.t0 + G.T, a.shape[0]
+    if t1 <= n:
+        return a[t0:t1].reshape(G.W, G.S)
+    out = np.zeros(G.T, a.dtype)
+    if t0 < n:
+        out[: n - t0] = a[t0:n]
+    return out.reshape(G.W, G.S)
+
+
+def _flat_along(shape: tuple, ax: int) -> bool:
+    return len(shape) == 0 or shape[ax] == 1
+
+
+def _fold_mask(m, i, v, axes=(0, 1)):
+    """Lanes along an axis on which neither index nor value varies all write the same
+    element with the same value: one active lane there is as good as all of them."""
+    if m is None or np.ndim(m) != 2:
+        return m
+    ish, vsh = np.shape(i), np.shape(v)
+    fold = tuple(ax for ax in axes if m.shape[ax] > 1 and _flat_along(ish, ax) and _flat_along(vsh, ax))
+    if not fold:
+        return m
+    m = m.any(axis=fold, keepdims=True)
+    return None if m.all() else m
+
+
+def st(a: np.ndarray, i, v, m) -> None:
+    if m is FALSE:
+        return
+    m = _fold_mask(m, i, v)
+    n = a.shape[0]
+    shape = np.broadcast_shapes(np.shape(i), np.shape(v), () if m is None else np.shape(m))
+    if shape == ():
+        if i < n:
+            a[i] = v
+        return
+    ib = np.broadcast_to(i, shape)
+    ok = ib < n
+    if m is not None:
+        ok = ok & m
+    vb = np.broadcast_to(v, shape)
+    if ok.all():
+        a[ib.reshape(-1)] = vb.reshape(-1)
+    else:
+        a[ib[ok]] = vb[ok]
+
+
+def st_lin(a: np.ndarray, G: Geometry, v, m) -> None:
+    """`a[global_id().x] = v`: a slice assignment when the dispatch is 1-D."""
+    if m is FALSE:
+        return
+    if not G.lin1d:
+        st(a, G.gid_x, v, m)
+        return
+    t0, n = G.t0, a.shape[0]
+    k = min(G.T, n - t0)
+    if k <= 0:
+        return
+    if k == G.T:
+        dst = a[t0:t0 + k].reshape(G.W, G.S)
+        if m is None:
+            dst[...] = v
+        else:
+            np.copyto(dst, v, where=m)
+        return
+    vb = np.broadcast_to(v, (G.W, G.S)).reshape(-1)[:k]
+    if m is None:
+        a[t0:t0 + k] = vb
+    else:
+        np.copyto(a[t0:t0 + k], vb, where=np.broadcast_to(m, (G.W, G.S)).reshape(-1)[:k])
+
+
+def ld_n(comps: tuple, i) -> tuple:
+    """Several component arrays (a struct's fields, a vector's lanes) at index `i`."""
+    n = comps[0].shape[0]
+    if np.ndim(i) == 0:
+        if i < n:
+            return tuple(c[i] for c in comps)
+        return tuple(c.dtype.type(0) for c in comps)
+    if n == 0:
+        return tuple(np.zeros(np.shape(i), c.dtype) for c in comps)
+    bad = i >= n
+    anybad = bool(bad.any())
+    ii = np.where(bad, 0, i) if anybad else i
+    out = []
+    for c in comps:
+        x = c.take(ii)
+        if anybad:
+            x[bad] = 0
+        out.append(x)
+    return tuple(out)
+
+
+def ld_n_lin(comps: tuple, G: Geometry) -> tuple:
+    if not G.lin1d:
+        return ld_n(comps, G.gid_x)
+    return tuple(ld_lin(c, G) for c in comps)
+
+
+def st_n(comps: tuple, i, vs: tuple, m) -> None:
+    for c, v in zip(comps, vs):
+        st(c, i, v, m)
+
+
+class Strided:
+    """A tensor view that is not row-major contiguous: logical index -> element offset by
+    delinearising through the shape and applying the strides."""
+
+    __slots__ = ("data", "off", "dims", "strides", "numel")
+
+    def __init__(self, data: np.ndarray, off: int, dims: tuple, strides: tuple, numel: int):
+        self.data, self.off, self.dims, self.strides, self.numel = data, off, dims, strides, numel
+
+    def offsets(self, i):
+        """(element offsets, in-range mask) for logical indices `i`."""
+        rem = np.asarray(i, dtype=np.int64)
+        ok = rem < self.numel
+        off = np.full(rem.shape, self.off, dtype=np.int64)
+        for d, s in zip(reversed(self.dims), reversed(self.strides)):
+            d = max(d, 1)
+            off = off + (rem % d) * s
+            rem = rem // d
+        return off, ok & (off < self.data.shape[0])
+
+
+def ld_t(t, i):
+    if type(t) is not Strided:
+        return ld(t, i)
+    off, ok = t.offsets(i)
+    return ld(t.data, np.where(ok, off, t.data.shape[0]))[()]
+
+
+def ld_t_lin(t, G: Geometry):
+    return ld_lin(t, G) if type(t) is not Strided else ld_t(t, G.gid_x)
+
+
+def st_t(t, i, v, m) -> None:
+    if type(t) is not Strided:
+        st(t, i, v, m)
+        return
+    off, ok = t.offsets(i)
+    st(t.data, np.where(ok, off, t.data.shape[0])[()], v, m)
+
+
+def st_t_lin(t, G: Geometry, v, m) -> None:
+    if type(t) is not Strided:
+        st_lin(t, G, v, m)
+    else:
+        st_t(t, G.gid_x, v, m)
+
+
+def tdim(dims: np.ndarray, axis):
+    """`.dim(axis)` of a tensor (0 past the fourth axis)."""
+    return ld(dims, axis)
+
+
+_OUT = 1 << 62  # an index past the end of any buffer
+
+
+def _texel(w: int, h: int, x, y):
+    """Flat texel index of (x, y), or an out-of-range index outside the image."""
+    x = np.asarray(x, dtype=np.int64)
+    y = np.asarray(y, dtype=np.int64)
+    return np.where((x < w) & (y < h), y * w + x, _OUT)[()]
+
+
+def ld_img(comps: tuple, w: int, h: int, x, y) -> tuple:
+    return ld_n(comps, _texel(w, h, x, y))
+
+
+def st_img(comps: tuple, w: int, h: int, x, y, vs: tuple, m) -> None:
+    st_n(comps, _texel(w, h, x, y), vs, m)
+
+
+# ---------------------------------------------------------------- workgroup memory
+# A workgroup array is a (W, size) array: one row per workgroup of the chunk.
+
+
+def ld_w(a: np.ndarray, G: Geometry, i):
+    size = a.shape[1]
+    if np.ndim(i) == 0:
+        return a[:, i:i + 1].copy() if i < size else a.dtype.type(0)
+    ok = i < size
+    flat = G.wg_off(size) + np.where(ok, i, 0)
+    out = a.reshape(-1).take(flat)
+    if not ok.all():
+        out = np.where(ok, out, a.dtype.type(0))
+    return out
+
+
+def ld_w_lid(a: np.ndarray, G: Geometry):
+    """`a[local_id().x]` with a 1-D workgroup: the array's first S columns (a view)."""
+    if a.shape[1] >= G.S:
+        return a[:, :G.S]
+    return ld_w(a, G, G.lid_x)
+
+
+def st_w(a: np.ndarray, G: Geometry, i, v, m) -> None:
+    if m is FALSE:
+        return
+    m = _fold_mask(m, i, v, axes=(1,))  # never across workgroups: they own different rows
+    size = a.shape[1]
+    if m is None and np.ndim(i) == 0:
+        if i < size:
+            a[:, i] = v if np.ndim(v) == 0 else np.broadcast_to(v, (G.W, G.S))[:, -1]
+        return
+    shape = np.broadcast_shapes((G.W, 1), np.shape(i), np.shape(v), () if m is None else np.shape(m))
+    ib = np.broadcast_to(i, shape)
+    ok = ib < size
+    if m is not None:
+        ok = ok & m
+    flat = np.broadcast_to(G.wg_off(size), shape) + np.where(ok, ib, 0)
+    a.reshape(-1)[flat[ok]] = np.broadcast_to(v, shape)[ok]
+
+
+def st_w_lid(a: np.ndarray, G: Geometry, v, m) -> None:
+    if a.shape[1] < G.S:
+        st_w(a, G, G.lid_x, v, m)
+    elif m is None:
+        a[:, :G.S] = v
+    elif m is not FALSE:
+        np.copyto(a[:, :G.S], v, where=m)
+
+
+def _cols(x, k: int):
+    return x[:, :k] if np.ndim(x) == 2 and x.shape[1] > k else x
+
+
+def reduce(sc: np.ndarray, G: Geometry, n: int, v, m, op):
+    """`workgroup_sum/max::<n>(v, sc)`: lane l writes sc[l] = v, then for s = 0, 1, ...
+    lane l (l % 2^(s+1) == 0) sets sc[l] = op(sc[l], sc[l + 2^s]); every lane gets sc[0].
+    Each step is one elementwise op over all workgroups, so float sums round exactly as
+    on a GPU running the same tree. Returns a (W, 1) per-workgroup value."""
+    k = min(G.S, sc.shape[1])
+    if m is None:
+        sc[:, :k] = _cols(v, k)
+    elif m is not FALSE:
+        np.copyto(sc[:, :k], _cols(v, k), where=_cols(m, k))
+    h = 1
+    while h < n:
+        lo = sc[:, 0:n:2 * h]
+        op(lo, sc[:, h:n:2 * h], out=lo)
+        h *= 2
+    return sc[:, 0:1].copy()
+
+
+def softmax(buf, ld_fn, st_fn, sc: np.ndarray, G: Geometry, n: int, base, count, m) -> None:
+    """`workgroup_softmax_in_place::<n>(buf, base, count, sc)` as docs/semantics.md says."""
+    t = G.lid_lin
+    inside = t < count
+    idx = base + t
+    x = ld_fn(buf, idx)
+    mx = reduce(sc, G, n, np.where(inside, x, _NEG_BIG), m, np.fmax)
+    e = np.where(inside, exp(x - mx), _ZERO_F)
+    s = reduce(sc, G, n, e, m, np.add)
+    st_fn(buf, idx, e / s, m_and(m, inside))
+
+
+def atomic_add(a: np.ndarray, G: Geometry, i, v, m, want_old: bool):
+    """`atomic_add(a, i, v)` on every active lane, applied in increasing global thread index;
+    returns each lane's previous value (wrapping u32/i32 adds)."""
+    shape = (G.W, G.S)
+    n = a.shape[0]
+    ib = np.broadcast_to(i, shape).reshape(-1)
+    ok = ib < n
+    if m is FALSE:
+        ok = np.zeros(G.T, bool)
+    elif m is not None:
+        ok = ok & np.broadcast_to(m, shape).reshape(-1)
+    lanes = np.flatnonzero(ok)
+    if not G.ordered and lanes.size:
+        lanes = lanes[np.argsort(G.lin.reshape(-1)[lanes], kind="stable")]
+    au = a.view(np.uint32)
+    idx = ib[lanes].astype(np.intp)
+    val = np.broadcast_to(v, shape).reshape(-1)[lanes].view(np.uint32)
+    if not want_old:
+        np.add.at(au, idx, val)
+        return None
+    old = np.zeros(G.T, np.uint32)
+    if lanes.size:
+        # sort by element (stably: thread order within an element), then a segmented
+        # exclusive prefix sum gives each lane the value its add found
+        key = idx.astype(np.uint16) if n <= 1 << 16 else idx
+        order = np.argsort(key, kind="stable")
+        si, sv = idx[order], val[order]
+        incl = np.cumsum(sv, dtype=np.uint32)
+        excl = incl - sv
+        start = np.empty(si.shape[0], bool)
+        start[0] = True
+        np.not_equal(si[1:], si[:-1], out=start[1:])
+        seg = np.cumsum(start) - 1
+        starts = np.flatnonzero(start)
+        ends = np.append(starts[1:], si.shape[0]) - 1
+        cur = au[si[starts]]
+        old[lanes[order]] = cur[seg] + (excl - excl[starts][seg])
+        au[si[starts]] = cur + (incl[ends] - excl[starts])
+    return old.reshape(shape).view(a.dtype)
+
+
+# ---------------------------------------------------------------- arithmetic
+
+
+def idiv(a, b):
+    """i32 `/`: truncates toward zero; x / 0 = 0; i32::MIN / -1 = i32::MIN."""
+    return (a - np.fmod(a, b)) // b
+
+
+def f2i(x):
+    """f32 as i32: truncate, saturate, NaN -> 0 (Rust)."""
+    y = np.clip(np.asarray(x, dtype=np.float64), -2147483648.0, 2147483647.0)
+    return np.where(np.isnan(y), 0.0, y).astype(np.int32)[()]
+
+
+def f2u(x):
+    """f32 as u32: truncate, saturate, NaN -> 0 (Rust)."""
+    y = np.clip(np.asarray(x, dtype=np.float64), 0.0, 4294967295.0)
+    return np.where(np.isnan(y), 0.0, y).astype(np.uint32)[()]
+
+
+def round_away(x):
+    """f32::round: half away from zero. x - trunc(x) is exact, so the test is too."""
+    t = np.trunc(x)
+    return np.where(np.abs(x - t) >= np.float32(0.5), t + np.copysign(np.float32(1), x), t)[()]
+
+
+def fma(a, b, c):
+    """Correctly rounded a * b + c in f32. The product of two f32 is exact in f64; the sum
+    is rounded to f64 *to odd* (TwoSum recovers the error; an inexact even result steps one
+    ulp toward the exact value), and round-to-odd at 53 bits followed by round-to-nearest
+    at 24 bits is a correct rounding (53 >= 24 + 2). A plain f64 sum could double-round."""
+    p = np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64)
+    c = np.asarray(c, dtype=np.float64)
+    s = p + c
+    bb = s - p
+    err = (p - (s - bb)) + (c - bb)
+    bits = s.view(np.int64)
+    fix = (err != 0) & ((bits & 1) == 0) & np.isfinite(s)
+    if np.any(fix):
+        step = np.where((err > 0) == (s > 0), 1, -1)
+        s = np.where(fix, bits + step, bits).view(np.float64)
+    return s.astype(np.float32)[()]
+
+
+def _via_f64(f):
+    def g(*xs):
+        return f(*(np.asarray(x, dtype=np.float64) for x in xs)).astype(np.float32)[()]
+    g.__name__ = f.__name__
+    g.__doc__ = f"f32 {f.__name__}: computed in f64, rounded once to f32."
+    return g
+
+
+sin, cos, tan = _via_f64(np.sin), _via_f64(np.cos), _via_f64(np.tan)
+exp, exp2, log, log2 = _via_f64(np.exp), _via_f64(np.exp2), _via_f64(np.log), _via_f64(np.log2)
+pow = _via_f64(np.power)
+
+
+def from_bits(x):
+    return np.asarray(x, dtype=np.uint32).view(np.float32)[()]
+
+
+def to_bits(x):
+    return np.asarray(x, dtype=np.float32).view(np.uint32)[()]
+
+
+def cmp_lin(G: Geometry, n, op: str):
+    """`global_id().x <op> n` for a uniform n: decided for the whole chunk at once when the
+    dispatch is 1-D and every lane agrees (no thread-index array is built)."""
+    if G.lin1d and np.ndim(n) == 0:
+        lo, hi, n = G.t0, G.t0 + G.T - 1, int(n)
+        if op == "lt":
+            if hi < n:
+                return TRUE
+            if lo >= n:
+                return FALSE
+        elif op == "le":
+            if hi <= n:
+                return TRUE
+            if lo > n:
+                return FALSE
+        elif op == "gt":
+            if lo > n:
+                return TRUE
+            if hi <= n:
+                return FALSE
+        elif op == "ge":
+            if lo >= n:
+                return TRUE
+            if hi < n:
+                return FALSE
+    return _CMP[op](G.gid_x, n)
+
+
+_CMP = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal}

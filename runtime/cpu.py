@@ -1,0 +1,186 @@
+"""The CPU backend: kernels run as numpy code over every thread of a dispatch at once.
+
+It is the oracle the GPU backends are tested against, so it computes exactly what
+docs/semantics.md says. Buffers are numpy uint8 arrays holding the GPU layout. `compile`
+turns IR into a Python function once (codegen.cpu); `record` binds the arguments to numpy
+views once; `submit` only walks chunks of whole workgroups (bounded memory, fixed order so
+atomics stay deterministic) and calls the function on each.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import platform
+from typing import Any
+
+import numpy as np
+
+from goldy_import.codegen import cpu_rt as rt
+from goldy_import.codegen.cpu import CpuKernel, Slot, compile_cpu
+from goldy_import.errors import BackendError, GoldyError
+from goldy_import.ir import nodes as N
+from goldy_import.ir import types as T
+
+from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, ScalarArg, TensorArg,
+                      UniformArg)
+
+# Threads per chunk: big enough that per-chunk Python costs vanish, small enough that the
+# chunk's temporaries stay in cache (benchmarks/cpu_backend.py measured this).
+CHUNK_THREADS = 1 << 16
+
+_SCALAR = {"u32": np.uint32, "i32": np.int32, "f32": np.float32, "bool": np.bool_}
+
+
+def available() -> bool:
+    return True
+
+
+def _strided(handle: np.ndarray, byte_off: int, n: int, stride: int, dtype: np.dtype) -> np.ndarray:
+    """n elements of `dtype`, `stride` bytes apart from `byte_off`, as a view of `handle`
+    (clipped to the allocation, so a bad binding can never reach outside it)."""
+    size = dtype.itemsize
+    if n > 0 and byte_off + (n - 1) * stride + size > handle.nbytes:
+        n = max(0, (handle.nbytes - byte_off - size) // stride + 1) if handle.nbytes >= byte_off + size else 0
+    if n <= 0:
+        return np.zeros(0, dtype)
+    if stride == size:
+        return handle[byte_off:byte_off + n * size].view(dtype)
+    return np.ndarray((n,), dtype, buffer=handle, offset=byte_off, strides=(stride,))
+
+
+def _contiguous(dims: tuple, strides: tuple) -> bool:
+    expect = 1
+    for d, s in zip(reversed(dims), reversed(strides)):
+        if d != 1 and s != expect:
+            return False
+        expect *= d
+    return True
+
+
+class _Bound:
+    """A recorded dispatch's arguments as the generated function wants them (R), and its
+    chunk geometry, kept across submits when the grid is one chunk."""
+
+    def __init__(self, d: Dispatch, chunk_threads: int):
+        ck: CpuKernel = d.compiled
+        k = d.kernel
+        self.structs = {s.name: s for s in k.structs}
+        self.slots = ck.slots
+        self.R: list[Any] = [self.value(s, k.params[s.param], d.args[s.param]) for s in ck.slots]
+        self.wg, self.groups, self.chunk = k.workgroup_size, tuple(d.groups), chunk_threads
+        plan = list(itertools.islice(rt.chunks(self.wg, self.groups, chunk_threads), 2))
+        self.single = [rt.Geometry(self.wg, self.groups, 0, plan[0][1])] if len(plan) == 1 else None
+
+    def geometries(self):
+        if self.single is not None:
+            return self.single
+        return (rt.Geometry(self.wg, self.groups, w0, W) for w0, W in rt.chunks(self.wg, self.groups, self.chunk))
+
+    def set_scalar(self, index: int, arg: ScalarArg) -> None:
+        for pos, s in enumerate(self.slots):
+            if s.param == index and s.kind == "value":
+                self.R[pos] = _SCALAR[arg.ty](arg.value)
+
+    def comps(self, handle, base: int, n: int, stride: int, ty: str) -> tuple:
+        offs = rt.component_offsets(ty, self.structs)
+        types = [t for _, t in rt.components(ty, self.structs)]
+        return tuple(_strided(handle, base + o, n, stride, rt.DTYPES[t]) for o, t in zip(offs, types))
+
+    def value(self, s: Slot, p: N.Param, arg: Any) -> Any:
+        kind = s.kind
+        if isinstance(arg, ScalarArg):
+            return _SCALAR[arg.ty](arg.value)
+        if isinstance(arg, BufferArg):
+            if kind == "len":
+                return np.uint32(arg.length)
+            if kind == "comps":
+                return self.comps(arg.handle, arg.offset * arg.stride, arg.length, arg.stride, p.ty)
+            return _strided(arg.handle, arg.offset * arg.stride, arg.length, arg.stride, rt.DTYPES[p.ty])
+        if isinstance(arg, TensorArg):
+            off, rank, numel = arg.layout[0:3]
+            dims, strides = tuple(arg.layout[3:3 + rank]), tuple(arg.layout[7:7 + rank])
+            if kind == "len":
+                return np.uint32(numel)
+            if kind == "dims":
+                return np.array(arg.layout[3:7], dtype=np.uint32)
+            if kind == "rank":
+                return np.uint32(rank)
+            data = _strided(arg.handle, 0, arg.buffer_length, 4, rt.DTYPES[arg.elem])
+            if _contiguous(dims, strides):
+                return data[off:off + numel]
+            return rt.Strided(data, off, dims, strides, numel)
+        if isinstance(arg, UniformArg):
+            offs = rt.component_offsets(p.ty, self.structs)
+            ty = rt.components(p.ty, self.structs)[s.comp][1]
+            return np.frombuffer(arg.data, rt.DTYPES[ty], count=1, offset=offs[s.comp])[0]
+        if isinstance(arg, ImageArg):
+            if kind == "width":
+                return np.uint32(arg.width)
+            if kind == "height":
+                return np.uint32(arg.height)
+            n = arg.width * arg.height
+            stride = 4 * (T.vec_len(arg.elem) if T.is_vector(arg.elem) else 1)
+            return self.comps(arg.handle, 0, n, stride, arg.elem)
+        raise BackendError(f"cpu backend: cannot bind {type(arg).__name__} to parameter `{p.name}`")
+
+
+class CpuBackend(Backend):
+    name = "cpu"
+
+    def __init__(self, chunk_threads: int = CHUNK_THREADS):
+        if not isinstance(chunk_threads, int) or chunk_threads < 1:
+            raise BackendError(f"cpu backend: chunk_threads must be a positive int, got {chunk_threads!r}")
+        self.chunk_threads = chunk_threads
+
+    def describe(self) -> str:
+        return f"numpy {np.__version__} on {platform.machine() or 'cpu'} ({os.cpu_count()} cores)"
+
+    # -- memory
+    def alloc(self, nbytes: int) -> np.ndarray:
+        return np.zeros(nbytes, dtype=np.uint8)
+
+    def free(self, handle: Any) -> None:
+        pass  # the array goes when the last view of it does
+
+    def write(self, handle: np.ndarray, offset: int, data) -> None:
+        src = np.frombuffer(data, dtype=np.uint8)
+        handle[offset:offset + src.size] = src
+
+    def read(self, handle: np.ndarray, offset: int, nbytes: int) -> bytes:
+        return handle[offset:offset + nbytes].tobytes()
+
+    # -- kernels
+    def compile(self, kernel: N.Kernel, options: CompileOptions) -> CpuKernel:
+        try:
+            return compile_cpu(kernel)
+        except GoldyError:
+            raise
+        except (SyntaxError, RecursionError, MemoryError) as e:  # e.g. nesting beyond Python's limits
+            raise BackendError(f"cpu backend cannot compile kernel `{kernel.name}`: {e}") from e
+
+    def record(self, d: Dispatch) -> None:
+        d.state = _Bound(d, self.chunk_threads)
+
+    def update_scalar(self, d: Dispatch, index: int) -> None:
+        if isinstance(d.state, _Bound):
+            d.state.set_scalar(index, d.args[index])
+
+    def submit(self, dispatches: list[Dispatch]) -> None:
+        # integer wrap-around and IEEE specials are the semantics, not accidents: no warnings
+        with np.errstate(all="ignore"):
+            for d in dispatches:
+                if not isinstance(d.state, _Bound):
+                    self.record(d)
+                fn, R = d.compiled.fn, d.state.R
+                try:
+                    for G in d.state.geometries():
+                        fn(G, R)
+                except GoldyError:
+                    raise
+                except Exception as e:
+                    raise BackendError(f"cpu backend: kernel `{d.kernel.name}` ({d.label or 'unlabelled'}) "
+                                       f"failed: {type(e).__name__}: {e}") from e
+
+
+BACKEND = CpuBackend
