@@ -1103,8 +1103,8 @@ class KernelLowerer:
 
                 def declare_let(ty: str):
                     ir = d(ty)
-                    if ir is not None:
-                        holder.append(N.Let(sp, ir, ty, None, mut))
+                    if ir is not None:  # assigned by the collective/atomic just after
+                        holder.append(N.Let(sp, ir, ty, None, True))
                     return ir
                 res = self.lower_statement_call(vnode, (pat, "let", holder, declare_let))
                 if res is not None:

@@ -178,6 +178,8 @@ class Stmt:
 
 @dataclass
 class Let(Stmt):
+    """Declares local `name`. Without a value it is always `mutable` (assigned later)."""
+
     name: str
     ty: str
     value: Optional[Expr]

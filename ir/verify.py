@@ -85,6 +85,8 @@ class _Verifier:
                 self.fail(f"`{s.name}` declared as `{s.ty}` but recorded as `{self.k.locals[s.name]}`", s.span)
             if s.value is not None:
                 self.same(self.expr(s.value), s.ty, s.span)
+            elif not s.mutable:  # assigned later, so targets need a mutable variable
+                self.fail(f"`{s.name}` is declared without a value but not mutable", s.span)
         elif isinstance(s, N.Assign):
             root = s.target
             while isinstance(root, (N.Field, N.Swizzle)):
