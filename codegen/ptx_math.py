@@ -15,7 +15,8 @@ the last place of the correctly rounded f32 result; subnormal results excepted):
 
     exp, exp2       <= 2 ulp      Cody-Waite reduction by ln2 (k exact), degree-7 Taylor
     log, log2       <= 2 ulp      exponent split, log1p(f) = f - hfsq + s*(hfsq + R(s^2))
-    sin, cos        <= 2 ulp      |x| <= 1e5: 3-part Cody-Waite reduction by pi/2
+    sin, cos        <= 2 ulp      3-part Cody-Waite reduction by pi/2 for |x| <= 1e5, above
+                                  it an exact integer reduction (2/pi as 32-bit words)
     tan             <= 4 ulp      same reduction, sin/cos quotient
     pow             <= 1 ulp      log and exp evaluated in f64, rounded once to f32
     fmod            exact         integer remainder of the significands (2^d mod m by
@@ -111,6 +112,17 @@ class Ops:
     # u64
     def mulwide(self, a, b): ...     # u32 * u32 -> u64
     def rem64(self, a, m): ...       # u64 % u32 -> u32 (m > 0)
+    def l(self, x: int): ...
+    def ladd(self, a, b): ...
+    def land(self, a, b): ...
+    def lor(self, a, b): ...
+    def lshl(self, a, n): ...        # n: int or u32 value; shifts >= 64 give 0
+    def lshr(self, a, n): ...
+    def lge(self, a, b): ...
+    def l2u(self, a): ...            # low 32 bits
+    def l2d_signed(self, a): ...     # cvt.rn.f64.s64
+    # control: run `fn` only where `p` holds; elsewhere the values are `defaults`
+    def when(self, p, fn, defaults): ...
     # f64
     def dc(self, x: float): ...
     def dadd(self, a, b): ...
@@ -230,16 +242,82 @@ _SIN_TAYLOR = [(-1) ** (n + 1) / math.factorial(2 * n + 3) for n in range(5)]   
 _COS_TAYLOR = [(-1) ** (n + 1) / math.factorial(2 * n + 2) for n in range(6)]  # -1/2!, 1/4!, ...
 
 
+def _two_over_pi_words(n: int = 8) -> list[int]:
+    """Bits of 2/pi after the binary point, 32 at a time (pi by Machin's formula)."""
+    prec = 32 * n + 64
+    one = 1 << (prec + 16)
+
+    def atan_inv(k: int) -> int:
+        total, term, i, sign = 0, one // k, 1, 1
+        while term:
+            total += sign * (term // i)
+            term //= k * k
+            i += 2
+            sign = -sign
+        return total
+
+    pi = 4 * (4 * atan_inv(5) - atan_inv(239))        # pi * 2^(prec+16)
+    frac = (2 * one * (1 << (32 * n))) // pi            # 2/pi * 2^(32n)
+    return [(frac >> (32 * (n - 1 - i))) & 0xFFFFFFFF for i in range(n)]
+
+
+TWO_OVER_PI_WORDS = _two_over_pi_words()
+BIG_ARGUMENT = 1e5
+
+
+def _reduce_big(m: Ops, x):
+    """Exact reduction for large |x| = mant * 2^E: x * 2/pi modulo 4 from a 128-bit window
+    of 2/pi's bits (earlier bits only add multiples of 4), in integer arithmetic."""
+    ax = m.fabs(x)
+    bits = m.fbits(ax)
+    mant = m.ior(m.iand(bits, m.i(0x7FFFFF)), m.i(0x800000))
+    E = m.isub(m.shr_u(bits, 23), m.i(150))            # >= -7 here
+    t = m.shr_s(m.iadd(E, m.i(29)), 5)
+    i0 = m.sel(m.ieq(t, m.i(0)), m.i(0), m.isub(t, m.i(1)))   # window start, 0..3
+    s = m.isub(E, m.shl(m.iadd(i0, m.i(1)), 5))         # weight of the window's last bit + 64
+
+    def word(off: int):
+        w = m.i(TWO_OVER_PI_WORDS[off + 3])
+        for j in (2, 1, 0):
+            w = m.sel(m.ieq(i0, m.i(j)), m.i(TWO_OVER_PI_WORDS[j + off]), w)
+        return w
+
+    # mant * (four words of 2/pi) as 32-bit limbs; the lowest limb only carries, and the
+    # bits past the window weigh < 2^(s-72), under 2^-70
+    q3, q2, q1, q0 = (m.mulwide(mant, word(o)) for o in (0, 1, 2, 3))
+    lo32 = m.l(0xFFFFFFFF)
+    u1 = m.ladd(m.lshr(q0, 32), m.land(q1, lo32))
+    u2 = m.ladd(m.ladd(m.lshr(u1, 32), m.lshr(q1, 32)), m.land(q2, lo32))
+    u3 = m.ladd(m.ladd(m.lshr(u2, 32), m.lshr(q2, 32)), m.land(q3, lo32))
+    hi = m.lor(m.lshl(m.ladd(m.lshr(u3, 32), m.lshr(q3, 32)), 32), m.land(u3, lo32))
+    lo = m.lor(m.lshl(m.land(u2, lo32), 32), m.land(u1, lo32))
+    a = m.isub(m.i(2), s)                               # 0..41: bits [a, a+64) hold x*2/pi mod 4
+    g = m.lor(m.lshr(lo, a), m.lshl(hi, m.isub(m.i(64), a)))
+    g = m.sel(m.ieq(a, m.i(0)), lo, g)
+    q = m.l2u(m.lshr(g, 62))
+    frac = m.land(g, m.l((1 << 62) - 1))
+    up = m.lge(frac, m.l(1 << 61))                      # round to the nearest quadrant
+    q = m.sel(up, m.iadd(q, m.i(1)), q)
+    frac = m.sel(up, m.ladd(frac, m.l((-(1 << 62)) & (2**64 - 1))), frac)
+    r = m.d2f(m.dmul(m.l2d_signed(frac), m.dc(math.pi / 2 * 2.0 ** -62)))
+    negx = m.flt(x, m.c(0.0))
+    return [m.sel(negx, m.neg(r), r), m.sel(negx, m.isub(m.i(0), q), q)]
+
+
 def _reduce(m: Ops, x):
-    """r = x - k*pi/2 (three-part pi/2), q = k mod 4; small |x| passes through exactly."""
+    """r = x - k*pi/2 (three-part pi/2 for |x| <= 1e5, exact integer reduction above),
+    q = k mod 4; small |x| passes through exactly."""
     kf = m.rni(m.mul(x, m.c(TWO_OVER_PI)))
     nk = m.neg(kf)
     r = m.fma(nk, m.c(PIO2_1), x)
     r = m.fma(nk, m.c(PIO2_2), r)
     r = m.fma(nk, m.c(PIO2_3), r)
     r = m.sel(m.feq(kf, m.c(0.0)), x, r)    # keeps -0 and tiny arguments exact
-    q = m.iand(m.f2i(kf), m.i(3))
-    return r, q
+    q = m.f2i(kf)
+    ax = m.fabs(x)
+    big = m.pand(m.fgt(ax, m.c(BIG_ARGUMENT)), m.flt(ax, m.c(math.inf)))
+    r, q = m.when(big, lambda: _reduce_big(m, x), [r, q])
+    return r, m.iand(q, m.i(3))
 
 
 def _sincos_r(m: Ops, r):
@@ -502,6 +580,42 @@ class NumpyOps(Ops):
     def rem64(self, a, m):
         return (a % m.astype(np.uint64)).astype(np.uint32)
 
+    def l(self, x):
+        return self._full(x, np.uint64)
+
+    def ladd(self, a, b):
+        return a + b
+
+    def land(self, a, b):
+        return a & b
+
+    def lor(self, a, b):
+        return a | b
+
+    def _amount(self, n):
+        n = np.asarray(n, dtype=np.uint64)
+        return np.minimum(n, np.uint64(63)), n >= 64
+
+    def lshl(self, a, n):
+        k, over = self._amount(n)
+        return np.where(over, np.uint64(0), a << k).astype(np.uint64)
+
+    def lshr(self, a, n):
+        k, over = self._amount(n)
+        return np.where(over, np.uint64(0), a >> k).astype(np.uint64)
+
+    def lge(self, a, b):
+        return a >= b
+
+    def l2u(self, a):
+        return (a & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+
+    def l2d_signed(self, a):
+        return a.view(np.int64).astype(np.float64)
+
+    def when(self, p, fn, defaults):
+        return [np.where(p, v, d).astype(d.dtype) for v, d in zip(fn(), defaults)]
+
     def dc(self, x):
         return self._full(x, np.float64)
 
@@ -699,6 +813,49 @@ class PtxOps(Ops):
         m64 = self._un("rd", "cvt.u64.u32 {}, {};", self._reg(m, "r"))
         r64 = self._un("rd", "rem.u64 {}, {}, {};", a, m64)
         return self._un("r", "cvt.u32.u64 {}, {};", r64)
+
+    def l(self, x):
+        return str(x)
+
+    def ladd(self, a, b):
+        return self._un("rd", "add.s64 {}, {}, {};", a, b)
+
+    def land(self, a, b):
+        return self._un("rd", "and.b64 {}, {}, {};", a, b)
+
+    def lor(self, a, b):
+        return self._un("rd", "or.b64 {}, {}, {};", a, b)
+
+    def lshl(self, a, n):
+        return self._un("rd", "shl.b64 {}, {}, {};", self._reg(a, "rd"), n)
+
+    def lshr(self, a, n):
+        return self._un("rd", "shr.u64 {}, {}, {};", self._reg(a, "rd"), n)
+
+    def lge(self, a, b):
+        return self._un("p", "setp.ge.u64 {}, {}, {};", self._reg(a, "rd"), b)
+
+    def l2u(self, a):
+        return self._un("r", "cvt.u32.u64 {}, {};", self._reg(a, "rd"))
+
+    def l2d_signed(self, a):
+        return self._un("fd", "cvt.rn.f64.s64 {}, {};", self._reg(a, "rd"))
+
+    def when(self, p, fn, defaults):
+        outs = [self._reg(d, self.b.kind_of(d)) for d in defaults]
+        outs = [self._copy(o) for o in outs]
+        skip = self.b.label("skip")
+        self.b.op(f"@!{p} bra {skip};")
+        for o, v in zip(outs, fn()):
+            self.b.op(f"mov.{ {'f': 'f32', 'r': 'b32', 'fd': 'f64', 'rd': 'b64'}[self.b.kind_of(o)] } {o}, {v};")
+        self.b.place(skip)
+        return outs
+
+    def _copy(self, v):
+        kind = self.b.kind_of(v)
+        d = self.b.reg(kind)
+        self.b.op(f"mov.{ {'f': 'f32', 'r': 'b32', 'fd': 'f64', 'rd': 'b64'}[kind] } {d}, {v};")
+        return d
 
     def dc(self, x):
         return dimm(x)
