@@ -421,6 +421,121 @@ fn gi_fmod_f32(x: f32, y: f32) -> f32 {
     if (ex >= 1i) { return bitcast<f32>(sx | ((u32(ex - 1i) << 23u) + mx)); }
     return bitcast<f32>(sx | (mx >> u32(1i - ex)));
 }"""),
+    "gi_u64": ((), """
+// 64-bit unsigned integers as vec2<u32>(low word, high word), for the exact fma.
+fn gi_u64_add(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let lo = a.x + b.x;
+    return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
+}
+
+fn gi_u64_sub(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    return vec2<u32>(a.x - b.x, a.y - b.y - select(0u, 1u, a.x < b.x));
+}
+
+fn gi_u64_lt(a: vec2<u32>, b: vec2<u32>) -> bool {
+    return a.y < b.y || (a.y == b.y && a.x < b.x);
+}
+
+fn gi_u64_shl(a: vec2<u32>, s: u32) -> vec2<u32> {
+    if (s == 0u) { return a; }
+    if (s >= 64u) { return vec2<u32>(0u, 0u); }
+    if (s >= 32u) { return vec2<u32>(0u, a.x << (s - 32u)); }
+    return vec2<u32>(a.x << s, (a.y << s) | (a.x >> (32u - s)));
+}
+
+fn gi_u64_shr(a: vec2<u32>, s: u32) -> vec2<u32> {
+    if (s == 0u) { return a; }
+    if (s >= 64u) { return vec2<u32>(0u, 0u); }
+    if (s >= 32u) { return vec2<u32>(a.y >> (s - 32u), 0u); }
+    return vec2<u32>((a.x >> s) | (a.y << (32u - s)), a.y >> s);
+}
+
+fn gi_u64_clz(a: vec2<u32>) -> u32 {
+    if (a.y != 0u) { return countLeadingZeros(a.y); }
+    return 32u + countLeadingZeros(a.x);
+}
+
+// Significand and exponent of a finite nonzero magnitude: value = m * 2^x, leading one
+// moved to bit 61 of a 64-bit word.
+fn gi_u64_unpack_f32(bits: u32) -> vec3<u32> {
+    let e = bits >> 23u;
+    var m = bits & 0x7fffffu;
+    if (e != 0u) { m = m | 0x800000u; }
+    let w = vec2<u32>(m, 0u);
+    let sh = gi_u64_clz(w) - 2u;
+    let n = gi_u64_shl(w, sh);
+    return vec3<u32>(n.x, n.y, bitcast<u32>(i32(max(e, 1u)) - 150i - i32(sh)));
+}"""),
+    "gi_fma_f32": (("gi_u64",), """
+// Rust mul_add: a * b + c with a single rounding. WGSL's fma may round twice (lavapipe
+// does), so the exact product and sum are formed in 64-bit integer arithmetic.
+fn gi_fma_f32(a: f32, b: f32, c: f32) -> f32 {
+    let ua = bitcast<u32>(a);
+    let ub = bitcast<u32>(b);
+    let uc = bitcast<u32>(c);
+    let aa = ua & 0x7fffffffu;
+    let ab = ub & 0x7fffffffu;
+    let ac = uc & 0x7fffffffu;
+    let sp = (ua ^ ub) & 0x80000000u;
+    let sc = uc & 0x80000000u;
+    if (aa > 0x7f800000u || ab > 0x7f800000u || ac > 0x7f800000u) { return bitcast<f32>(0x7fc00000u); }
+    if (aa == 0x7f800000u || ab == 0x7f800000u) {
+        if (aa == 0u || ab == 0u || (ac == 0x7f800000u && sc != sp)) { return bitcast<f32>(0x7fc00000u); }
+        return bitcast<f32>(sp | 0x7f800000u);
+    }
+    if (ac == 0x7f800000u) { return c; }
+    if (aa == 0u || ab == 0u) {
+        if (ac == 0u) { return bitcast<f32>(sp & sc); }
+        return c;
+    }
+    // exact 48-bit product of the 24-bit significands, from 16-bit limbs
+    let ma = (aa & 0x7fffffu) | select(0u, 0x800000u, aa >= 0x800000u);
+    let mb = (ab & 0x7fffffu) | select(0u, 0x800000u, ab >= 0x800000u);
+    let mid = (ma >> 16u) * (mb & 0xffffu) + (ma & 0xffffu) * (mb >> 16u);
+    var p = gi_u64_add(vec2<u32>((ma & 0xffffu) * (mb & 0xffffu), (ma >> 16u) * (mb >> 16u)),
+                       vec2<u32>(mid << 16u, mid >> 16u));
+    let shp = gi_u64_clz(p) - 2u;
+    p = gi_u64_shl(p, shp);
+    var xp = i32(max(aa >> 23u, 1u)) + i32(max(ab >> 23u, 1u)) - 300i - i32(shp);
+    // the addend, leading one at bit 61 as well (zero contributes nothing)
+    var q = vec2<u32>(0u, 0u);
+    var xq = xp;
+    if (ac != 0u) {
+        let u = gi_u64_unpack_f32(ac);
+        q = u.xy;
+        xq = bitcast<i32>(u.z);
+    }
+    // big is the larger magnitude; small is shifted to its scale, lost bits kept as a sticky one
+    var big = p;
+    var xb = xp;
+    var sb = sp;
+    var small = q;
+    var xs = xq;
+    if (xq > xp || (xq == xp && gi_u64_lt(p, q))) {
+        big = q; xb = xq; sb = sc; small = p; xs = xp;
+    }
+    let d = u32(xb - xs);
+    let shifted = gi_u64_shr(small, d);
+    if (d >= 64u || gi_u64_lt(gi_u64_shl(shifted, d), small)) { small = shifted | vec2<u32>(1u, 0u); } else { small = shifted; }
+    var r = gi_u64_add(big, small);
+    if (sp != sc) { r = gi_u64_sub(big, small); }
+    if (r.x == 0u && r.y == 0u) { return 0.0f; }
+    let lead = 63i - i32(gi_u64_clz(r));
+    let e = lead + xb + 127i;
+    if (e >= 255i) { return bitcast<f32>(sb | 0x7f800000u); }
+    var drop = lead - 23i;
+    if (e < 1i) { drop = drop + 1i - e; }
+    var kept = 0u;
+    if (drop <= 0i) {
+        kept = gi_u64_shl(r, u32(-drop)).x;
+    } else if (drop < 64i) {
+        kept = gi_u64_shr(r, u32(drop)).x;
+        let rest = gi_u64_sub(r, gi_u64_shl(vec2<u32>(kept, 0u), u32(drop)));
+        let half = gi_u64_shl(vec2<u32>(1u, 0u), u32(drop - 1i));
+        if (gi_u64_lt(half, rest) || (all(rest == half) && (kept & 1u) == 1u)) { kept = kept + 1u; }
+    }
+    return bitcast<f32>(sb | ((u32(max(e, 1i) - 1i) << 23u) + kept));
+}"""),
     "gi_pow_f32": (("gi_isnan_f32",), """
 // Rust powf sign rules around WGSL's pow (defined only for x > 0).
 fn gi_pow_f32(x: f32, y: f32) -> f32 {
@@ -817,9 +932,14 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         op, lt, rt = e.op, e.lhs.ty, e.rhs.ty
         a, b = self.expr(e.lhs), self.expr(e.rhs)
         if op in ("shl", "shr"):
-            amount = f"({_strip(b)} & 31u)" if rt == "u32" else f"(bitcast<u32>({_strip(b)}) & 31u)"
+            if isinstance(e.rhs, N.Const):  # Rust's wrapping_shl/shr: the amount modulo 32
+                amount = f"{int(e.rhs.value) & 31}u"
+            elif rt == "u32":
+                amount = f"({_strip(b)} & 31u)"
+            else:
+                amount = f"(bitcast<u32>({_strip(b)}) & 31u)"
             if T.is_vector(lt):
-                amount = f"vec{T.vec_len(lt)}<u32>{amount}"
+                amount = f"vec{T.vec_len(lt)}<u32>({_strip(amount)})"
             return f"({a} {'<<' if op == 'shl' else '>>'} {amount})"
         if T.is_matrix(lt) and op == "mul" and not T.is_scalar(rt):
             return self.matmul(e, a, b)
@@ -894,7 +1014,7 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
                 return f"{hi}({lo}({vals[0]}, {vals[1]}), {vals[2]})"
             return f"min(max({vals[0]}, {vals[1]}), {vals[2]})"
         if f == "fma":
-            return f"fma({', '.join(vals)})"
+            return f"{self.lanewise('gi_fma_f32', t0, 3)}({', '.join(vals)})"
         if f in ("dot", "length"):
             n = T.vec_len(t0)
             fn = f"gi_dot{n}"

@@ -153,6 +153,11 @@ class WgpuBackend(Backend):
             max_buffer_bytes=min(int(dl["max-buffer-size"]), self._max_binding),
         )
         self._dummies: dict[int, Any] = {}
+        # Completion fence: mapping a buffer that the last command wrote waits for the whole
+        # submission (wgpu-py 0.32's on_submitted_work_done_sync is broken).
+        u = wgpu.BufferUsage
+        self._fence_src = self.device.create_buffer(size=4, usage=u.COPY_SRC)
+        self._fence_dst = self.device.create_buffer(size=4, usage=u.COPY_DST | u.MAP_READ)
         self._closed = False
 
     def describe(self) -> str:
@@ -217,10 +222,7 @@ class WgpuBackend(Backend):
         if v is not None:
             return v
         module = emit_wgsl_module(c.kernel, force)
-        try:
-            shader = self.device.create_shader_module(code=module.code, label=c.kernel.name)
-        except Exception as e:
-            raise BackendError(shader_error_message(module, str(e))) from None
+        shader = self.shader_module(module)
         entries = []
         for b in module.bindings:
             entries.append({"binding": b.binding, "visibility": wgpu.ShaderStage.COMPUTE,
@@ -237,6 +239,13 @@ class WgpuBackend(Backend):
             raise BackendError(shader_error_message(module, str(e))) from None
         v = c.variants[force] = _Variant(module, pipeline, layout)
         return v
+
+    def shader_module(self, module: WgslModule) -> Any:
+        """naga's verdict on generated WGSL; a rejection names the WGSL line and Rust span."""
+        try:
+            return self.device.create_shader_module(code=module.code, label=module.kernel)
+        except Exception as e:
+            raise BackendError(shader_error_message(module, str(e))) from None
 
     def record(self, d: Dispatch) -> None:
         k = d.kernel
@@ -352,8 +361,10 @@ class WgpuBackend(Backend):
                 cpass.set_bind_group(0, d.state.bind_group)
                 cpass.dispatch_workgroups(*d.groups)
             cpass.end()
+            enc.copy_buffer_to_buffer(self._fence_src, 0, self._fence_dst, 0, 4)
             self.queue.submit([enc.finish()])
-            self.queue.on_submitted_work_done_sync()
+            self._fence_dst.map_sync(wgpu.MapMode.READ)
+            self._fence_dst.unmap()
         except GoldyError:
             raise
         except Exception as e:
