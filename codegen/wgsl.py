@@ -945,6 +945,9 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
             return self.matmul(e, a, b)
         elem = T.elem_of(e.ty) if op not in N.COMPARISONS else T.elem_of(lt)
         if op in ("div", "rem"):
+            native = self.native_division(e)
+            if native is not None:
+                return native
             if elem == "f32" and op == "rem":
                 return f"{self.lanewise('gi_fmod_f32', e.ty, 2)}({self.splat(a, lt, e.ty)}, {self.splat(b, rt, e.ty)})"
             fn = self.lanewise(f"gi_{'fdiv' if elem == 'f32' and op == 'div' else op}_{elem}", e.ty, 2)
@@ -956,6 +959,22 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         if sym is None:
             self.fail(f"unsupported operator `{op}`", e.span)
         return f"({a} {sym} {b})"
+
+    def native_division(self, e: N.Binary) -> Optional[str]:
+        """WGSL's own operator where it provably agrees with Rust: integer division by a
+        constant other than 0 and -1, and f32 division by a power of two (the same real
+        quotient as multiplying by its exact inverse, hence the same rounding)."""
+        c = e.rhs
+        if not isinstance(c, N.Const) or T.is_vector(e.rhs.ty):
+            return None
+        a = self.expr(e.lhs)
+        if c.ty in T.INTS and c.value not in (0, -1):
+            return f"({a} {'/' if e.op == 'div' else '%'} {self.expr(c)})"
+        if c.ty == "f32" and e.op == "div":
+            m, x = np.frexp(np.float32(c.value))
+            if abs(m) == 0.5 and -124 <= x <= 126:
+                return f"({a} * {f32_literal(1.0 / float(c.value))})"
+        return None
 
     def matmul(self, e: N.Binary, a: str, b: str) -> str:
         """Column-major products summed left to right, each step rounded (docs/semantics.md)."""
