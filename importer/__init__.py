@@ -86,7 +86,9 @@ def import_source(source: Union[str, bytes], filename: str = "<input>") -> Impor
         name = _text(name_node)
         if name in seen:
             diags.append(Diagnostic("G0036", f"kernel `{name}` is defined twice", filename,
-                                    [Label(src.span(name_node.start_byte, name_node.end_byte), "second definition")]))
+                                    [Label(src.span(name_node.start_byte, name_node.end_byte), "second definition"),
+                                     Label(seen[name], "first defined here", primary=False)],
+                                    ["rename one of them: kernels are looked up by name"]))
             continue
         seen[name] = src.span(name_node.start_byte, name_node.end_byte)
         kernel, kdiags = _lower_kernel(ctx, node, attr, doc)

@@ -155,11 +155,18 @@ def render_human(diag: Diagnostic, source: Optional[SourceText]) -> str:
     out.append(f"{pad}--> {diag.file}:{sp.line}:{sp.col}")
     if source is not None:
         out.append(f"{pad} |")
-        by_line: dict[int, list[Label]] = {}
-        for lb in diag.labels:
-            by_line.setdefault(lb.span.line, []).append(lb)
-        for line in sorted(by_line):
-            out += _render_line(source, line, by_line[line], width)
+        if len(diag.labels) == 1 and sp.end_line > sp.line and sp.line <= len(source.line_starts):
+            out += _render_multiline(source, diag.labels[0], width)
+        else:
+            by_line: dict[int, list[Label]] = {}
+            for lb in diag.labels:
+                by_line.setdefault(lb.span.line, []).append(lb)
+            previous = None
+            for line in sorted(by_line):
+                if previous is not None and line > previous + 1:
+                    out.append("...")  # rustc's mark for skipped source lines
+                out += _render_line(source, line, by_line[line], width)
+                previous = line
         out.append(f"{pad} |")
     for h in diag.help:
         out.append(f"{pad} = help: {h}")
@@ -171,6 +178,35 @@ def render_human(diag: Diagnostic, source: Optional[SourceText]) -> str:
 def render_json(diags: list[Diagnostic]) -> str:
     """One JSON object per line, as editors read rustc's `--message-format json`."""
     return "\n".join(json.dumps(d.to_dict()) for d in diags)
+
+
+def _render_multiline(source: SourceText, lb: Label, width: int) -> list[str]:
+    """A label over several lines, as rustc draws it: `/` where it starts, `|` down the
+    side, `|___^` under where it ends. Long spans show their first and last two lines."""
+    pad = " " * width
+    s = lb.span
+    last = min(s.end_line, len(source.line_starts))
+    lines = list(range(s.line, last + 1))
+    if len(lines) > 4:
+        lines = lines[:2] + [0] + lines[-2:]
+    out = []
+    for n in lines:
+        if n == 0:
+            out.append("...")
+            continue
+        raw = source.line_text(n)
+        text = raw.expandtabs(4)
+        if n == s.line:
+            start = len(raw[: s.col - 1].expandtabs(4))
+            out.append(f"{str(n).ljust(width)} |   {text}" if start else f"{str(n).ljust(width)} | / {text}")
+            if start:  # starts mid-line: draw the corner under the start
+                out.append(f"{pad} |  {'_' * (start + 1)}^")
+        else:
+            out.append(f"{str(n).ljust(width)} | | {text}")
+    end = len(source.line_text(last)[: max(s.end_col - 2, 0)].expandtabs(4))
+    tail = f" {lb.text}" if lb.text else ""
+    out.append(f"{pad} | |{'_' * (end + 1)}^{tail}")
+    return out
 
 
 def _render_line(source: SourceText, line: int, labels: list[Label], width: int) -> list[str]:

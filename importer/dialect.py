@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
-
-import numpy as np
+import struct
+from fractions import Fraction
+from typing import Optional, Union
 
 from goldy_import.ir import types as T
 
@@ -74,24 +75,61 @@ PANIC_MACROS = {"panic", "unreachable", "todo", "unimplemented", "assert", "asse
                 "assert_ne", "debug_assert", "debug_assert_eq"}
 
 
-def _f32(x: float) -> float:
-    return float(np.float32(x))
+_F32_MAX_BITS = 0x7F7FFFFF
+_F32_INF_BITS = 0x7F800000
+
+
+def _f32_bits_value(bits: int) -> Fraction:
+    if bits == _F32_INF_BITS:
+        return Fraction(2) ** 128  # where rounding to infinity begins, for the tie rule
+    return Fraction(struct.unpack("<f", struct.pack("<I", bits))[0])
+
+
+def f32_nearest(q: Union[Fraction, int, str]) -> Optional[float]:
+    """The f32 nearest to the exact value `q` (ties to even), as Rust rounds a literal;
+    None if it rounds to infinity. Rounding the exact value once avoids the double
+    rounding of decimal -> f64 -> f32."""
+    q = Fraction(q)
+    if q == 0:
+        return 0.0
+    mag = abs(q)
+    try:
+        approx = min(float(mag), 3.4028234663852886e38)
+    except OverflowError:
+        return None
+    bits = struct.unpack("<I", struct.pack("<f", approx))[0]
+    cands = [b for b in (bits - 1, bits, bits + 1) if 0 <= b <= _F32_INF_BITS]
+    best = min(cands, key=lambda b: (abs(_f32_bits_value(b) - mag), b & 1))
+    if best == _F32_INF_BITS:
+        return None
+    v = struct.unpack("<f", struct.pack("<I", best))[0]
+    return -v if q < 0 else v
 
 
 # `T::CONST` and `std::f32::consts::X` constants: (type, value).
 ASSOCIATED_CONSTS = {
     ("u32", "MAX"): ("u32", 2**32 - 1), ("u32", "MIN"): ("u32", 0),
     ("i32", "MAX"): ("i32", 2**31 - 1), ("i32", "MIN"): ("i32", -(2**31)),
-    ("f32", "MAX"): ("f32", _f32(3.4028234663852886e38)),
-    ("f32", "MIN"): ("f32", _f32(-3.4028234663852886e38)),
-    ("f32", "MIN_POSITIVE"): ("f32", _f32(1.1754943508222875e-38)),
-    ("f32", "EPSILON"): ("f32", _f32(1.1920928955078125e-07)),
+    ("f32", "MAX"): ("f32", 3.4028234663852886e38),
+    ("f32", "MIN"): ("f32", -3.4028234663852886e38),
+    ("f32", "MIN_POSITIVE"): ("f32", 1.1754943508222875e-38),
+    ("f32", "EPSILON"): ("f32", 1.1920928955078125e-07),
     ("f32", "INFINITY"): ("f32", math.inf), ("f32", "NEG_INFINITY"): ("f32", -math.inf),
 }
+# The decimal expansions Rust's `core::f32::consts` are written with, rounded once to f32.
 FLOAT_CONSTS = {
-    "PI": math.pi, "E": math.e, "TAU": math.tau, "LN_2": math.log(2), "LN_10": math.log(10),
-    "SQRT_2": math.sqrt(2), "FRAC_PI_2": math.pi / 2, "FRAC_PI_4": math.pi / 4,
-    "FRAC_1_SQRT_2": 1 / math.sqrt(2), "LOG2_E": math.log2(math.e),
+    name: f32_nearest(text) for name, text in {
+        "PI": "3.14159265358979323846264338327950288",
+        "TAU": "6.28318530717958647692528676655900577",
+        "E": "2.71828182845904523536028747135266250",
+        "LN_2": "0.693147180559945309417232121458176568",
+        "LN_10": "2.30258509299404568401799145468436421",
+        "SQRT_2": "1.41421356237309504880168872420969808",
+        "FRAC_PI_2": "1.57079632679489661923132169163975144",
+        "FRAC_PI_4": "0.785398163397448309615660845819875721",
+        "FRAC_1_SQRT_2": "0.707106781186547524400844362104849039",
+        "LOG2_E": "1.44269504088896340735992468100189214",
+    }.items()
 }
 
 # Rust operator token -> IR binary op.

@@ -15,7 +15,7 @@ import difflib
 from dataclasses import dataclass
 from typing import Optional
 
-import numpy as np
+from fractions import Fraction
 
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
@@ -84,6 +84,10 @@ def _ident(node) -> str:
     return _text(node).removeprefix("r#")
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _diverges(stmts: list[N.Stmt]) -> bool:
     """Whether control never reaches the end of `stmts` (for definite initialisation)."""
     if not stmts:
@@ -92,6 +96,22 @@ def _diverges(stmts: list[N.Stmt]) -> bool:
     if isinstance(last, (N.Return, N.Break, N.Continue)):
         return True
     return isinstance(last, N.If) and _diverges(last.then_body) and _diverges(last.else_body)
+
+
+_CATEGORY_WORDS = {
+    "read": "read-only buffer", "read_write": "read-write buffer", "write": "write-only buffer",
+    "tensor": "read-only tensor view", "tensor_mut": "read-write tensor view",
+    "tensor_write": "write-only tensor view", "image": "storage image",
+}
+
+
+def _read_write_help(p: N.Param, why: str = "") -> list[str]:
+    """How to declare `p` so it can be both read and written."""
+    if T.is_struct(p.ty):
+        return ["struct buffers are read-only; write the fields to separate `&mut [T]` buffers"]
+    elem = T.rust_name(p.ty)
+    form = f"gpu::TensorMut<{elem}>" if p.category in N.TENSOR_CATEGORIES else f"&mut [{elem}]"
+    return [f"declare `{p.name}` as `{form}`{why}"]
 
 
 _WRITES = (N.Store, N.AtomicAdd, N.Barrier, N.Reduce, N.Softmax)
@@ -274,7 +294,8 @@ class KernelLowerer:
                 continue
             name = _ident(pat)
             if name in seen:
-                self.error("G0036", f"parameter `{name}` is declared twice", pat, "second declaration")
+                self.error("G0036", f"parameter `{name}` is declared twice", pat, "second declaration",
+                           extra=[Label(seen[name], "first declared here", primary=False)])
                 continue
             seen[name] = self.span(pat)
             mut = any(ch.type == "mutable_specifier" for ch in c.children)
@@ -833,7 +854,7 @@ class KernelLowerer:
                 return []
             if len(args) != 2:
                 self.error("G0029", f"`{name}` takes 2 arguments (value, scratch)", call,
-                           f"{len(args)} arguments given")
+                           f"{_count(len(args), 'argument')} given")
                 return []
             n = self.collective_size(name, turbofish, call)
             scratch = self.wgarray_arg(args[1], None)
@@ -864,7 +885,7 @@ class KernelLowerer:
                 return []
             if len(args) != 4:
                 self.error("G0029", "`workgroup_softmax_in_place` takes 4 arguments (buf, base, count, scratch)",
-                           call, f"{len(args)} arguments given")
+                           call, f"{_count(len(args), 'argument')} given")
                 return []
             n = self.collective_size(name, turbofish, call)
             buf = self.resource_arg(args[0], writable=True, readable=True)
@@ -888,7 +909,7 @@ class KernelLowerer:
         if name == "atomic_add":
             if len(args) != 3:
                 self.error("G0029", "`atomic_add` takes 3 arguments (buffer, index, value)", call,
-                           f"{len(args)} arguments given")
+                           f"{_count(len(args), 'argument')} given")
                 return []
             buf = self.resource_arg(args[0], writable=True, readable=True, buffers_only=True)
             if buf is None:
@@ -984,12 +1005,12 @@ class KernelLowerer:
             self.error("G0038", f"`{name}` is not a buffer parameter", inner, "expected a buffer")
             return None
         if writable and p.category not in N.WRITABLE_CATEGORIES:
-            self.error("G0022", f"cannot write to read-only `{name}`", inner, "read-only buffer",
-                       [f"declare `{name}` as `&mut [{T.rust_name(p.ty)}]`"])
+            self.error("G0022", f"cannot write to read-only `{name}`", inner, f"{_CATEGORY_WORDS[p.category]}",
+                       _read_write_help(p))
             return None
         if readable and p.category not in N.READABLE_CATEGORIES:
-            self.error("G0022", f"cannot read write-only `{name}`", inner, "write-only buffer",
-                       [f"declare `{name}` as `&mut [{T.rust_name(p.ty)}]` to read it"])
+            self.error("G0022", f"cannot read write-only `{name}`", inner, f"{_CATEGORY_WORDS[p.category]}",
+                       _read_write_help(p, " to read it"))
             return None
         return p.name
 
@@ -1200,7 +1221,8 @@ class KernelLowerer:
         target = self.lower_place(left)
         self.set_root(right)  # Rust evaluates the right side of `=` first
         if target is None:
-            self.lower_expr(right, None)
+            if right.type != "identifier":  # still check it, unless that only repeats the error
+                self.lower_expr(right, None)
             return []
         if isinstance(target, tuple):  # (resource, index, elem_ty, node)
             res, index, elem, _ = target
@@ -1285,13 +1307,11 @@ class KernelLowerer:
             assert p is not None
             if p.category not in N.WRITABLE_CATEGORIES:
                 self.error("G0022", f"cannot assign to `{name}[_]`, which is read-only", node,
-                           "cannot assign through a shared slice",
-                           [f"declare `{name}` as `&mut [{T.rust_name(p.ty)}]`"] if not T.is_struct(p.ty) else [])
+                           f"`{name}` is a {_CATEGORY_WORDS[p.category]}", _read_write_help(p))
                 return None
             if read_too and p.category not in N.READABLE_CATEGORIES:
                 self.error("G0022", f"cannot read write-only `{name}`", node,
-                           "compound assignment reads the old value",
-                           [f"declare `{name}` as `&mut [{T.rust_name(p.ty)}]` to read it"])
+                           "compound assignment reads the old value", _read_write_help(p, " to read it"))
                 return None
             index = self.lower_resource_index(p, idx)
             return (p.name, index, p.ty, node) if index is not None else None
@@ -1614,8 +1634,11 @@ class KernelLowerer:
             else:
                 ty = "i32"
         if ty == "f32":
-            f = float(np.float32(v))
-            return N.Const("f32", self.span(where), -f if negated is not None else f)
+            f = D.f32_nearest(-v if negated is not None else v)
+            if f is None:
+                self.error("G0033", "literal out of range for `f32`", where, "rounds to infinity")
+                return None
+            return N.Const("f32", self.span(where), f)
         if negated is not None:
             if ty == "u32":
                 self.error("G0019", "cannot apply unary operator `-` to type `u32`", where,
@@ -1640,18 +1663,20 @@ class KernelLowerer:
             return None
         s = s.removesuffix("f32")
         try:
-            v = float(s)
-        except ValueError:
+            exact = Fraction(s)
+        except (ValueError, ZeroDivisionError):
             self.error("G0033", "invalid float literal", node, "cannot parse")
             return None
         if expected in ("u32", "i32"):
-            self.error("G0019", "mismatched types", node, f"expected `{expected}`, found floating-point number")
+            self.error("G0019", "mismatched types", node, f"expected `{expected}`, found floating-point number",
+                       [f"write an integer, or convert: `{_text(node)} as {expected}`"])
             return None
-        f = np.float32(v)
-        if np.isinf(f) and not np.isinf(v):
-            self.error("G0033", "literal out of range for `f32`", node, "overflows to infinity")
+        f = D.f32_nearest(exact)
+        if f is None:
+            self.error("G0033", "literal out of range for `f32`", node, "rounds to infinity",
+                       ["the largest finite `f32` is `f32::MAX` (about 3.4e38)"])
             return None
-        return N.Const("f32", self.span(node), float(f))
+        return N.Const("f32", self.span(node), f)
 
     def expr_boolean_literal(self, node, expected):
         return N.Const("bool", self.span(node), _text(node) == "true")
@@ -1689,10 +1714,15 @@ class KernelLowerer:
             ty, v = D.ASSOCIATED_CONSTS[(parts[0], parts[1])]
             return N.Const(ty, self.span(node), v)
         if len(parts) >= 3 and parts[-3:-1] == ["f32", "consts"] and parts[-1] in D.FLOAT_CONSTS:
-            return N.Const("f32", self.span(node), float(np.float32(D.FLOAT_CONSTS[parts[-1]])))
+            return N.Const("f32", self.span(node), D.FLOAT_CONSTS[parts[-1]])
         if parts[0] in ("usize", "isize"):
             self.error("G0005", f"`{parts[0]}` is not supported", node, "pointer-sized integer",
                        ["use `u32` or `i32`"])
+            return None
+        name, _ = self.callee_name(node)
+        if name in D.ID_BUILTINS or name in D.MATH_FUNCTIONS or name in D.STATEMENT_BUILTINS:
+            self.error("G0028", f"`{name}` is a function", node, "used as a value",
+                       [f"call it: `gpu::{name}()`"] if name in D.ID_BUILTINS else [])
             return None
         self.error("G0020", f"cannot find `{_text(node)}`", node, "not a known constant")
         return None
@@ -1928,8 +1958,8 @@ class KernelLowerer:
         p = self.kernel_param(b.ir_name)
         assert p is not None
         if p.category not in N.READABLE_CATEGORIES:
-            self.error("G0022", f"cannot read write-only `{name}`", node, "`Scattered` buffers are write-only",
-                       [f"declare `{name}` as `&mut [{T.rust_name(p.ty)}]` to read it"])
+            self.error("G0022", f"cannot read write-only `{name}`", node,
+                       f"`{name}` is a {_CATEGORY_WORDS[p.category]}", _read_write_help(p, " to read it"))
             return None
         index = self.lower_resource_index(p, idx)
         return N.Load(p.ty, self.span(node), p.name, index) if index is not None else None
@@ -2084,13 +2114,13 @@ class KernelLowerer:
                 self.error("G0025", "`workgroup_barrier()` must be a statement of its own", node,
                            "used inside an expression")
             else:
+                call = f"gpu::{name}(...)" if name == "atomic_add" else f"gpu::{name}::<N>(...)"
                 self.error("G0025", f"`{name}` must be a `let` or plain assignment", node,
-                           "nested inside an expression",
-                           [f"bind it first: `let r = gpu::{name}::<N>(...);`, then use `r`"])
+                           "nested inside an expression", [f"bind it first: `let r = {call};`, then use `r`"])
             return None
         if name in D.ID_BUILTINS:
             if args:
-                self.error("G0029", f"`{name}` takes no arguments", node, f"{len(args)} arguments given")
+                self.error("G0029", f"`{name}` takes no arguments", node, f"{_count(len(args), 'argument')} given")
                 return None
             self.builtins.add(name)
             return N.Builtin("vec3<u32>", self.span(node), name)
@@ -2151,7 +2181,7 @@ class KernelLowerer:
                         receiver: Optional[N.Expr] = None) -> Optional[N.Expr]:
         total = len(arg_nodes) + (1 if receiver is not None else 0)
         if total != arity:
-            self.error("G0029", f"`{shown}` takes {arity - (1 if receiver is not None else 0)} argument(s)",
+            self.error("G0029", f"`{shown}` takes {_count(arity - (1 if receiver is not None else 0), 'argument')}",
                        node, f"{len(arg_nodes)} given")
             return None
         # the first non-literal argument sets the type the literals take (`max(0.0, x)`)
