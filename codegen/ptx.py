@@ -726,7 +726,7 @@ class _Emitter:
     def e_TensorDim(self, e: N.TensorDim) -> list[str]:
         lay = self.res[e.resource]["layout"]
         axis = self.expr(e.axis)[0]
-        out = "1"  # axes past 3 have extent 1, like the record's unused axes
+        out = "0"  # past the fourth axis (an out-of-range read of the record's extents)
         for a in range(4):
             hit = self.new("p", "setp.eq.u32 {}, {}, {};", self.reg_of(axis, "r"), str(a))
             out = self.new("r", "selp.b32 {}, {}, {}, {};", lay[3 + a], out, hit)

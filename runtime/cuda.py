@@ -1,0 +1,470 @@
+"""CUDA backend: PTX from codegen/ptx.py, loaded and launched through the driver API
+(cuda-python: `cuda.bindings.driver`, or the older `cuda.cuda`).
+
+- One primary context per device (shared with CuPy and PyTorch, so their pointers work
+  here), one non-blocking stream; every driver call's status is checked and a failure
+  raises BackendError naming the call, the CUDA error and the kernel.
+- Parameters are packed per the ABI in codegen/ptx.py's docstring (`pack_params`, pure
+  Python, tested without a GPU) into one host blob plus the array of pointers into it that
+  cuLaunchKernel / kernel graph nodes take.
+- A submitted list of dispatches (a Scheme) becomes a CUDA graph on its first submit and is
+  replayed afterwards; `update_scalar` patches the node in the instantiated graph
+  (cuGraphExecKernelNodeSetParams) instead of capturing again.
+- `wrap_external(obj)` binds memory exposing `__cuda_array_interface__` (CuPy, PyTorch)
+  without a copy, after checking device, dtype and contiguity.
+"""
+
+from __future__ import annotations
+
+import struct
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+from goldy_import.codegen.ptx import emit_ptx
+from goldy_import.errors import BackendError, BackendUnavailable, BindingError
+from goldy_import.ir import nodes as N
+
+from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, Limits, ScalarArg,
+                      TensorArg, UniformArg)
+
+MAX_GRAPHS = 64  # instantiated graphs kept per backend (least recently submitted go first)
+
+
+def _driver():
+    try:
+        from cuda.bindings import driver
+        return driver
+    except ImportError:
+        pass
+    try:
+        from cuda import cuda as driver  # cuda-python < 12.6
+        return driver
+    except ImportError:
+        return None
+
+
+def available() -> bool:
+    """True when cuda-python imports, the driver loads and it reports a GPU."""
+    drv = _driver()
+    if drv is None:
+        return False
+    try:
+        if drv.cuInit(0)[0] != drv.CUresult.CUDA_SUCCESS:
+            return False
+        err, n = drv.cuDeviceGetCount()
+        return err == drv.CUresult.CUDA_SUCCESS and n > 0
+    except Exception:  # no libcuda.so: cuda-python raises RuntimeError
+        return False
+
+
+# ---------------------------------------------------------------- parameter packing
+
+
+@dataclass
+class CudaMemory:
+    """A device allocation (owned) or external memory (not owned; `keep` holds its owner)."""
+
+    ptr: int
+    nbytes: int
+    owned: bool = True
+    keep: Any = None
+    raw: Any = None  # the driver's CUdeviceptr for owned memory
+
+
+def _address(h: Any) -> int:
+    return h.ptr if isinstance(h, CudaMemory) else int(h)
+
+
+SCALAR_FORMAT = {"u32": "<I", "i32": "<i", "f32": "<f", "bool": "<I"}
+
+
+def pack_params(kernel: N.Kernel, args: list, uniform_ptrs: Optional[dict] = None) -> list[bytes]:
+    """The value of each `.param` of the emitted entry, in order (see codegen/ptx.py)."""
+    out: list[bytes] = []
+    uniform_ptrs = uniform_ptrs or {}
+    for i, (p, a) in enumerate(zip(kernel.params, args)):
+        if isinstance(a, BufferArg):
+            out.append(struct.pack("<Q", _address(a.handle) + a.offset * a.stride))
+            out.append(struct.pack("<I", a.length))
+        elif isinstance(a, ScalarArg):
+            v = int(bool(a.value)) if a.ty == "bool" else a.value
+            out.append(struct.pack(SCALAR_FORMAT[a.ty], v))
+        elif isinstance(a, TensorArg):
+            out.append(struct.pack("<Q", _address(a.handle)))
+            out.append(struct.pack("<12I", *a.layout))
+            out.append(struct.pack("<I", a.buffer_length))
+        elif isinstance(a, UniformArg):
+            out.append(struct.pack("<Q", uniform_ptrs[i]))
+        elif isinstance(a, ImageArg):
+            out.append(struct.pack("<Q", _address(a.handle)))
+            out.append(struct.pack("<I", a.width))
+            out.append(struct.pack("<I", a.height))
+        else:
+            raise BackendError(f"kernel `{kernel.name}`: cannot pass {type(a).__name__} "
+                               f"to parameter `{p.name}`")
+    return out
+
+
+class ParamBlock:
+    """Parameter values in one host buffer, each at an offset aligned to its size, and the
+    array of pointers to them (the `void**` the driver reads)."""
+
+    def __init__(self, values: list[bytes]):
+        offsets, pos = [], 0
+        for v in values:
+            align = 8 if len(v) == 8 else 4
+            pos = (pos + align - 1) // align * align
+            offsets.append(pos)
+            pos += len(v)
+        self.blob = np.zeros(max(pos, 8), dtype=np.uint8)
+        for off, v in zip(offsets, values):
+            self.blob[off:off + len(v)] = np.frombuffer(v, dtype=np.uint8)
+        self.offsets = offsets
+        base = self.blob.ctypes.data
+        self.pointers = np.array([base + o for o in offsets] or [0], dtype=np.uint64)
+
+    @property
+    def address(self) -> int:
+        return int(self.pointers.ctypes.data)
+
+    def set(self, slot: int, value: bytes) -> None:
+        off = self.offsets[slot]
+        self.blob[off:off + len(value)] = np.frombuffer(value, dtype=np.uint8)
+
+
+def param_slots(kernel: N.Kernel) -> list[int]:
+    """Index of the first `.param` of each IR parameter (scalars are one slot)."""
+    width = {"scalar": 1, "uniform": 1, "read": 2, "read_write": 2, "write": 2,
+             "tensor": 3, "tensor_mut": 3, "tensor_write": 3, "image": 3}
+    slots, pos = [], 0
+    for p in kernel.params:
+        slots.append(pos)
+        pos += width[p.category]
+    return slots
+
+
+# ---------------------------------------------------------------- external memory
+
+_CAI_TYPES = {"<f4": "f32", "<u4": "u32", "<i4": "i32", "=f4": "f32", "=u4": "u32", "=i4": "i32"}
+
+
+def parse_cuda_array_interface(obj: Any, elem: Optional[str] = None):
+    """(pointer, element count, IR element type, shape, producer stream) of an object with
+    `__cuda_array_interface__`; BindingError when it cannot be a buffer as it is."""
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if not isinstance(cai, dict):
+        raise BindingError(f"{type(obj).__name__} does not expose __cuda_array_interface__")
+    typestr = cai.get("typestr", "")
+    got = _CAI_TYPES.get(typestr)
+    if got is None:
+        raise BindingError(f"external array of dtype {typestr!r}: buffers hold float32, uint32 or int32 "
+                           f"(convert it, e.g. `.astype(cupy.float32)` / `.to(torch.int32)`)")
+    if elem is not None and elem != got and not (elem == "bool" and got in ("u32", "i32")):
+        raise BindingError(f"external array holds {got}, the parameter needs {elem}")
+    shape = tuple(int(d) for d in cai["shape"])
+    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    strides = cai.get("strides")
+    if strides is not None and n > 1:
+        want, acc = [], 4
+        for d in reversed(shape):
+            want.append(acc)
+            acc *= d
+        want.reverse()
+        if [s for s, d in zip(strides, shape) if d > 1] != [s for s, d in zip(want, shape) if d > 1]:
+            raise BindingError(f"external array with strides {tuple(strides)} is not C-contiguous "
+                               f"(call `.contiguous()` / `cupy.ascontiguousarray` first)")
+    ptr, read_only = cai["data"]
+    if read_only:
+        raise BindingError("external array is read-only; bind a writable array")
+    return int(ptr), n, got, shape, cai.get("stream")
+
+
+@dataclass
+class External:
+    """Memory of another library bound without a copy: `handle` goes where a buffer's does."""
+
+    handle: CudaMemory
+    elem: str
+    length: int
+    shape: tuple
+
+
+# ---------------------------------------------------------------- compiled kernels and state
+
+
+@dataclass
+class CudaCompiled:
+    kernel: N.Kernel
+    ptx: str
+    module: Any
+    function: Any
+    slots: list[int]
+
+
+@dataclass
+class _State:
+    block: ParamBlock
+    uniforms: list = field(default_factory=list)
+    version: int = 0  # bumped by update_scalar
+
+
+@dataclass
+class _Graph:
+    graph: Any
+    exec: Any
+    nodes: list
+    params: list
+    versions: list
+    refs: list
+
+
+class CudaBackend(Backend):
+    name = "cuda"
+    subgroup_width = 32
+
+    def __init__(self, device: int = 0, target: Optional[str] = None, ptx_version: Optional[str] = None):
+        drv = _driver()
+        if drv is None:
+            raise BackendUnavailable("the cuda backend needs cuda-python: pip install 'goldy-import[cuda]'")
+        self.drv = drv
+        try:
+            self._cu("cuInit", 0)
+        except RuntimeError as e:  # cuda-python could not load libcuda.so
+            raise BackendUnavailable(f"no CUDA driver: {e}; the cuda backend needs an NVIDIA GPU and driver") from None
+        except BackendError as e:
+            raise BackendUnavailable(f"CUDA driver unusable: {e}") from None
+        count = self._cu("cuDeviceGetCount")
+        if count <= device:
+            raise BackendUnavailable(f"no CUDA device {device} ({count} found)")
+        self.ordinal = device
+        self.dev = self._cu("cuDeviceGet", device)
+        self.ctx = self._cu("cuDevicePrimaryCtxRetain", self.dev)
+        self._cu("cuCtxSetCurrent", self.ctx)
+        self.stream = self._cu("cuStreamCreate", int(drv.CUstream_flags.CU_STREAM_NON_BLOCKING))
+        A = drv.CUdevice_attribute
+        attr = lambda a: self._cu("cuDeviceGetAttribute", getattr(A, a), self.dev)  # noqa: E731
+        self.cc = (attr("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR"),
+                   attr("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR"))
+        self.target = target or f"sm_{max(70, self.cc[0] * 10 + self.cc[1])}"
+        self.ptx_version = ptx_version
+        name = self._cu("cuDeviceGetName", 256, self.dev)
+        self.device_name = name.split(b"\0")[0].decode(errors="replace")
+        self.limits = Limits(
+            max_workgroup_size=(attr("CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X"),
+                                attr("CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y"),
+                                attr("CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z")),
+            max_invocations_per_workgroup=attr("CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK"),
+            max_workgroups=(attr("CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X"),
+                            attr("CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y"),
+                            attr("CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z")),
+            max_workgroup_storage_bytes=48 * 1024,  # static .shared limit without opt-in
+            max_buffer_bytes=int(self._cu("cuDeviceTotalMem", self.dev)),
+        )
+        self._graphs: "OrderedDict[tuple, _Graph]" = OrderedDict()
+        self._modules: list = []
+        self._closed = False
+
+    # ------------------------------------------------------------ driver calls
+
+    def _cu(self, call: str, *args, kernel: Optional[str] = None):
+        """Call driver function `call`; check its status; return its result(s)."""
+        res = getattr(self.drv, call)(*args)
+        err, rest = (res[0], res[1:]) if isinstance(res, tuple) else (res, ())
+        if err != self.drv.CUresult.CUDA_SUCCESS:
+            try:
+                ename = self.drv.cuGetErrorName(err)[1].decode()
+                desc = self.drv.cuGetErrorString(err)[1].decode()
+            except Exception:
+                ename, desc = str(err), ""
+            where = f" (kernel `{kernel}`)" if kernel else ""
+            raise BackendError(f"CUDA call {call} failed: {ename}{': ' + desc if desc else ''}{where}")
+        if not rest:
+            return None
+        return rest[0] if len(rest) == 1 else rest
+
+    def _current(self) -> None:
+        self._cu("cuCtxSetCurrent", self.ctx)
+
+    def describe(self) -> str:
+        ver = self._cu("cuDriverGetVersion")
+        return f"{self.device_name} (sm_{self.cc[0]}{self.cc[1]}, CUDA driver {ver // 1000}.{ver % 1000 // 10}) via cuda-python"
+
+    # ------------------------------------------------------------ memory
+
+    def alloc(self, nbytes: int) -> CudaMemory:
+        self._current()
+        raw = self._cu("cuMemAlloc", max(int(nbytes), 4))
+        return CudaMemory(int(raw), int(nbytes), True, None, raw)
+
+    def free(self, handle: Any) -> None:
+        if isinstance(handle, CudaMemory) and handle.owned and handle.raw is not None and not self._closed:
+            self._current()
+            self._cu("cuMemFree", handle.raw)
+            handle.raw = None
+
+    def write(self, handle: Any, offset: int, data: memoryview) -> None:
+        n = data.nbytes
+        if n == 0:
+            return
+        self._current()
+        host = np.frombuffer(data, dtype=np.uint8)
+        self._cu("cuMemcpyHtoDAsync", self.drv.CUdeviceptr(_address(handle) + offset), host.ctypes.data, n, self.stream)
+        self._cu("cuStreamSynchronize", self.stream)
+
+    def read(self, handle: Any, offset: int, nbytes: int) -> bytes:
+        if nbytes == 0:
+            return b""
+        self._current()
+        host = np.empty(nbytes, dtype=np.uint8)
+        self._cu("cuMemcpyDtoHAsync", host.ctypes.data, self.drv.CUdeviceptr(_address(handle) + offset), nbytes, self.stream)
+        self._cu("cuStreamSynchronize", self.stream)
+        return host.tobytes()
+
+    def wrap_external(self, obj: Any, elem: Optional[str] = None) -> External:
+        """Bind a CuPy array, PyTorch tensor or anything with `__cuda_array_interface__`
+        without copying: checks device, dtype (f32/u32/i32) and C-contiguity, and waits for
+        the producer's stream so its pending writes are visible."""
+        ptr, n, got, shape, stream = parse_cuda_array_interface(obj, elem)
+        if ptr and n:
+            self._current()
+            P = self.drv.CUpointer_attribute
+            ordinal = self._cu("cuPointerGetAttribute", P.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                               self.drv.CUdeviceptr(ptr))
+            if int(ordinal) != self.ordinal:
+                raise BindingError(f"external array lives on CUDA device {int(ordinal)}, this backend uses "
+                                   f"device {self.ordinal}")
+        if stream:  # producer's pending work must finish before our stream reads the memory
+            self._cu("cuStreamSynchronize", self.drv.CUstream(int(stream)))
+        return External(CudaMemory(ptr, 4 * n, owned=False, keep=obj), got, n, shape)
+
+    # ------------------------------------------------------------ kernels
+
+    def compile(self, kernel: N.Kernel, options: CompileOptions) -> CudaCompiled:
+        ptx = emit_ptx(kernel, target=self.target, ptx_version=self.ptx_version)
+        self._current()
+        image = np.frombuffer(ptx.encode() + b"\0", dtype=np.uint8)
+        try:
+            module = self._cu("cuModuleLoadData", image.ctypes.data, kernel=kernel.name)
+        except BackendError as e:
+            raise BackendError(f"{e}; inspect the PTX with `goldy-import {kernel.source_file} --emit ptx "
+                               f"--kernel {kernel.name}` and assemble it with ptxas for the message") from None
+        self._modules.append(module)
+        fn = self._cu("cuModuleGetFunction", module, kernel.name.encode(), kernel=kernel.name)
+        most = self._cu("cuFuncGetAttribute",
+                        self.drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn)
+        wx, wy, wz = kernel.workgroup_size
+        if wx * wy * wz > most:
+            raise BackendError(f"kernel `{kernel.name}` needs {wx * wy * wz} threads per workgroup but "
+                               f"its registers allow {most} on {self.device_name}")
+        return CudaCompiled(kernel, ptx, module, fn, param_slots(kernel))
+
+    def record(self, d: Dispatch) -> None:
+        self._current()
+        uniforms, ptrs = [], {}
+        for i, a in enumerate(d.args):
+            if isinstance(a, UniformArg):
+                mem = self.alloc(len(a.data))
+                self.write(mem, 0, memoryview(a.data))
+                uniforms.append(mem)
+                ptrs[i] = mem.ptr
+        block = ParamBlock(pack_params(d.kernel, d.args, ptrs))
+        d.state = _State(block, uniforms)
+        if uniforms:
+            weakref.finalize(d, _free_all, weakref.ref(self), uniforms)
+
+    def update_scalar(self, d: Dispatch, index: int) -> None:
+        a = d.args[index]
+        v = int(bool(a.value)) if a.ty == "bool" else a.value
+        d.state.block.set(d.compiled.slots[index], struct.pack(SCALAR_FORMAT[a.ty], v))
+        d.state.version += 1
+
+    def _node_params(self, d: Dispatch):
+        p = self.drv.CUDA_KERNEL_NODE_PARAMS()
+        p.func = d.compiled.function
+        p.gridDimX, p.gridDimY, p.gridDimZ = (int(g) for g in d.groups)
+        p.blockDimX, p.blockDimY, p.blockDimZ = d.kernel.workgroup_size
+        p.sharedMemBytes = 0
+        p.kernelParams = d.state.block.address
+        p.extra = 0
+        return p
+
+    def submit(self, dispatches: list[Dispatch]) -> None:
+        if not dispatches:
+            return
+        self._current()
+        key = tuple(id(d) for d in dispatches)
+        g = self._graphs.get(key)
+        if g is not None and any(r() is not d for r, d in zip(g.refs, dispatches)):
+            self._drop(key)  # ids were reused by new dispatches
+            g = None
+        names = ", ".join(dict.fromkeys(d.kernel.name for d in dispatches))
+        if g is None:
+            g = self._build(dispatches, names)
+            self._graphs[key] = g
+            while len(self._graphs) > MAX_GRAPHS:
+                self._drop(next(iter(self._graphs)))
+        else:
+            self._graphs.move_to_end(key)
+            for i, d in enumerate(dispatches):
+                if d.state.version != g.versions[i]:
+                    self._cu("cuGraphExecKernelNodeSetParams", g.exec, g.nodes[i], g.params[i],
+                             kernel=d.kernel.name)
+                    g.versions[i] = d.state.version
+        self._cu("cuGraphLaunch", g.exec, self.stream, kernel=names)
+        self._cu("cuStreamSynchronize", self.stream, kernel=names)
+
+    def _build(self, dispatches: list[Dispatch], names: str) -> _Graph:
+        graph = self._cu("cuGraphCreate", 0)
+        nodes, params = [], []
+        prev = None
+        try:
+            for d in dispatches:
+                p = self._node_params(d)
+                deps = [prev] if prev is not None else None
+                prev = self._cu("cuGraphAddKernelNode", graph, deps, 0 if deps is None else 1, p,
+                                kernel=d.kernel.name)
+                nodes.append(prev)
+                params.append(p)
+            exe = self._cu("cuGraphInstantiate", graph, 0, kernel=names)
+        except BackendError:
+            self._cu("cuGraphDestroy", graph)
+            raise
+        return _Graph(graph, exe, nodes, params, [d.state.version for d in dispatches],
+                      [weakref.ref(d) for d in dispatches])
+
+    def _drop(self, key: tuple) -> None:
+        g = self._graphs.pop(key, None)
+        if g is not None:
+            self._cu("cuGraphExecDestroy", g.exec)
+            self._cu("cuGraphDestroy", g.graph)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._current()
+        for key in list(self._graphs):
+            self._drop(key)
+        for m in self._modules:
+            self._cu("cuModuleUnload", m)
+        self._modules = []
+        self._cu("cuStreamDestroy", self.stream)
+        self._closed = True
+        self._cu("cuDevicePrimaryCtxRelease", self.dev)
+
+
+def _free_all(backend_ref, mems: list) -> None:
+    b = backend_ref()
+    if b is None:
+        return
+    for m in mems:
+        try:
+            b.free(m)
+        except Exception:  # interpreter shutdown or a dead context: nothing left to free
+            pass
+
+
+BACKEND = CudaBackend
