@@ -11,6 +11,7 @@ from typing import Optional
 from goldy_import.ir.nodes import Span
 
 _NEWLINE = re.compile(b"\n")
+_CONTINUATION = re.compile(b"[\x80-\xbf]")  # UTF-8 bytes that continue a character
 
 # Every code the importer can emit. docs/diagnostics.md has an example of each.
 CODES = {
@@ -115,6 +116,8 @@ class SourceText:
         self.filename = filename
         self.line_starts = [0] + [m.end() for m in _NEWLINE.finditer(data)]
         self.ascii = data.isascii()  # then columns are byte offsets: no decoding needed
+        # otherwise a column counts the bytes before it that start a character
+        self.continuation = [] if self.ascii else [m.start() for m in _CONTINUATION.finditer(data)]
 
     def line_col(self, byte: int) -> tuple[int, int]:
         byte = max(0, min(byte, len(self.data)))
@@ -122,8 +125,8 @@ class SourceText:
         start = self.line_starts[row]
         if self.ascii:
             return row + 1, byte - start + 1
-        col = len(self.data[start:byte].decode("utf-8", errors="replace")) + 1
-        return row + 1, col
+        skipped = bisect.bisect_left(self.continuation, byte) - bisect.bisect_left(self.continuation, start)
+        return row + 1, byte - start - skipped + 1
 
     def span(self, start: int, end: int) -> Span:
         line, col = self.line_col(start)

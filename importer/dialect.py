@@ -85,10 +85,28 @@ def _f32_bits_value(bits: int) -> Fraction:
     return Fraction(struct.unpack("<f", struct.pack("<I", bits))[0])
 
 
+def _f32_via_f64(text: str) -> Optional[float]:
+    """decimal -> f64 -> f32, when that is provably the single rounding: the f64 is not
+    exactly halfway between two normal f32s (only then can double rounding go wrong)."""
+    try:
+        v = float(text)
+    except ValueError:
+        return None
+    if not (1.1754943508222875e-38 <= abs(v) <= 1.7014118346046923e38):  # 2^-126 .. 2^127
+        return 0.0 if v == 0 else None
+    if struct.unpack("<Q", struct.pack("<d", v))[0] & 0x1FFFFFFF == 0x10000000:
+        return None
+    return struct.unpack("<f", struct.pack("<f", v))[0]
+
+
 def f32_nearest(q: Union[Fraction, int, str]) -> Optional[float]:
     """The f32 nearest to the exact value `q` (ties to even), as Rust rounds a literal;
     None if it rounds to infinity. Rounding the exact value once avoids the double
     rounding of decimal -> f64 -> f32."""
+    if isinstance(q, str):
+        fast = _f32_via_f64(q)
+        if fast is not None:
+            return fast
     q = Fraction(q)
     if q == 0:
         return 0.0

@@ -12,6 +12,7 @@ a second time with those hints, which is cheaper and simpler than a full inferen
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from typing import Optional
 
@@ -26,6 +27,7 @@ from .diagnostics import Diagnostic, Label, SourceText
 # Nesting levels (expressions and blocks) a kernel may use. Real kernels need ~20; the
 # bound keeps lowering, the verifier and every emitter far from Python's recursion limit.
 MAX_DEPTH = 100
+MAX_KERNEL_ERRORS = 100
 
 
 class Abort(Exception):
@@ -71,6 +73,9 @@ def parse_int_digits(s: str) -> Optional[int]:
         return int(s, 10)  # leading zeros are decimal in Rust
     except ValueError:
         return None
+
+
+_FLOAT_TEXT = re.compile(r"^\d+(\.\d*)?([eE][+-]?\d+)?$")
 
 
 def const_int(node) -> Optional[int]:
@@ -160,6 +165,7 @@ class KernelLowerer:
         self.diags: list[Diagnostic] = []
         self.scopes: list[dict[str, Binding]] = [{}]
         self.used_names: set[str] = set()
+        self.suffixes: dict[str, int] = {}  # see fresh
         self.locals: dict[str, str] = {}
         self.params: list[N.Param] = []
         self.wgarrays: list[N.WorkgroupArray] = []
@@ -187,6 +193,9 @@ class KernelLowerer:
         labels += extra or []
         self.diags.append(Diagnostic(code, message, self.ctx.source.filename, labels,
                                      list(help or []), list(notes or [])))
+        if len(self.diags) >= MAX_KERNEL_ERRORS:  # bounded work and output for hopeless input
+            self.diags[-1].notes.append(f"stopped after {MAX_KERNEL_ERRORS} errors in kernel `{self.name}`")
+            raise Abort()
 
     def mismatch(self, node, expected: str, found: str, help: Optional[list[str]] = None) -> None:
         self.error("G0019", "mismatched types", node,
@@ -195,17 +204,18 @@ class KernelLowerer:
     # ------------------------------------------------------------ kernel
 
     def lower(self) -> Optional[N.Kernel]:
-        self.wg_size = self.parse_attribute(self.attr)
-        self.check_signature()
-        params = self.fn.child_by_field_name("parameters")
-        self.lower_params(params)
-        body_node = self.fn.child_by_field_name("body")
         body: list[N.Stmt] = []
-        if body_node is not None:
-            try:
+        try:
+            self.wg_size = self.parse_attribute(self.attr)
+            self.check_signature()
+            params = self.fn.child_by_field_name("parameters")
+            if params is not None:
+                self.lower_params(params)
+            body_node = self.fn.child_by_field_name("body")
+            if body_node is not None:
                 body = self.lower_block(body_node, top=True)
-            except Abort:
-                pass
+        except Abort:
+            pass
         if self.diags:
             return None
         builtins = [b for b in N.BUILTINS if b in self.builtins]
@@ -605,9 +615,10 @@ class KernelLowerer:
         if name not in self.used_names:
             self.used_names.add(name)
             return name
-        i = 1
+        i = self.suffixes.get(name, 1)  # where the last search ended: linear, not quadratic
         while f"{name}_{i}" in self.used_names:
             i += 1
+        self.suffixes[name] = i + 1
         self.used_names.add(f"{name}_{i}")
         return f"{name}_{i}"
 
@@ -1663,7 +1674,7 @@ class KernelLowerer:
             return None
         s = s.removesuffix("f32")
         try:
-            exact = Fraction(s)
+            Fraction(s) if not _FLOAT_TEXT.match(s) else None
         except (ValueError, ZeroDivisionError):
             self.error("G0033", "invalid float literal", node, "cannot parse")
             return None
@@ -1671,7 +1682,7 @@ class KernelLowerer:
             self.error("G0019", "mismatched types", node, f"expected `{expected}`, found floating-point number",
                        [f"write an integer, or convert: `{_text(node)} as {expected}`"])
             return None
-        f = D.f32_nearest(exact)
+        f = D.f32_nearest(s)
         if f is None:
             self.error("G0033", "literal out of range for `f32`", node, "rounds to infinity",
                        ["the largest finite `f32` is `f32::MAX` (about 3.4e38)"])
