@@ -274,13 +274,15 @@ class WgpuBackend(Backend):
             entries.append({"binding": b.binding, "resource": res})
         packed = bytearray(module.uniform_size)
         for f in module.uniform_fields:
-            a = d.args[f.param]
+            a = d.args[f.param] if f.param >= 0 else None
             if f.kind == "scalar":
                 assert isinstance(a, ScalarArg)
                 packed[f.offset:f.offset + 4] = _scalar_bytes(a)
             elif f.kind == "uniform":
                 assert isinstance(a, UniformArg)
                 packed[f.offset:f.offset + len(a.data)] = a.data
+            elif f.kind == "zero":
+                packed[f.offset:f.offset + 4] = struct.pack("<I", 0)
             elif f.kind == "layout":
                 assert isinstance(a, TensorArg)
                 packed[f.offset:f.offset + 48] = struct.pack("<12I", *(int(x) & 0xFFFFFFFF for x in a.layout))

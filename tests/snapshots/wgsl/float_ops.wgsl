@@ -10,6 +10,7 @@ struct gi_Uniforms {
     gi_off_ints: u32,
     gi_len_ints: u32,
     n: u32,
+    gi_zero: u32,
 }
 
 @group(0) @binding(0) var<storage, read> a: array<f32>;
@@ -158,10 +159,16 @@ fn gi_max_f32(a: f32, b: f32) -> f32 {
     return select(a, b, b > a);
 }
 
+// One rounded f32 result, opaque to the driver's float algebra: WGSL lets drivers fuse
+// a * b + c, reassociate and distribute (Mesa does); Rust rounds every operation.
+fn gi_exact_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero);
+}
+
 // Round half away from zero; x - trunc(x) is exact, so the comparison is too.
 fn gi_round_f32(x: f32) -> f32 {
     let t = trunc(x);
-    if (abs(x - t) >= 0.5f) { return t + sign(x); }
+    if (abs(gi_exact_f32(x - t)) >= 0.5f) { return gi_exact_f32(t + sign(x)); }
     return t;
 }
 
@@ -319,7 +326,7 @@ fn float_ops(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     gi_store_out(o + 3u, gi_min_f32(x, y));
     gi_store_out(o + 4u, gi_max_f32(x, y));
     gi_store_out(o + 5u, gi_round_f32(x));
-    gi_store_out(o + 6u, (x * y) + y);
+    gi_store_out(o + 6u, gi_exact_f32(gi_exact_f32(x * y) + y));
     gi_store_out(o + 7u, gi_fma_f32(x, y, y));
     gi_store_out(o + 8u, gi_min_f32(gi_max_f32(x, -1.0f), gi_abs_f32(y)));
     gi_store_out(o + 9u, bitcast<f32>(bitcast<u32>(x) ^ 2147483648u));

@@ -14,6 +14,7 @@ struct gi_Uniforms {
     gi_off_uout: u32,
     gi_len_uout: u32,
     n: u32,
+    gi_zero: u32,
 }
 
 @group(0) @binding(0) var<storage, read> a: array<i32>;
@@ -82,10 +83,16 @@ fn gi_rem_u32(a: u32, b: u32) -> u32 {
     return a % b;
 }
 
+// One rounded f32 result, opaque to the driver's float algebra: WGSL lets drivers fuse
+// a * b + c, reassociate and distribute (Mesa does); Rust rounds every operation.
+fn gi_exact_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero);
+}
+
 // Round to nearest even without trusting the driver's conversion: both halves convert
 // exactly, the scaling is exact, and the one addition rounds correctly.
 fn gi_u32_to_f32(x: u32) -> f32 {
-    return f32(x >> 16u) * 65536.0f + f32(x & 0xffffu);
+    return gi_exact_f32(gi_exact_f32(f32(x >> 16u) * 65536.0f) + f32(x & 0xffffu));
 }
 
 fn gi_i32_to_f32(x: i32) -> f32 {

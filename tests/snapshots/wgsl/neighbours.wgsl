@@ -8,6 +8,7 @@ struct gi_Uniforms {
     gi_off_sums: u32,
     gi_len_sums: u32,
     n: u32,
+    gi_zero: u32,
 }
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
@@ -34,6 +35,12 @@ fn gi_load_scratch(i: u32) -> f32 {
     return 0.0f;
 }
 
+// One rounded f32 result, opaque to the driver's float algebra: WGSL lets drivers fuse
+// a * b + c, reassociate and distribute (Mesa does); Rust rounds every operation.
+fn gi_exact_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero);
+}
+
 @compute @workgroup_size(64, 1, 1)
 fn neighbours(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(local_invocation_id) gi_local_id: vec3<u32>) {
     let n: u32 = gi_u.n;
@@ -51,5 +58,5 @@ fn neighbours(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
     }
     storageBarrier();
     workgroupBarrier();
-    if (!gi_done) { gi_store_out(i, (gi_load_scratch(lid ^ 1u) * 2.0f) + v); }
+    if (!gi_done) { gi_store_out(i, gi_exact_f32(gi_exact_f32(gi_load_scratch(lid ^ 1u) * 2.0f) + v)); }
 }

@@ -6,6 +6,7 @@ struct gi_Uniforms {
     gi_off_y: u32,
     gi_len_y: u32,
     a: f32,
+    gi_zero: u32,
 }
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
@@ -21,6 +22,12 @@ fn gi_load_x(i: u32) -> f32 {
     return f32();
 }
 
+// One rounded f32 result, opaque to the driver's float algebra: WGSL lets drivers fuse
+// a * b + c, reassociate and distribute (Mesa does); Rust rounds every operation.
+fn gi_exact_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero);
+}
+
 fn gi_load_y(i: u32) -> f32 {
     if (i < gi_u.gi_len_y) { return y[gi_u.gi_off_y + i]; }
     return f32();
@@ -31,6 +38,6 @@ fn saxpy(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     let a: f32 = gi_u.a;
     let i: u32 = gi_global_id.x;
     if (i < gi_u.gi_len_y) {
-        gi_store_y(i, (a * gi_load_x(i)) + gi_load_y(i));
+        gi_store_y(i, gi_exact_f32(gi_exact_f32(a * gi_load_x(i)) + gi_load_y(i)));
     }
 }

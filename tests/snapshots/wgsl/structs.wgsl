@@ -24,6 +24,7 @@ struct gi_Uniforms {
     gi_off_out: u32,
     gi_len_out: u32,
     on: u32,
+    gi_zero: u32,
 }
 
 @group(0) @binding(0) var<storage, read> ps: array<Particle>;
@@ -37,8 +38,12 @@ fn gi_load_ps(i: u32) -> Particle {
     return Particle();
 }
 
+fn gi_exact_v4f32(x: vec4<f32>) -> vec4<f32> {
+    return bitcast<vec4<f32>>(bitcast<vec4<u32>>(x) ^ vec4<u32>(gi_u.gi_zero));
+}
+
 fn gi_mul_m4v4(m: mat4x4<f32>, v: vec4<f32>) -> vec4<f32> {
-    return ((m[0] * v.x + m[1] * v.y) + m[2] * v.z) + m[3] * v.w;
+    return gi_exact_v4f32(gi_exact_v4f32(gi_exact_v4f32(gi_exact_v4f32(m[0] * v.x) + gi_exact_v4f32(m[1] * v.y)) + gi_exact_v4f32(m[2] * v.z)) + gi_exact_v4f32(m[3] * v.w));
 }
 
 fn gi_load_mask(i: u32) -> bool {
@@ -50,9 +55,15 @@ fn gi_store_flags(i: u32, v: bool) {
     if (i < gi_u.gi_len_flags) { flags[gi_u.gi_off_flags + i] = select(0u, 1u, v); }
 }
 
+// One rounded f32 result, opaque to the driver's float algebra: WGSL lets drivers fuse
+// a * b + c, reassociate and distribute (Mesa does); Rust rounds every operation.
+fn gi_exact_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero);
+}
+
 // lane products summed left to right
 fn gi_dot3(a: vec3<f32>, b: vec3<f32>) -> f32 {
-    return ((a.x * b.x) + a.y * b.y) + a.z * b.z;
+    return gi_exact_f32(gi_exact_f32(gi_exact_f32(a.x * b.x) + gi_exact_f32(a.y * b.y)) + gi_exact_f32(a.z * b.z));
 }
 
 fn gi_store_out(i: u32, v: f32) {
@@ -62,7 +73,7 @@ fn gi_store_out(i: u32, v: f32) {
 // Round to nearest even without trusting the driver's conversion: both halves convert
 // exactly, the scaling is exact, and the one addition rounds correctly.
 fn gi_u32_to_f32(x: u32) -> f32 {
-    return f32(x >> 16u) * 65536.0f + f32(x & 0xffffu);
+    return gi_exact_f32(gi_exact_f32(f32(x >> 16u) * 65536.0f) + f32(x & 0xffffu));
 }
 
 @compute @workgroup_size(64, 1, 1)
@@ -77,6 +88,6 @@ fn structs(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     let t: vec4<f32> = gi_mul_m4v4(gi_u.p.m, v);
     let keep: bool = gi_load_mask(i) && on;
     gi_store_flags(i, keep || ((i % 3u) == 0u));
-    let e: f32 = select(t.y + gi_u.p.offset.x, (q.mass * gi_dot3(q.velocity, q.velocity)) * gi_u.p.scale, keep);
-    gi_store_out(i, (e + gi_u32_to_f32(gi_u.p.count)) + q.position.z);
+    let e: f32 = select(gi_exact_f32(t.y + gi_u.p.offset.x), gi_exact_f32(gi_exact_f32(q.mass * gi_dot3(q.velocity, q.velocity)) * gi_u.p.scale), keep);
+    gi_store_out(i, gi_exact_f32(gi_exact_f32(e + gi_u32_to_f32(gi_u.p.count)) + q.position.z));
 }

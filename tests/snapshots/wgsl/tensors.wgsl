@@ -7,6 +7,7 @@ struct gi_Uniforms {
     gi_blen_t: u32,
     gi_blen_u: u32,
     gi_blen_o: u32,
+    gi_zero: u32,
 }
 
 @group(0) @binding(0) var<storage, read> t: array<f32>;
@@ -42,10 +43,16 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
     return vec4<u32>(l[0].w, l[1].x, l[1].y, l[1].z)[a];
 }
 
+// One rounded f32 result, opaque to the driver's float algebra: WGSL lets drivers fuse
+// a * b + c, reassociate and distribute (Mesa does); Rust rounds every operation.
+fn gi_exact_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero);
+}
+
 // Round to nearest even without trusting the driver's conversion: both halves convert
 // exactly, the scaling is exact, and the one addition rounds correctly.
 fn gi_u32_to_f32(x: u32) -> f32 {
-    return f32(x >> 16u) * 65536.0f + f32(x & 0xffffu);
+    return gi_exact_f32(gi_exact_f32(f32(x >> 16u) * 65536.0f) + f32(x & 0xffffu));
 }
 
 fn gi_store_u(i: u32, v: f32) {
@@ -68,8 +75,8 @@ fn gi_store_o(i: u32, v: f32) {
 fn tensors(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     let i: u32 = gi_global_id.x;
     if (i < gi_u.gi_layout_t[0].z) {
-        let x: f32 = gi_load_t(i) + gi_u32_to_f32(((gi_tensor_dim(gi_u.gi_layout_t, 0u) * 10u) + gi_tensor_dim(gi_u.gi_layout_t, 1u)) + (gi_u.gi_layout_t[0].y * 1000u));
-        gi_store_u(i, (gi_load_u(i) * 2.0f) + x);
+        let x: f32 = gi_exact_f32(gi_load_t(i) + gi_u32_to_f32(((gi_tensor_dim(gi_u.gi_layout_t, 0u) * 10u) + gi_tensor_dim(gi_u.gi_layout_t, 1u)) + (gi_u.gi_layout_t[0].y * 1000u)));
+        gi_store_u(i, gi_exact_f32(gi_exact_f32(gi_load_u(i) * 2.0f) + x));
         gi_store_o(i, x);
     }
 }
