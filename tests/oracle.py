@@ -56,8 +56,13 @@ def _load(src: str) -> gi.KernelModule:
     return gi.load_source(src, "test_kernel.rs")
 
 
+def _kdef(src: str, kernel: str):
+    k = getattr(_load(src), kernel)
+    return k.definition() if hasattr(k, "definition") else k  # launch-module class or KernelDef
+
+
 def kernel_ir(src: str, kernel: str) -> N.Kernel:
-    return getattr(_load(src), kernel).ir
+    return _kdef(src, kernel).ir
 
 
 def _poisoned(arr: np.ndarray) -> np.ndarray:
@@ -76,7 +81,7 @@ def _poisoned(arr: np.ndarray) -> np.ndarray:
 def run_kernel(backend: str, src: str, kernel: str, args: Sequence[Any], grid: tuple) -> list[Optional[np.ndarray]]:
     """Run `kernel` once on `backend`; returns every buffer argument's final contents."""
     dev = device(backend)
-    kdef = getattr(_load(src), kernel)
+    kdef = _kdef(src, kernel)
     pk = kdef.prepare(dev)
     bound = []
     buffers: list[Optional[Any]] = []
