@@ -302,6 +302,9 @@ def test_float_ops_are_bit_exact(dev, rng):
     b = np.concatenate([rng.standard_normal(n // 2).astype(np.float32), _wide(rng, n - n // 2)])
     a[:8] = [0, -0.0, np.inf, -np.inf, np.nan, 1.0, 5e-45, 3.4e38]
     b[:8] = [0, 1, np.inf, 2, 3, 0, 3e-45, 1e-38]
+    # quotients exactly halfway between two subnormals: ties go to even
+    a[8:12] = np.array([3, 1, 5, 0x00800001], np.uint32).view(np.float32)
+    b[8:12] = [2, 2, -2, 2]
     out, ints = _run(dev, NUMERICS, "float_ops",
                      [a, b, np.full(10 * n, np.nan, np.float32), np.full(2 * n, -7, np.int32), n],
                      ("over_1d", n))[2:4]
