@@ -158,6 +158,8 @@ class WgpuBackend(Backend):
         u = wgpu.BufferUsage
         self._fence_src = self.device.create_buffer(size=4, usage=u.COPY_SRC)
         self._fence_dst = self.device.create_buffer(size=4, usage=u.COPY_DST | u.MAP_READ)
+        self._staging: Optional[Any] = None  # reused for readbacks, grown as needed
+        self._lock = threading.RLock()  # one queue: submits, reads and writes take turns
         self._closed = False
 
     def describe(self) -> str:
@@ -196,7 +198,8 @@ class WgpuBackend(Backend):
             block[offset - lo:offset - lo + n] = data
             data = memoryview(block)
         try:
-            self.queue.write_buffer(handle.buffer, lo, data)
+            with self._lock:
+                self.queue.write_buffer(handle.buffer, lo, data)
         except Exception as e:
             raise BackendError(f"wgpu: buffer write failed: {e}") from None
 
@@ -204,11 +207,26 @@ class WgpuBackend(Backend):
         if nbytes == 0:
             return b""
         lo, hi = offset // 4 * 4, -(-(offset + nbytes) // 4) * 4
-        try:
-            raw = self.queue.read_buffer(handle.buffer, lo, hi - lo)
-        except Exception as e:
-            raise BackendError(f"wgpu: buffer read failed: {e}") from None
-        return bytes(memoryview(raw).cast("B")[offset - lo:offset - lo + nbytes])
+        with self._lock:
+            try:
+                if self._staging is None or self._staging.size < hi - lo:
+                    if self._staging is not None:
+                        self._staging.destroy()
+                    size = max(1 << 16, 1 << (hi - lo - 1).bit_length())
+                    u = wgpu.BufferUsage
+                    self._staging = self.device.create_buffer(size=size, usage=u.COPY_DST | u.MAP_READ)
+                enc = self.device.create_command_encoder()
+                enc.copy_buffer_to_buffer(handle.buffer, lo, self._staging, 0, hi - lo)
+                self.queue.submit([enc.finish()])
+                self._staging.map_sync(wgpu.MapMode.READ, 0, hi - lo)  # waits for all prior work
+                try:
+                    whole = memoryview(self._staging.read_mapped(0, hi - lo, copy=False)).cast("B")
+                    raw = bytes(whole[offset - lo:offset - lo + nbytes])
+                finally:
+                    self._staging.unmap()
+            except Exception as e:
+                raise BackendError(f"wgpu: buffer read failed: {e}") from None
+        return raw
 
     # ------------------------------------------------------------ kernels
 
@@ -353,6 +371,10 @@ class WgpuBackend(Backend):
     def submit(self, dispatches: list[Dispatch]) -> None:
         if not dispatches:
             return
+        with self._lock:
+            self._submit(dispatches)
+
+    def _submit(self, dispatches: list[Dispatch]) -> None:
         try:
             enc = self.device.create_command_encoder()
             cpass = enc.begin_compute_pass()
@@ -377,8 +399,9 @@ class WgpuBackend(Backend):
         if self._closed:
             return
         self._closed = True
-        for b in self._dummies.values():
-            b.destroy()
+        for b in list(self._dummies.values()) + [self._staging, self._fence_src, self._fence_dst]:
+            if b is not None:
+                b.destroy()
         self._dummies.clear()
         try:
             self.device.destroy()
