@@ -180,6 +180,17 @@ def _stride(k: N.Kernel, ty: str) -> int:
     return 4
 
 
+UNROLL = 4
+
+
+def _unrollable(body: list[N.Stmt]) -> bool:
+    """A `for` body that can simply be repeated: straight-line code and `if`s, small."""
+    stmts = list(N.walk_stmts(body))
+    return len(stmts) <= 16 and not any(
+        isinstance(x, (N.Break, N.Continue, N.Return, N.Barrier, N.Reduce, N.Softmax, N.While, N.Loop, N.For))
+        for x in stmts)
+
+
 class _Loop:
     def __init__(self, cont: str, brk: str):
         self.cont = cont
@@ -457,6 +468,20 @@ class _Emitter:
         start = self.expr(s.start)[0]
         end_val = self.copy(self.expr(s.end)[0])  # evaluated once, before the first iteration
         b.op(f"mov.b32 {i}, {start};")
+        if not s.inclusive and _unrollable(s.body):
+            # four iterations per trip while at least four remain, so that ptxas can issue
+            # their loads together; the plain loop below finishes the rest
+            top4, rest = b.label("for4"), b.label("frest")
+            b.place(top4)
+            more = self.new("p", f"setp.lt.{sty} {{}}, {{}}, {{}};", i, end_val)
+            left = self.new("r", "sub.s32 {}, {}, {};", end_val, i)
+            four = self.pred_and(more, self.new("p", "setp.gt.u32 {}, {}, 3;", left))
+            b.op(f"@!{four} bra {rest};")
+            for _ in range(UNROLL):
+                self.block(s.body)
+                b.op(f"add.s32 {i}, {i}, 1;")
+            b.op(f"bra.uni {top4};")
+            b.place(rest)
         top, cont, brk = b.label("for"), b.label("fnext"), b.label("fend")
         b.place(top)
         c = self.new("p", f"setp.{'le' if s.inclusive else 'lt'}.{sty} {{}}, {{}}, {{}};", i, end_val)

@@ -176,6 +176,19 @@ fn floats(x: &[f32], y: &[f32], out: &mut [f32], oi: &mut [i32], ou: &mut [u32])
 }
 
 #[goldy::compute(workgroup_size = [64, 1, 1])]
+fn loops(x: &[f32], lo: &[i32], hi: &[i32], out: &mut [f32], cnt: &mut [i32]) {
+    let i = gpu::global_id().x;
+    if i >= lo.len() { return; }
+    let mut acc = 0.0;
+    let mut c = 0;
+    for j in lo[i]..hi[i] { acc += x[(j & 1023) as u32]; c += 1; }
+    for k in lo[i]..=hi[i] { c += k; }
+    for u in 0..(hi[i] as u32 % 9) { if u == 2 { c += 100; } acc = acc * 0.5 + x[u]; }
+    out[i] = acc;
+    cnt[i] = c;
+}
+
+#[goldy::compute(workgroup_size = [64, 1, 1])]
 fn trans(x: &[f32], p: &[f32], out: &mut [f32]) {
     let i = gpu::global_id().x;
     if i >= x.len() { return; }
@@ -257,6 +270,17 @@ def test_float_semantics_bitwise(dev):
     y = with_specials(rng, (rng.standard_normal(n) * 3).astype(np.float32), SPECIAL_F)
     check_against_cpu("cuda", SEM, "floats", [x, y, np.zeros(10 * n, np.float32), np.zeros(n, np.int32),
                                               np.zeros(n, np.uint32)], ("over_1d", n))
+
+
+def test_loops_bitwise(dev):
+    rng = np.random.default_rng()
+    n = 2000
+    x = rng.standard_normal(1024).astype(np.float32)
+    lo, hi = rng.integers(-12, 12, n).astype(np.int32), rng.integers(-12, 12, n).astype(np.int32)
+    xx = np.resize(x, n).astype(np.float32)
+    xx[:1024] = x
+    check_against_cpu("cuda", SEM, "loops", [xx, lo, hi, np.zeros(n, np.float32), np.zeros(n, np.int32)],
+                      ("over_1d", n))
 
 
 def test_transcendentals_within_tolerance(dev):

@@ -170,3 +170,17 @@ def test_emit_never_crashes_on_every_kernel():
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_simple_for_loops_are_unrolled():
+    text = emit_ptx(k("""
+use goldy::gpu;
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn sum(x: &[f32], o: &mut [f32], n: u32) {
+    let mut acc = 0.0;
+    for j in 0..n { acc += x[j]; }
+    for j in 0..n { if acc > 3.0 { break; } acc += 1.0; }
+    o[gpu::global_id().x] = acc;
+}
+"""))
+    assert text.count("$L_for4_") == 2 and text.count("ld.global.nc.f32") == 5  # 4 unrolled + rest

@@ -1,7 +1,6 @@
 // CUDA C references for benchmarks/cuda_backend.py: the same algorithms as the Rust
 // kernels there, compiled with `nvcc -O3 -arch=sm_90 -cubin` on the benchmark machine.
 // Plain IEEE float math (no fast-math), bounds-checked like the dialect requires.
-#include <cstdint>
 
 extern "C" __global__ void saxpy(const float* __restrict__ x, float* __restrict__ y, unsigned n, float a) {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
