@@ -92,6 +92,9 @@ class _Emitter:
                         if isinstance(s, (N.Store, N.AtomicAdd, N.Softmax))}
         self.written |= {w.name for w in k.workgroup_arrays}
         self.wg1d = k.workgroup_size[1] == 1 and k.workgroup_size[2] == 1
+        # workgroup arrays the kernel reads itself: collectives must leave them as a GPU would
+        self.read_wg = {x.resource for s in N.walk_stmts(k.body) for e in N.stmt_exprs(s)
+                        for x in N.walk_expr(e) if isinstance(x, N.Load) and k.workgroup_array(x.resource)}
         self.slots: list[Slot] = []
 
     # ------------------------------------------------------------ output helpers
@@ -208,8 +211,8 @@ class _Emitter:
         names = [s.name for s in self.slots]
         if names:
             self.emit(f"({', '.join(names)},) = R")
-        for w in k.workgroup_arrays:
-            self.emit(f"w_{_san(w.name)} = np.zeros((G.W, {w.size}), {_NP_TYPE[w.ty]})  # one row per workgroup")
+        for j, w in enumerate(k.workgroup_arrays):
+            self.emit(f"w_{_san(w.name)} = G.wg_array({j}, {w.size}, {_NP_TYPE[w.ty]})  # one row per workgroup")
         if any(isinstance(s, N.Return) for s in N.walk_stmts(k.body)):
             self.emit("ret = FALSE  # lanes that returned")
         self.body(k.body)
@@ -416,7 +419,8 @@ class _Emitter:
         op = "np.add" if s.op == "sum" else ("np.fmax" if ty == "f32" else "np.maximum")
         v = self.scalar(s.value)
         r = self.tmp()
-        self.emit(f"{r} = rt.reduce(w_{_san(s.scratch)}, G, {s.n}, {v}, {self.M}, {op})")
+        keep = s.scratch in self.read_wg
+        self.emit(f"{r} = rt.reduce(w_{_san(s.scratch)}, G, {s.n}, {v}, {self.M}, {op}, {keep})")
         t = self.local_names(s.target)[0]
         self.emit(f"{t} = {self.masked(r, t)}")
 
@@ -425,7 +429,7 @@ class _Emitter:
         ld, st = ("rt.ld_t", "rt.st_t") if p.category in N.TENSOR_CATEGORIES else ("rt.ld", "rt.st")
         base, count = self.scalar(s.base), self.scalar(s.count)
         self.emit(f"rt.softmax(p_{_san(s.resource)}, {ld}, {st}, w_{_san(s.scratch)}, G, {s.n}, "
-                  f"{base}, {count}, {self.M})")
+                  f"{base}, {count}, {self.M}, {s.scratch in self.read_wg})")
 
     def s_AtomicAdd(self, s: N.AtomicAdd) -> None:
         idx, v = self.scalar(s.index), self.scalar(s.value)

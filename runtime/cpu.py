@@ -22,12 +22,12 @@ from goldy_import.errors import BackendError, GoldyError
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 
-from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, ScalarArg, TensorArg,
+from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, Limits, ScalarArg, TensorArg,
                       UniformArg)
 
 # Threads per chunk: big enough that per-chunk Python costs vanish, small enough that the
 # chunk's temporaries stay in cache (benchmarks/cpu_backend.py measured this).
-CHUNK_THREADS = 1 << 16
+CHUNK_THREADS = 1 << 20
 
 _SCALAR = {"u32": np.uint32, "i32": np.int32, "f32": np.float32, "bool": np.bool_}
 
@@ -70,12 +70,14 @@ class _Bound:
         self.R: list[Any] = [self.value(s, k.params[s.param], d.args[s.param]) for s in ck.slots]
         self.wg, self.groups, self.chunk = k.workgroup_size, tuple(d.groups), chunk_threads
         plan = list(itertools.islice(rt.chunks(self.wg, self.groups, chunk_threads), 2))
-        self.single = [rt.Geometry(self.wg, self.groups, 0, plan[0][1])] if len(plan) == 1 else None
+        self.pool: dict = {}
+        self.single = [rt.Geometry(self.wg, self.groups, 0, plan[0][1], self.pool)] if len(plan) == 1 else None
 
     def geometries(self):
         if self.single is not None:
             return self.single
-        return (rt.Geometry(self.wg, self.groups, w0, W) for w0, W in rt.chunks(self.wg, self.groups, self.chunk))
+        return (rt.Geometry(self.wg, self.groups, w0, W, self.pool)
+                for w0, W in rt.chunks(self.wg, self.groups, self.chunk))
 
     def set_scalar(self, index: int, arg: ScalarArg) -> None:
         for pos, s in enumerate(self.slots):
@@ -127,6 +129,8 @@ class _Bound:
 
 class CpuBackend(Backend):
     name = "cpu"
+    # no hardware grid limit along x (CUDA's 2^31 - 1 keeps thread ids within u32 reach)
+    limits = Limits(max_workgroups=(2**31 - 1, 65535, 65535))
 
     def __init__(self, chunk_threads: int = CHUNK_THREADS):
         if not isinstance(chunk_threads, int) or chunk_threads < 1:

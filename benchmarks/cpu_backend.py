@@ -1,0 +1,213 @@
+"""CPU backend benchmark: the numpy oracle against plain numpy doing the same job.
+
+    python benchmarks/cpu_backend.py [--reps 15] [--chunks 65536,262144] [--append]
+
+Large kernels (timed through the public API: one recorded Scheme, `submit()` per rep):
+  saxpy over 2^24 f32            vs numpy `a * x + y`          target <= 3x
+  workgroup_sum over 2^22 f32    vs `x.reshape(-1, 256).sum(1)`  target <= 5x
+  atomic histogram of 2^20 u32   vs `np.bincount`               (informative)
+Per-dispatch cost of a tiny kernel (256-thread saxpy): backend submit of a recorded
+dispatch, `Scheme.submit()` of one node, a fresh record + submit, and a 100-node Scheme
+per node. Target: record + submit under 50 us.
+
+Method: every result is checked before timing; kernel and numpy runs alternate so both see
+the same machine load; the figure is the best of `reps` (the median is printed beside it).
+`--chunks` repeats the large kernels for each chunk size (threads per chunk) given.
+`--append` adds the table to benchmarks/RESULTS.md under "CPU backend".
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+import goldy_import as gi
+from goldy_import.runtime import cpu as C
+from goldy_import.runtime.backend import Dispatch
+
+RUST = """
+use goldy::gpu;
+
+#[goldy::compute(workgroup_size = [256, 1, 1])]
+fn saxpy(x: &[f32], y: &mut [f32], a: f32) {
+    let i = gpu::global_id().x;
+    if i < y.len() { y[i] = a * x[i] + y[i]; }
+}
+
+#[goldy::compute(workgroup_size = [256, 1, 1])]
+fn wg_sum(x: &[f32], out: &mut [f32]) {
+    let scratch = gpu::workgroup_array::<f32, 256>();
+    let i = gpu::global_id().x;
+    let v = if i < x.len() { x[i] } else { 0.0 };
+    let total = gpu::workgroup_sum::<256>(v, scratch);
+    if gpu::local_id().x == 0 { out[gpu::workgroup_id().x] = total; }
+}
+
+#[goldy::compute(workgroup_size = [256, 1, 1])]
+fn histogram(values: &[u32], bins: &mut [u32]) {
+    let i = gpu::global_id().x;
+    if i < values.len() { gpu::atomic_add(bins, values[i] % bins.len(), 1u32); }
+}
+"""
+
+
+def timed(fns, reps: int) -> list[tuple[float, float]]:
+    """(best, median) seconds of each function, runs interleaved."""
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(reps):
+        for t, f in zip(times, fns):
+            t0 = time.perf_counter()
+            f()
+            t.append(time.perf_counter() - t0)
+    return [(min(t), statistics.median(t)) for t in times]
+
+
+def tree_sum(x: np.ndarray) -> np.ndarray:
+    """The collectives' pairwise tree, vectorised over rows (the bit-exact reference)."""
+    while x.shape[1] > 1:
+        x = x[:, 0::2] + x[:, 1::2]
+    return x[:, 0]
+
+
+def large(kernels, chunk: int, reps: int, rng) -> list[str]:
+    dev = gi.Device("cpu", chunk_threads=chunk)
+    rows = []
+
+    n = 1 << 24
+    x, y0 = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    xb, yb = dev.buffer(x), dev.buffer(y0)
+    s = gi.Scheme(dev)
+    kernels.saxpy.prepare(dev).record(s, "saxpy", xb, yb, 2.0).over_1d(n)
+    s.submit()
+    assert np.array_equal(yb.numpy(), np.float32(2) * x + y0), "saxpy result"
+    (k, km), (r, rm) = timed([s.submit, lambda: np.float32(2) * x + y0], reps)
+    rows.append(f"| saxpy 2^24 f32 | {chunk} | {k * 1e3:.2f} ({km * 1e3:.2f}) | `a * x + y` {r * 1e3:.2f} "
+                f"({rm * 1e3:.2f}) | {k / r:.2f}x (target 3x) |")
+
+    m = 1 << 22
+    xr = (rng.standard_normal(m) * 10.0 ** rng.integers(-3, 4, m)).astype(np.float32)
+    out = dev.zeros(m // 256)
+    s = gi.Scheme(dev)
+    kernels.wg_sum.prepare(dev).record(s, "sum", dev.buffer(xr), out).over_1d(m)
+    s.submit()
+    assert np.array_equal(out.numpy().view(np.uint32), tree_sum(xr.reshape(-1, 256)).view(np.uint32)), "tree"
+    (k, km), (r, rm) = timed([s.submit, lambda: xr.reshape(-1, 256).sum(1)], reps)
+    rows.append(f"| workgroup_sum 2^22 f32 (wg 256) | {chunk} | {k * 1e3:.2f} ({km * 1e3:.2f}) | "
+                f"`reshape(-1, 256).sum(1)` {r * 1e3:.2f} ({rm * 1e3:.2f}) | {k / r:.2f}x (target 5x) |")
+
+    h = 1 << 20
+    vals = rng.integers(0, 1 << 30, h).astype(np.uint32)
+    bins = dev.zeros(256, np.uint32)
+    s = gi.Scheme(dev)
+    kernels.histogram.prepare(dev).record(s, "hist", dev.buffer(vals), bins).over_1d(h)
+    s.submit()
+    assert np.array_equal(bins.numpy(), np.bincount(vals % 256, minlength=256)), "histogram"
+    (k, km), (r, rm) = timed([s.submit, lambda: np.bincount(vals % 256, minlength=256)], max(3, reps // 3))
+    rows.append(f"| atomic_add histogram 2^20 u32, 256 bins | {chunk} | {k * 1e3:.2f} ({km * 1e3:.2f}) | "
+                f"`np.bincount` {r * 1e3:.2f} ({rm * 1e3:.2f}) | {k / r:.2f}x |")
+    return rows
+
+
+def tiny(kernels, reps: int) -> list[str]:
+    dev = gi.Device("cpu")
+    n = 256
+    x, y = dev.buffer(np.ones(n, np.float32)), dev.buffer(np.zeros(n, np.float32))
+    pk = kernels.saxpy.prepare(dev)
+    s1 = gi.Scheme(dev)
+    node = pk.record(s1, "saxpy", x, y, 2.0).over_1d(n)
+    be, d = dev.backend, node.dispatch
+
+    def fresh():
+        s = gi.Scheme(dev)
+        pk.record(s, "saxpy", x, y, 2.0).over_1d(n)
+        s.submit()
+
+    s100 = gi.Scheme(dev)
+    for _ in range(100):
+        pk.record(s100, "saxpy", x, y, 2.0).over_1d(n)
+    reps = max(reps * 100, 1000)
+    (a, am), (b, bm), (c, cm), (e, em) = timed([
+        lambda: be.submit([d]),
+        lambda: be.record(Dispatch(d.kernel, d.compiled, d.args, d.groups)),
+        s1.submit, fresh], reps)
+    (f, fm), = timed([s100.submit], max(10, reps // 100))
+    us = 1e6
+    return [
+        f"| backend `submit` of one recorded dispatch | {a * us:.1f} ({am * us:.1f}) |",
+        f"| backend `record` (binding arguments) | {b * us:.1f} ({bm * us:.1f}) |",
+        f"| `Scheme.submit()` of one node | {c * us:.1f} ({cm * us:.1f}) |",
+        f"| fresh Scheme + `record(...).over_1d(n)` + `submit()` (target 50) | {e * us:.1f} ({em * us:.1f}) |",
+        f"| 100-node Scheme `submit()`, per node | {f * us / 100:.1f} ({fm * us / 100:.1f}) |",
+    ]
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), cpu)
+    except OSError:
+        pass
+    try:
+        load = "load %.1f" % os.getloadavg()[0]
+    except OSError:
+        load = "load ?"
+    return (f"{cpu}, {os.cpu_count()} cores ({load}), Python {platform.python_version()}, "
+            f"numpy {np.__version__}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--chunks", default=str(C.CHUNK_THREADS), help="comma-separated threads per chunk")
+    ap.add_argument("--append", action="store_true", help="append to benchmarks/RESULTS.md")
+    args = ap.parse_args()
+    kernels = gi.load_source(RUST, "cpu_bench.rs")
+    rng = np.random.default_rng(7)
+    lines = ["| kernel | chunk | goldy cpu ms, best (median) | numpy ms, best (median) | ratio |",
+             "|---|---|---|---|---|"]
+    for chunk in (int(c) for c in args.chunks.split(",")):
+        lines += large(kernels, chunk, args.reps, rng)
+    lines += ["", "| per dispatch, tiny kernel | us, best (median) |", "|---|---|"]
+    lines += tiny(kernels, args.reps)
+    table = "\n".join(lines)
+    print(f"machine: {machine()}\n")
+    print(table)
+    if args.append:
+        append(table)
+
+
+def append(table: str) -> None:
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS.md")
+    try:
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                             cwd=os.path.dirname(path)).stdout.strip() or "?"
+    except OSError:
+        rev = "?"
+    cmd = ("python benchmarks/cpu_backend.py " + " ".join(sys.argv[1:])).strip()
+    entry = (f"\n### {datetime.date.today().isoformat()}, commit {rev}\n\n"
+             f"- machine: {machine()}\n- command: `{cmd}`\n\n{table}\n")
+    text = open(path).read() if os.path.exists(path) else "# Benchmark results\n"
+    heading = "\n## CPU backend\n"
+    if heading not in text:
+        text = text.rstrip("\n") + "\n" + heading + (
+            "\nThe numpy backend (`benchmarks/cpu_backend.py`) against plain numpy doing the same job; "
+            "targets: saxpy <= 3x `a * x + y`, workgroup_sum <= 5x `reshape(-1, 256).sum(1)`, "
+            "record + submit of a tiny kernel < 50 us.\n")
+    head = text.index(heading) + len(heading)
+    nxt = text.find("\n## ", head)
+    text = text[:nxt] + entry + text[nxt:] if nxt != -1 else text.rstrip("\n") + "\n" + entry
+    with open(path, "w") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main()
