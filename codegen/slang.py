@@ -25,7 +25,7 @@ from goldy_import.ir import layout as L
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 
-from .slang_handwritten import HandwrittenKernel, try_kernel_def_from_source
+from .slang_handwritten import HandwrittenKernel, rename_entry, try_kernel_def_from_source
 from .slang_text import (BUILTIN_PARAMS, INDENT, Names, Printer, element_type, has_sync, param_type,
                          signature_builtins, slang_type, struct_decl)
 
@@ -112,7 +112,7 @@ def emit_wrapper_from_kernel_def(kdef: KernelLike) -> str:
         canonical, entry, names = emit_slang(kdef), CANONICAL_ENTRY, Names(kdef)
         order = [p.name for p in kdef.params] + signature_builtins(kdef)
     user = f"_goldy_user_{kdef.name}"
-    body = _rename_entry(canonical, entry, user)
+    body = rename_entry(canonical, entry, user)
     x, y, z = kdef.workgroup_size
     params = {p.name: p for p in kdef.params}
     call = []
@@ -134,19 +134,6 @@ def emit_wrapper_from_kernel_def(kdef: KernelLike) -> str:
 
 def emit_wrapper(kernel: N.Kernel) -> str:
     return emit_wrapper_from_kernel_def(kernel)
-
-
-def _rename_entry(source: str, entry: str, new: str) -> str:
-    """Rename the canonical function and drop `[goldy_compute]`/`[numthreads]` from it: Slang
-    treats any function carrying `[numthreads]` as an entry point."""
-    pat = re.compile(r"((?:\[\s*(?:goldy_compute|numthreads\s*\([^)]*\))\s*\]\s*)+)(void\s+)" + re.escape(entry)
-                     + r"(\s*\()")
-    m = pat.search(source)
-    if m is None:
-        raise ValueError(f"no [goldy_compute] function `{entry}` in the source")
-    attrs = re.sub(r"\[\s*(?:goldy_compute|numthreads\s*\([^)]*\))\s*\]\s*", "", m.group(1))
-    keep = "// [goldy_compute] entry, called by the wrapper below\n" + attrs
-    return source[:m.start()] + keep + m.group(2) + new + m.group(3) + source[m.end():]
 
 
 # ---------------------------------------------------------------- ABI description and dumps

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
+from goldy_import.errors import BackendError
 from goldy_import.ir import layout as L
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
@@ -97,6 +98,27 @@ def _structs(code: str) -> tuple[dict[str, N.StructDecl], Optional[str]]:
         if problem:
             return out, problem
     return out, None
+
+
+_ENTRY_ATTRS = re.compile(r"\[\s*(?:goldy_compute|numthreads\s*\([^)\]]*\))\s*\]")
+
+
+def rename_entry(src: str, entry: str, new: str) -> str:
+    """`src` with its `[goldy_compute]` function renamed `new` and that function's
+    `[goldy_compute]`/`[numthreads]` attributes removed: Slang treats any function carrying
+    `[numthreads]` as an entry point, and the wrapper supplies the real one."""
+    code = _strip_comments(src)
+    mark = re.search(r"\[\s*goldy_compute\s*\]", code)
+    fn = re.compile(r"void\s+" + re.escape(entry) + r"\s*\(").search(code, mark.end()) if mark else None
+    if mark is None or fn is None:
+        raise BackendError(f"no `[goldy_compute]` function `{entry}` in the Slang source")
+    start = mark.start()
+    before = re.search(r"\[\s*numthreads\s*\([^)\]]*\)\s*\]\s*$", code[:start])
+    if before:
+        start = before.start()
+    attrs = _ENTRY_ATTRS.sub("", src[start:fn.start()]).strip()
+    head = "// [goldy_compute] entry, called by the wrapper below\n" + (attrs + "\n" if attrs else "")
+    return src[:start] + head + f"void {new}(" + src[fn.end():]
 
 
 def try_kernel_def_from_source(src: str, filename: str = "<slang>") -> tuple[Optional[HandwrittenKernel], str]:

@@ -275,7 +275,7 @@ def emit_lane_serial(kernel: N.Kernel) -> str:
     for name, ty in kernel.locals.items():
         out.append(f"{INDENT}{slang_type(ty, names)} {names(name)}[{n}];")
     out += [INDENT + x for x in pr.decls]
-    out.append(f"{INDENT}bool {ALIVE}[{n}];")
+    out.append(f"{INDENT}bool {ALIVE}[{n}] = {{}};")
     out.append(f"{INDENT}for (uint _goldy_i = 0u; _goldy_i < {n}u; _goldy_i = _goldy_i + 1u) {{ {ALIVE}[_goldy_i] = true; }}")
     out += body
     out.append("}")

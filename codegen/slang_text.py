@@ -254,6 +254,8 @@ class Printer:
         w = self.k.workgroup_array(e.resource)
         name = self.names(e.resource)
         if w is not None:
+            if isinstance(e.index, N.Const) and 0 <= e.index.value < w.size:
+                return f"{name}[{idx}]"
             return f"(({idx} < {w.size}u) ? {name}[{idx}] : {zero_value(w.ty)})"
         p = self.k.param(e.resource)
         if p is not None and p.ty == "bool":
@@ -299,7 +301,10 @@ class Printer:
             sym = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[op]
             return f"({a} {sym} {b})"
         if op in ("shl", "shr"):
-            amount = f"asuint({b})" if rt == "i32" else b
+            if isinstance(e.rhs, N.Const):
+                amount = f"{int(e.rhs.value) & 0xFFFFFFFF}u"
+            else:
+                amount = f"asuint({b})" if rt == "i32" else b
             return f"wrapping_{op}({a}, {amount})"
         if T.is_matrix(lt):
             if op == "mul":
@@ -389,6 +394,8 @@ class Printer:
         w = self.k.workgroup_array(resource)
         name = self.names(resource)
         if w is not None:
+            if index.endswith("u") and index[:-1].isdigit() and int(index[:-1]) < w.size:
+                return [self.line(d, f"{name}[{index}] = {value};")]
             return [self.line(d, f"if ({index} < {w.size}u) {{ {name}[{index}] = {value}; }}")]
         p = self.k.param(resource)
         if p is not None and p.ty == "bool":

@@ -105,7 +105,7 @@ class SlangBackend(Backend):
         pass  # slangpy releases the buffer with its last reference
 
     def write(self, handle: Any, offset: int, data: memoryview) -> None:
-        arr = np.frombuffer(bytes(data), dtype=np.uint8)
+        arr = np.array(np.frombuffer(data, dtype=np.uint8))  # writable copy (nanobind refuses read-only)
         if arr.size == 0:
             return
         enc = self.device.create_command_encoder()
