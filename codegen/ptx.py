@@ -662,6 +662,12 @@ class _Emitter:
             first = 5
         b.op(f"@{in_scratch} st.shared.{ty if ty != 'i32' else 'u32'} [{my}], {keep};")
         self.barrier(aligned)
+        if first and levels > first:
+            # levels 5.. combine scratch[32j] with scratch[32j + 2^s]: the same tree over the
+            # n/32 warp totals, run by warp 0 with shuffles (one barrier instead of one a level)
+            self.warp0_levels(op, ty, n, levels - first, base)
+            first = levels
+            self.barrier(aligned)
         for s in range(first, levels):
             low = self.new("r", f"and.b32 {{}}, {{}}, {(2 << s) - 1};", self.lid)
             hit = self.pred_and(self.lt_u(self.lid, str(n)), self.new("p", "setp.eq.u32 {}, {}, 0;", low))
@@ -677,6 +683,29 @@ class _Emitter:
         r = self.new(kind, f"ld.shared.{st} {{}}, [{base}];")
         self.barrier(aligned)
         return r
+
+    def warp0_levels(self, op: str, ty: str, n: int, levels: int, base: str) -> None:
+        b = self.b
+        kind = SCALAR_KIND[ty]
+        st = ty if ty != "i32" else "u32"
+        skip = b.label("warp0")
+        w0 = self.lt_u(self.lid, "32")
+        b.op(f"@!{w0} bra {skip};")
+        j = self.lid
+        valid = self.lt_u(j, str(n // 32))
+        addr = self.new("r", "mad.lo.s32 {}, {}, 128, {};", self.reg_of(j, "r"), base)
+        acc = self.b.reg(kind)
+        b.op(f"{MOV[kind]} {acc}, {ZERO[kind]};")
+        b.op(f"@{valid} ld.shared.{st} {acc}, [{addr}];")
+        keep = self.copy(acc)
+        for s in range(levels):
+            other = self.new(kind, f"shfl.sync.down.b32 {{}}, {{}}, {1 << s}, 31, 0xffffffff;", acc)
+            acc = self.combine(op, ty, acc, other)
+            low = self.new("r", f"and.b32 {{}}, {{}}, {(2 << s) - 1};", j)
+            hit = self.pred_and(valid, self.new("p", "setp.eq.u32 {}, {}, 0;", low))
+            b.op(f"@{hit} {MOV[kind]} {keep}, {acc};")
+        b.op(f"@{valid} st.shared.{st} [{addr}], {keep};")
+        b.place(skip)
 
     def combine(self, op: str, ty: str, a: str, c: str) -> str:
         if op == "sum":

@@ -228,6 +228,18 @@ fn sums_64(x: &[f32], out: &mut [f32], part: &mut [f32]) {
     if lid == 0 { out[g] = t; }
 }
 
+#[goldy::compute(workgroup_size = [1024, 1, 1])]
+fn sums_1024(x: &[f32], out: &mut [f32], part: &mut [f32]) {
+    let s = gpu::workgroup_array::<f32, 1024>();
+    let lid = gpu::local_id().x;
+    let g = gpu::workgroup_id().x;
+    let i = g * 1024 + lid;
+    let m = gpu::workgroup_max::<1024>(x[i], s);
+    let t = gpu::workgroup_sum::<1024>(x[i] - m, s);
+    part[i] = s[lid];
+    if lid == 0 { out[g] = t; }
+}
+
 #[goldy::compute(workgroup_size = [16, 1, 1])]
 fn max_16(x: &[f32], out: &mut [f32], part: &mut [f32]) {
     let s = gpu::workgroup_array::<f32, 16>();
@@ -303,7 +315,7 @@ def test_collectives_bit_exact_after_divergent_return(dev):
                        np.zeros(groups, np.uint32), valid], ("groups", (groups, 1, 1)))
 
 
-@pytest.mark.parametrize("kernel,width", [("sums_64", 64), ("max_16", 16)])
+@pytest.mark.parametrize("kernel,width", [("sums_64", 64), ("sums_1024", 1024), ("max_16", 16)])
 def test_collectives_leave_the_tree_state(dev, kernel, width):
     """scratch after the collective holds the tree's partial values (shuffles included)"""
     rng = np.random.default_rng()
