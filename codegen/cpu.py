@@ -96,6 +96,12 @@ class _Emitter:
         self.read_wg = {x.resource for s in N.walk_stmts(k.body) for e in N.stmt_exprs(s)
                         for x in N.walk_expr(e) if isinstance(x, N.Load) and k.workgroup_array(x.resource)}
         self.slots: list[Slot] = []
+        self.used: set[str] = set()  # every Python name given to a value component
+        # parameters and workgroup arrays: one base shared by their p_/n_/s_/w_... entries
+        self.rnames = {r.name: self.fresh_param(_san(r.name)) for r in k.params + k.workgroup_arrays}
+        self.ubases = {p.name: self.fresh("u_" + self.rnames[p.name], p.ty)
+                       for p in k.params if p.category == "uniform"}
+        self.bases = {name: self.fresh("v_" + _san(name), ty) for name, ty in k.locals.items()}
 
     # ------------------------------------------------------------ output helpers
 
@@ -153,8 +159,27 @@ class _Emitter:
     def comps(self, ty: str) -> list[tuple[str, str]]:
         return rt.components(ty, self.structs)
 
+    def fresh(self, base: str, ty: str) -> str:
+        """A base name whose component names (base + suffix) are all unused: Rust names may
+        contain `_`, so `x` (a vector: v_x_x) and `x_x` (a scalar: v_x_x) could meet."""
+        sufs = [suf for suf, _ in self.comps(ty)]
+        cand, j = base, 1
+        while any(cand + suf in self.used for suf in sufs):
+            j += 1
+            cand = f"{base}_{j}"
+        self.used.update(cand + suf for suf in sufs)
+        return cand
+
+    def fresh_param(self, n: str) -> str:
+        cand, j = n, 1
+        while cand in self.used:
+            j += 1
+            cand = f"{n}_{j}"
+        self.used.add(cand)
+        return cand
+
     def local_names(self, name: str) -> list[str]:
-        base = "v_" + _san(name)
+        base = self.bases[name]
         return [base + suf for suf, _ in self.comps(self.k.locals[name])]
 
     def field_range(self, sty: str, fname: str) -> tuple[int, int]:
@@ -194,7 +219,7 @@ class _Emitter:
         fname = "k_" + _san(k.name)
         names = []
         for i, p in enumerate(k.params):
-            n = _san(p.name)
+            n = self.rnames[p.name]
             if p.category in N.BUFFER_CATEGORIES:
                 kind = "comps" if T.is_struct(p.ty) else "view"
                 self.slots += [Slot("p_" + n, i, kind), Slot("n_" + n, i, "len")]
@@ -204,7 +229,8 @@ class _Emitter:
             elif p.category == "scalar":
                 self.slots.append(Slot("s_" + n, i, "value"))
             elif p.category == "uniform":
-                self.slots += [Slot(f"u_{n}{suf}", i, "ucomp", c) for c, (suf, _) in enumerate(self.comps(p.ty))]
+                self.slots += [Slot(self.ubases[p.name] + suf, i, "ucomp", c)
+                               for c, (suf, _) in enumerate(self.comps(p.ty))]
             elif p.category == "image":
                 self.slots += [Slot("p_" + n, i, "comps"), Slot("iw_" + n, i, "width"),
                                Slot("ih_" + n, i, "height")]
@@ -212,7 +238,7 @@ class _Emitter:
         if names:
             self.emit(f"({', '.join(names)},) = R")
         for j, w in enumerate(k.workgroup_arrays):
-            self.emit(f"w_{_san(w.name)} = G.wg_array({j}, {w.size}, {_NP_TYPE[w.ty]})  # one row per workgroup")
+            self.emit(f"w_{self.rnames[w.name]} = G.wg_array({j}, {w.size}, {_NP_TYPE[w.ty]})  # one row per workgroup")
         if any(isinstance(s, N.Return) for s in N.walk_stmts(k.body)):
             self.emit("ret = FALSE  # lanes that returned")
         self.body(k.body)
@@ -221,7 +247,7 @@ class _Emitter:
         body = self.lines
         wg = "x".join(str(d) for d in k.workgroup_size)
         head = [
-            f"# goldy-import CPU kernel `{k.name}` from {k.source_file} (generated code).",
+            f"# goldy-import CPU kernel `{k.name}` from {k.source_file!r} (generated code).",
             f"# Runs workgroups of {wg} threads as a (W, S) lane grid; masks: None = all lanes.",
             "",
         ]
@@ -283,7 +309,7 @@ class _Emitter:
         return t
 
     def s_Store(self, s: N.Store) -> None:
-        r = _san(s.resource)
+        r = self.rnames[s.resource]
         if self.k.workgroup_array(s.resource) is not None:
             v = self.scalar(s.value)
             if self.lin_kind(s.index) == "l":
@@ -420,7 +446,7 @@ class _Emitter:
         v = self.scalar(s.value)
         r = self.tmp()
         keep = s.scratch in self.read_wg
-        self.emit(f"{r} = rt.reduce(w_{_san(s.scratch)}, G, {s.n}, {v}, {self.M}, {op}, {keep})")
+        self.emit(f"{r} = rt.reduce(w_{self.rnames[s.scratch]}, G, {s.n}, {v}, {self.M}, {op}, {keep})")
         t = self.local_names(s.target)[0]
         self.emit(f"{t} = {self.masked(r, t)}")
 
@@ -428,12 +454,12 @@ class _Emitter:
         p = self.k.param(s.resource)
         ld, st = ("rt.ld_t", "rt.st_t") if p.category in N.TENSOR_CATEGORIES else ("rt.ld", "rt.st")
         base, count = self.scalar(s.base), self.scalar(s.count)
-        self.emit(f"rt.softmax(p_{_san(s.resource)}, {ld}, {st}, w_{_san(s.scratch)}, G, {s.n}, "
+        self.emit(f"rt.softmax(p_{self.rnames[s.resource]}, {ld}, {st}, w_{self.rnames[s.scratch]}, G, {s.n}, "
                   f"{base}, {count}, {self.M}, {s.scratch in self.read_wg})")
 
     def s_AtomicAdd(self, s: N.AtomicAdd) -> None:
         idx, v = self.scalar(s.index), self.scalar(s.value)
-        call = f"rt.atomic_add(p_{_san(s.resource)}, G, {idx}, {v}, {self.M}, {s.target is not None})"
+        call = f"rt.atomic_add(p_{self.rnames[s.resource]}, G, {idx}, {v}, {self.M}, {s.target is not None})"
         if s.target is None:
             self.emit(call)
             return
@@ -457,10 +483,9 @@ class _Emitter:
                 return [f"G.{self.lin[e.name]}id_x"]
             return self.local_names(e.name)
         p = self.k.param(e.name)
-        n = _san(p.name)
         if p.category == "scalar":
-            return ["s_" + n]
-        return [f"u_{n}{suf}" for suf, _ in self.comps(p.ty)]
+            return ["s_" + self.rnames[p.name]]
+        return [self.ubases[p.name] + suf for suf, _ in self.comps(p.ty)]
 
     def e_Builtin(self, e: N.Builtin) -> list[str]:
         pre = _BUILTIN_PREFIX[e.name]
@@ -471,7 +496,7 @@ class _Emitter:
 
     def load(self, e: N.Load, start: int, count: Optional[int]) -> list[str]:
         """Components [start, start + count) of the element `e` loads."""
-        r = _san(e.resource)
+        r = self.rnames[e.resource]
         written = e.resource in self.written
         if self.k.workgroup_array(e.resource) is not None:
             if self.lin_kind(e.index) == "l":
@@ -508,16 +533,16 @@ class _Emitter:
         w = self.k.workgroup_array(e.resource)
         if w is not None:
             return [self.const("u32", w.size)]
-        return ["n_" + _san(e.resource)]
+        return ["n_" + self.rnames[e.resource]]
 
     def e_TensorDim(self, e: N.TensorDim) -> list[str]:
-        return [self.mk(f"rt.tdim(d_{_san(e.resource)}, {self.scalar(e.axis)})")]
+        return [self.mk(f"rt.tdim(d_{self.rnames[e.resource]}, {self.scalar(e.axis)})")]
 
     def e_TensorRank(self, e: N.TensorRank) -> list[str]:
-        return ["r_" + _san(e.resource)]
+        return ["r_" + self.rnames[e.resource]]
 
     def e_ImageSize(self, e: N.ImageSize) -> list[str]:
-        return [("iw_" if e.axis == 0 else "ih_") + _san(e.resource)]
+        return [("iw_" if e.axis == 0 else "ih_") + self.rnames[e.resource]]
 
     def part(self, e: N.Expr, start: int, count: int) -> list[str]:
         """Components of a struct-valued expression, loading only those needed."""

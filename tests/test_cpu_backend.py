@@ -607,3 +607,20 @@ def test_fma_helper_matches_exact_rounding_on_hard_cases():
         want = _round_f32(Fraction(float(a)) ** 2 + Fraction(float(c32)))
         with np.errstate(all="ignore"):
             assert rt.fma(a, a, c32) == want, c
+
+
+def test_component_names_do_not_collide():
+    h = Harness()
+    out = h.buf(np.zeros(40, np.float32))
+    h.run("name_clash", [out, ScalarArg("f32", 100.0)], (2, 1, 1))
+    np.testing.assert_array_equal(h.read(out, np.float32), np.full(40, 1 + 20 + 500 + 100, np.float32))
+
+
+def test_1d_workgroups_on_a_2d_grid(h):
+    w, rows = 40, 5
+    x = RNG.standard_normal(w).astype(np.float32)
+    out, first = h.buf(np.zeros(w * rows, np.float32)), h.buf(np.zeros(w, np.float32))
+    h.run("rows", [h.buf(x), out, first, ScalarArg("u32", w)], (3, rows, 1))  # 48 x 5 threads
+    want = x[None, :] * np.arange(rows, dtype=np.float32)[:, None] + f32(0.5)
+    np.testing.assert_array_equal(h.read(out, np.float32), want.reshape(-1))
+    np.testing.assert_array_equal(h.read(first, np.float32), x + f32(1))

@@ -357,3 +357,27 @@ fn paint(img: gpu::DirectSpatial<gpu::float4>, src: gpu::DirectSpatial<f32>) {
     let v = src[p];
     img[p] = gpu::float4(v, v * 2.0, g.x as f32, 1.0);
 }
+
+/// Names that meet once vectors are split into components: `x` (vector: x_y is a lane) and `x_y`.
+#[goldy::compute(workgroup_size = [32, 1, 1])]
+fn name_clash(out: &mut [f32], x_x: f32) {
+    let i = gpu::global_id().x;
+    let x = gpu::float2(1.0, 2.0);
+    let x_y = 5.0;
+    if i < out.len() {
+        out[i] = x.x + x.y * 10.0 + x_y * 100.0 + x_x;
+    }
+}
+
+/// 1-D workgroups over a 2-D grid: global_id().x is no longer the lane's position.
+#[goldy::compute(workgroup_size = [16, 1, 1])]
+fn rows(x: &[f32], out: &mut [f32], first: &mut [f32], w: u32) {
+    let i = gpu::global_id().x;
+    let j = gpu::global_id().y;
+    if i < w {
+        out[j * w + i] = x[i] * (j as f32) + 0.5;
+        if j == 0 {
+            first[i] = x[i] + 1.0;
+        }
+    }
+}
