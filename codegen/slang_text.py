@@ -39,10 +39,9 @@ RWByteAddressBuffer ConstantBuffer ParameterBlock Texture1D Texture2D Texture3D 
 RWTexture1D RWTexture2D RWTexture3D SamplerState SamplerComparisonState Ptr Optional Tuple
 Array String NativeString int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t
 float16_t float32_t float64_t size_t intptr_t uintptr_t""".split()
-_INTRINSICS = """abs floor ceil trunc round sqrt sin cos tan exp exp2 log log2 pow min max
-clamp fma mad dot length asfloat asuint asint isnan isinf fmod select all any saturate sign
-lerp step frac rcp rsqrt normalize cross distance GroupMemoryBarrierWithGroupSync
-AllMemoryBarrierWithGroupSync InterlockedAdd main printf""".split()
+# Functions the printer emits by name (a local of the same name would shadow them).
+_INTRINSICS = """abs floor ceil trunc round sqrt sin cos tan exp exp2 log log2 pow min max fma
+asfloat asuint asint GroupMemoryBarrierWithGroupSync""".split()
 ABI_NAMES = """goldy_compute goldy_computeAttribute ThreadId GroupThreadId GroupId GroupCount
 Uniform BufRO BufRW Scattered Tensor TensorMut TensorWrite DirectSpatial GoldyTensorLayout
 GoldyMat2 GoldyMat3 GoldyMat4 mat_mul mat_scale mat_add mat_sub atomic_add wrapping_add
