@@ -424,9 +424,10 @@ fn tcopy(src: gpu::Tensor<f32>, dst: gpu::TensorMut<u32>) {
     np.testing.assert_array_equal(got[1], want)
 
 
-def test_kernel_with_return_before_barrier_loop(backends):
-    """Lanes that return early sit out later segments; a loop with a barrier, a uniform
-    `break`, an inclusive range and a collective over a partial workgroup."""
+def test_lane_serial_control_flow(backends):
+    """Shapes the CPU lane-serial form must get right: barriers inside an inclusive range
+    loop with a workgroup-uniform `continue` and `break`, a collective, then a `return` from
+    inside a thread-local loop that must skip the rest of that lane's segment only."""
     src = """
 use goldy::gpu;
 #[goldy::compute(workgroup_size = [64, 1, 1])]
@@ -440,18 +441,27 @@ fn tricky(x: &[f32], out: &mut [f32], n: u32) {
         gpu::workgroup_barrier();
         acc += s[(lid + 1) % 64];
         gpu::workgroup_barrier();
+        if r == 1 { continue; }
+        acc = acc * 0.5;
         if r == 2 { break; }
     }
     let t = gpu::workgroup_sum::<64>(acc, s);
     if i >= n { return; }
+    for j in 0..8u32 {
+        if (j as f32) > x[i] * 4.0 {
+            out[i] = -(j as f32);
+            return;
+        }
+    }
     out[i] = t + acc;
 }
 """
     kernel = import_source(src, "tricky.rs").kernel("tricky")
     rng = np.random.default_rng(np.random.SeedSequence().entropy % 2 ** 32)
     n = 200
-    compare(backends, kernel, [rng.standard_normal(256).astype(np.float32), np.zeros(256, np.float32), n],
-            (4, 1, 1))
+    got = compare(backends, kernel, [rng.standard_normal(256).astype(np.float32), np.zeros(256, np.float32), n],
+                  (4, 1, 1))
+    assert (got[1][:n] < 0).any() and (got[1][n:] == 0).all()
 
 
 # ---------------------------------------------------------------- hand-written Slang
@@ -512,10 +522,13 @@ def test_public_api_saxpy():
         y = dev.buffer(np.ones(n, np.float32))
         k = mod.saxpy.prepare(dev)
         scheme = gi.Scheme(dev)
-        k.record(scheme, "saxpy", x, y, 2.0).over_1d(n)
+        node = k.record(scheme, "saxpy", x, y, 2.0).over_1d(n)
         scheme.submit()
         np.testing.assert_array_equal(y.numpy(), np.arange(n, dtype=np.float32) * 2 + 1)
         scheme.submit()  # replays: y = 2x + y again
         np.testing.assert_array_equal(y.numpy(), np.arange(n, dtype=np.float32) * 4 + 1)
+        scheme.set_node_param(node, "a", -1.0)  # a changed scalar reaches the next submit
+        scheme.submit()
+        np.testing.assert_array_equal(y.numpy(), np.arange(n, dtype=np.float32) * 3 + 1)
     finally:
         dev.close()
