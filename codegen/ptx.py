@@ -295,7 +295,8 @@ class _Emitter:
         wx, wy, wz = self.k.workgroup_size
         need = set(self.k.builtins)
         uses_collective = any(isinstance(s, (N.Reduce, N.Softmax)) for s in N.walk_stmts(self.k.body))
-        tid = ctaid = None
+        tid: list[str] = []
+        ctaid: list[str] = []
         if need & {"local_id", "global_id"} or uses_collective:
             tid = [self._sreg(f"%tid.{a}") if d > 1 or a == "x" else "0" for a, d in zip("xyz", (wx, wy, wz))]
         if need & {"workgroup_id", "global_id"}:

@@ -28,7 +28,7 @@ The coefficients are Taylor coefficients (1/n!, 2/(2n+1)), derived here, not tab
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -451,7 +451,7 @@ def fmod(m: Ops, x, y):
     return m.sel(bad, m.c(math.nan), res)
 
 
-FUNCTIONS = {"exp": exp, "exp2": exp2, "log": log, "log2": log2, "sin": sin, "cos": cos,
+FUNCTIONS: dict[str, Callable[..., Any]] = {"exp": exp, "exp2": exp2, "log": log, "log2": log2, "sin": sin, "cos": cos,
              "tan": tan, "pow": pow}
 
 

@@ -378,6 +378,7 @@ class CudaBackend(Backend):
 
     def update_scalar(self, d: Dispatch, index: int) -> None:
         a = d.args[index]
+        assert isinstance(a, ScalarArg)
         v = int(bool(a.value)) if a.ty == "bool" else a.value
         d.state.block.set(d.compiled.slots[index], struct.pack(SCALAR_FORMAT[a.ty], v))
         d.state.version += 1
@@ -424,7 +425,7 @@ class CudaBackend(Backend):
         try:
             for d in dispatches:
                 p = self._node_params(d)
-                deps = [prev] if prev is not None else None
+                deps: Optional[list] = [prev] if prev is not None else None
                 prev = self._cu("cuGraphAddKernelNode", graph, deps, 0 if deps is None else 1, p,
                                 kernel=d.kernel.name)
                 nodes.append(prev)
