@@ -495,9 +495,11 @@ def _check_scalar(where: str, ty: str, v: Any) -> Union[int, float, bool]:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise BindingError(f"{where}: expected a float, got {_describe_value(v)}")
     f = float(v)
-    if math.isfinite(f) and not math.isfinite(float(np.float32(f))):
+    with np.errstate(over="ignore"):
+        f32 = float(np.float32(f))
+    if math.isfinite(f) and not math.isfinite(f32):
         raise BindingError(f"{where}: value {v} is out of range for f32 (|x| <= 3.4028235e38)")
-    return float(np.float32(f))
+    return f32
 
 
 def _check_buffer(where: str, p: N.Param, v: Any, pk: PreparedKernel) -> Buffer:
