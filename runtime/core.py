@@ -168,6 +168,23 @@ class Device:
         self._check_open()
         return tensor_zeros(self, shape, dtype)
 
+    def wrap(self, obj: Any, elem: Optional[str] = None) -> "Buffer":
+        """Bind another library's device array (CuPy, PyTorch: `__cuda_array_interface__`)
+        without copying. The Buffer borrows the memory; keep `obj` alive while it is used."""
+        self._check_open()
+        fn = getattr(self.backend, "wrap_external", None)
+        if fn is None:
+            raise BindingError(f"the {self.backend_name} backend cannot bind external device arrays "
+                               f"({type(obj).__name__}); copy it with device.buffer(numpy_array)")
+        ext = fn(obj, elem)
+        with self._lock:
+            self._next_id += 1
+            ident = self._next_id
+        alloc = _Allocation(self, ext.handle, 4 * ext.length, ident, external=obj)
+        buf = Buffer(alloc, 0, ext.length, ext.elem, DT.SCALAR_DTYPES[ext.elem], False)
+        buf.shape = tuple(ext.shape)
+        return buf
+
     def _alloc(self, n: int, elem: str, gpu_dtype: np.dtype, read_only: bool) -> "Buffer":
         nbytes = n * gpu_dtype.itemsize
         limit = self.backend.limits.max_buffer_bytes
@@ -191,14 +208,24 @@ class Device:
 class _Allocation:
     """One backend allocation, shared by a buffer and its views."""
 
-    def __init__(self, device: Device, handle: Any, nbytes: int, ident: int):
+    def __init__(self, device: Device, handle: Any, nbytes: int, ident: int, external: Any = None):
         self.device = device
         self.handle = handle
         self.nbytes = nbytes
         self.ident = ident
         self.freed = False
+        self.external = external  # the borrowed object, for wrapped device arrays
+
+    def address(self) -> Optional[int]:
+        """Device address of the allocation where the backend exposes one (for aliasing
+        checks between wrapped external arrays)."""
+        ptr = getattr(self.handle, "ptr", None)
+        return int(ptr) if isinstance(ptr, (int, np.integer)) else None
 
     def free(self) -> None:
+        if self.external is not None:
+            self.freed = True  # borrowed memory: its owner frees it
+            return
         if not self.freed and not self.device.closed:
             self.device.backend.free(self.handle)
         self.freed = True
@@ -236,6 +263,7 @@ class Buffer:
         self.elem = elem  # "f32" | "u32" | "i32" | "bool" | "struct{name:ty,...}"
         self.dtype = dtype  # device element dtype (structs: GPU layout)
         self.read_only = read_only
+        self.shape: tuple[int, ...] = (length,)
 
     @property
     def device(self) -> Device:
@@ -450,6 +478,7 @@ def bind_arguments(pk: PreparedKernel, args: Sequence[Any]) -> Bound:
     out: list = []
     keep: list = []
     buffers: list[tuple[N.Param, Buffer]] = []
+    args = [_adopt_external(pk, p, v) for p, v in zip(params, args)]
     for p, v in zip(params, args):
         where = f"kernel `{k.name}` parameter `{p.name}` ({rust_param_type(p)})"
         if p.category == "scalar":
@@ -473,6 +502,21 @@ def bind_arguments(pk: PreparedKernel, args: Sequence[Any]) -> Bound:
             raise BindingError(f"{where}: unknown parameter category {p.category}")
     _check_aliasing(k, buffers)
     return Bound(out, keep)
+
+
+def _adopt_external(pk: PreparedKernel, p: N.Param, v: Any) -> Any:
+    """CuPy arrays / PyTorch tensors on the device bind without a copy."""
+    if p.category in ("scalar", "uniform") or not hasattr(v, "__cuda_array_interface__"):
+        return v
+    where = f"kernel `{pk.name}` parameter `{p.name}` ({rust_param_type(p)})"
+    try:
+        buf = pk.device.wrap(v, p.ty if p.ty in ("f32", "u32", "i32") else None)
+    except BindingError as e:
+        raise BindingError(f"{where}: {e}") from None
+    if p.category in N.TENSOR_CATEGORIES:
+        from .tensor import TensorView, _contiguous_strides
+        return TensorView(buf, buf.shape, _contiguous_strides(buf.shape), 0)
+    return buf
 
 
 def _check_scalar(where: str, ty: str, v: Any) -> Union[int, float, bool]:
@@ -562,12 +606,15 @@ def _check_aliasing(k: N.Kernel, buffers: list[tuple[N.Param, Buffer]]) -> None:
     for i in range(len(buffers)):
         for j in range(i + 1, len(buffers)):
             (pa, a), (pb, b) = buffers[i], buffers[j]
-            if a._alloc is not b._alloc:
-                continue
             writes = pa.category in N.WRITABLE_CATEGORIES or pb.category in N.WRITABLE_CATEGORIES
             if not writes:
                 continue
             (a0, a1), (b0, b1) = a.byte_range, b.byte_range
+            if a._alloc is not b._alloc:
+                pa_addr, pb_addr = a._alloc.address(), b._alloc.address()
+                if pa_addr is None or pb_addr is None or (a._alloc.external is None and b._alloc.external is None):
+                    continue  # distinct allocations of ours never overlap
+                a0, a1, b0, b1 = a0 + pa_addr, a1 + pa_addr, b0 + pb_addr, b1 + pb_addr
             if a0 < b1 and b0 < a1 and a1 > a0 and b1 > b0:
                 w = pa if pa.category in N.WRITABLE_CATEGORIES else pb
                 raise AliasingError(
