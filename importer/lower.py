@@ -89,6 +89,16 @@ def _ident(node) -> str:
     return _text(node).removeprefix("r#")
 
 
+class _Region:
+    """A source region from one node to another, where a node is needed for a span."""
+
+    def __init__(self, start_node, end_node):
+        self.end_node = end_node
+        self.start_byte, self.end_byte = start_node.start_byte, end_node.end_byte
+        self.start_point, self.end_point = start_node.start_point, end_node.end_point
+        self.type = "region"
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
@@ -736,6 +746,11 @@ class KernelLowerer:
         if items and items[-1].type not in self.STATEMENT_NODES and not items[-1].type.endswith("_item") \
                 and items[-1].type != "use_declaration":
             tail = items[-1]
+            items = items[:-1]
+        elif items and items[-1].type == "expression_statement" and items[-1].child_count == 1:
+            # `{ ...; if c { a } else { b } }`: tree-sitter makes the final block-like
+            # expression a statement, but without a `;` it is the block's value in Rust
+            tail = items[-1].child(0)
             items = items[:-1]
         for it in items:
             out += self.lower_statement(it, top)
@@ -1440,13 +1455,12 @@ class KernelLowerer:
         pat = node.child_by_field_name("pattern")
         rng = node.child_by_field_name("value")
         ty = self.range_type(node, pat, rng)
-        lo, hi = ty[1:] if ty else (None, None)
+        lo, hi, inclusive = ty[1:] if ty else (None, None, False)
         pre, self.pre = self.pre, []
         self.scopes.append({})
         name = self.fresh(_ident(pat) if pat is not None and pat.type == "identifier" else "_")
         if pat is not None and pat.type == "identifier":
-            parts = _named(rng)
-            flexible = all(self.is_flexible_literal(x) for x in parts)
+            flexible = ty is not None and all(self.is_flexible_literal(x) for x in _named(rng))
             self.scopes[-1][_ident(pat)] = (
                 Binding(name, lo.ty, False, "local", pat.start_byte, flexible, self.span(pat)) if ty
                 else Binding(name, "", False, "poisoned"))  # still check the body
@@ -1455,17 +1469,25 @@ class KernelLowerer:
         if ty is None:
             return []
         self.locals[name] = lo.ty
-        inclusive = any(_text(c) == "..=" for c in rng.children if not c.is_named)
         return pre + [N.For(sp, name, lo.ty, lo, hi, inclusive, body)]
 
     def range_type(self, node, pat, rng):
-        """(type, start, end) of a `for` loop's `a..b` / `a..=b`, or None (reported)."""
+        """(type, start, end, inclusive) of a `for` loop's `a..b` / `a..=b`, or None (reported)."""
+        negated_end = None
+        if rng is not None and rng.type == "binary_expression" and _text(rng.child_by_field_name("operator")) == "-":
+            left = rng.child_by_field_name("left")
+            if left.type == "range_expression" and len(_named(left)) == 1:
+                # tree-sitter reads `a..-b` as `(a..) - b`; Rust reads `a..(-b)`
+                negated_end = _Region(rng.child_by_field_name("operator"), rng.child_by_field_name("right"))
+                rng = left
         if rng is None or rng.type != "range_expression":
             self.error("G0027", "iterators are not supported", rng or node, "not a range",
                        ["loop over indices: `for i in 0..xs.len() { let x = xs[i]; ... }`"])
             return None
         parts = _named(rng)
         op = next((c for c in rng.children if not c.is_named), None)
+        if negated_end is not None:
+            parts.append(negated_end.end_node)
         if len(parts) != 2 or op is None or _text(op) not in ("..", "..="):
             self.error("G0028", "only bounded ranges `a..b` and `a..=b` are supported", rng,
                        "unbounded range", ["give both bounds: `for i in 0..n`"])
@@ -1475,13 +1497,19 @@ class KernelLowerer:
                        ["bind a single name: `for i in 0..n`"])
             return None
         lo_n, hi_n = parts
+
+        def end(expected):
+            if negated_end is None:
+                return self.lower_expr(hi_n, expected)
+            return self.lower_negation(negated_end, hi_n, expected)
+
         if self.is_flexible_literal(lo_n) and not self.is_flexible_literal(hi_n):
-            hi = self.lower_expr(hi_n, None)
+            hi = end(None)
             lo = self.lower_expr(lo_n, hi.ty if hi is not None else None)
         else:
             hint = self.hints.get(pat.start_byte) if self.is_flexible_literal(lo_n) else None
             lo = self.lower_expr(lo_n, hint)
-            hi = self.lower_expr(hi_n, lo.ty if lo is not None else None)
+            hi = end(lo.ty if lo is not None else None)
         if lo is None or hi is None:
             return None
         if lo.ty not in T.INTS:
@@ -1494,7 +1522,7 @@ class KernelLowerer:
             self.hint(hi, lo.ty)
             self.mismatch(hi_n, lo.ty, hi.ty, [f"convert with `as {lo.ty}`"])
             return None
-        return lo.ty, lo, hi
+        return lo.ty, lo, hi, _text(op) == "..="
 
     # ------------------------------------------------------------ expressions
 
@@ -1746,19 +1774,7 @@ class KernelLowerer:
                        ["the dialect has no references to dereference"])
             return None
         if op_tok == "-":
-            if operand_node.type == "integer_literal":
-                return self.expr_integer_literal(operand_node, expected, negated=node)
-            e = self.lower_expr(operand_node, expected)
-            if e is None:
-                return None
-            if e.ty not in ("i32", "f32") and not (T.is_vector(e.ty) and T.elem_of(e.ty) != "u32"):
-                self.error("G0019", f"cannot apply unary operator `-` to type `{T.rust_name(e.ty)}`", node,
-                           "cannot apply unary operator `-`",
-                           ["unsigned values cannot be negative; use `i32`"] if e.ty == "u32" else [])
-                return None
-            if isinstance(e, N.Const) and e.ty == "f32":
-                return N.Const("f32", self.span(node), -e.value)
-            return N.Unary(e.ty, self.span(node), "neg", e)
+            return self.lower_negation(node, operand_node, expected)
         if op_tok == "!":
             e = self.lower_expr(operand_node, expected)
             if e is None:
@@ -1770,6 +1786,23 @@ class KernelLowerer:
             return N.Unary(e.ty, self.span(node), "not", e)
         self.error("G0028", f"unsupported unary operator `{op_tok}`", node, "not supported")
         return None
+
+    def lower_negation(self, node, operand_node, expected):
+        """`-operand`; `node` spans the whole negation. `-literal` folds, so that
+        `-2147483648` is an `i32` as in Rust."""
+        if operand_node.type == "integer_literal":
+            return self.expr_integer_literal(operand_node, expected, negated=node)
+        e = self.lower_expr(operand_node, expected)
+        if e is None:
+            return None
+        if e.ty not in ("i32", "f32") and not (T.is_vector(e.ty) and T.elem_of(e.ty) != "u32"):
+            self.error("G0019", f"cannot apply unary operator `-` to type `{T.rust_name(e.ty)}`", node,
+                       "cannot apply unary operator `-`",
+                       ["unsigned values cannot be negative; use `i32`"] if e.ty == "u32" else [])
+            return None
+        if isinstance(e, N.Const) and e.ty == "f32":
+            return N.Const("f32", self.span(node), -e.value)
+        return N.Unary(e.ty, self.span(node), "neg", e)
 
     def expr_binary_expression(self, node, expected):
         lnode = node.child_by_field_name("left")

@@ -219,3 +219,114 @@ def test_five_megabyte_file() -> None:
     assert [k.name for k in result.kernels] == ["everything", "softmax", "k"]
     assert result.diagnostics == []
     assert time.perf_counter() - start < 60
+
+
+# ---------------------------------------------------------------- typed random programs
+# Mostly well-typed kernels, so the checks above run on IR the lowering produced from
+# varied input (verifier agreement, JSON round trip), not only on rejections.
+
+SCALARS = ("u32", "i32", "f32", "bool")
+
+
+class ProgramGen:
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.env = {"u32": ["i", "n", "u", "us[i]", "xs.len()", "t.dim(0)", "gpu::global_id().y", "w.x"],
+                    "i32": ["a", "k", "acc"], "f32": ["f", "xs[i]", "ys[0]", "p.scale", "v.x", "sh[i]", "t[i]"],
+                    "bool": ["b", "flags[i]"], "vec3": ["v", "p.m * v"]}
+        self.count = 0
+
+    def lit(self, ty: str) -> str:
+        return self.rng.choice({
+            "u32": ["0", "1", "7u32", "0xFF", "u32::MAX", "4294967295"],
+            "i32": ["0", "-1", "3i32", "-2147483648", "i32::MIN", "0x7fff_ffff"],
+            "f32": ["0.0", "1.5", "-2.5e3", "1e-3", "2f32", "f32::EPSILON", "std::f32::consts::PI", "-0.0"],
+            "bool": ["true", "false"], "vec3": ["gpu::float3(1.0, 2.0, 3.0)"]}[ty])
+
+    def expr(self, ty: str, d: int) -> str:
+        r, e = self.rng, self.expr
+        if d <= 0 or r.random() < 0.25:
+            return r.choice(self.env[ty] + [self.lit(ty)])
+        if ty == "vec3":
+            return r.choice([f"({e(ty, d-1)} + {e(ty, d-1)})", f"({e(ty, d-1)} * {e('f32', d-1)})",
+                             f"gpu::float3({e('f32', d-1)}, {e('f32', d-1)}, {e('f32', d-1)})",
+                             f"-{e(ty, d-1)}", f"{e(ty, d-1)}.zyx", f"min({e(ty, d-1)}, {e(ty, d-1)})"])
+        if ty == "bool":
+            t = r.choice(["u32", "i32", "f32"])
+            return r.choice([f"({e(t, d-1)} {r.choice(['<', '<=', '==', '!=', '>', '>='])} {e(t, d-1)})",
+                             f"({e(ty, d-1)} {r.choice(['&&', '||', '==', '!=', '&', '|', '^'])} {e(ty, d-1)})",
+                             f"!{e(ty, d-1)}", f"if {e(ty, d-1)} {{ {e(ty, d-1)} }} else {{ {e(ty, d-1)} }}"])
+        ops = ["+", "-", "*", "/", "%"] + (["&", "|", "^"] if ty != "f32" else [])
+        src = r.choice(["u32", "i32", "f32"] + (["bool"] if ty != "f32" else []))
+        opts = [f"({e(ty, d-1)} {r.choice(ops)} {e(ty, d-1)})", f"({e(src, d-1)} as {ty})",
+                f"if {e('bool', d-1)} {{ {e(ty, d-1)} }} else {{ {e(ty, d-1)} }}",
+                f"{{ let q = {e(ty, d-1)}; q }}", f"{e(ty, d-1)}.{r.choice(['max', 'min'])}({e(ty, d-1)})",
+                f"clamp({e(ty, d-1)}, {e(ty, d-1)}, {e(ty, d-1)})"]
+        if ty != "f32":
+            opts += [f"({e(ty, d-1)} {r.choice(['<<', '>>'])} {e(r.choice(['u32', 'i32']), d-1)})", f"!{e(ty, d-1)}"]
+        if ty == "i32":
+            opts += [f"-{e(ty, d-1)}", f"{e(ty, d-1)}.abs()"]
+        if ty == "u32":
+            opts += [f"{e('f32', d-1)}.to_bits()", f"gpu::uint3({e(ty, d-1)}, 1, 2).{r.choice('xyz')}"]
+        if ty == "f32":
+            opts += [f"-{e(ty, d-1)}", f"{e(ty, d-1)}.{r.choice(['sqrt()', 'abs()', 'floor()', 'exp()'])}",
+                     f"f32::from_bits({e('u32', d-1)})", f"{e(ty, d-1)}.mul_add({e(ty, d-1)}, {e(ty, d-1)})",
+                     f"dot({e('vec3', d-1)}, {e('vec3', d-1)})", f"length({e('vec3', d-1)})"]
+        return r.choice(opts)
+
+    def stmt(self, d: int) -> str:
+        r, e = self.rng, self.expr
+        c, ty = r.randrange(12), r.choice(SCALARS)
+        if c < 3:
+            self.count += 1
+            value = e(ty, 3)
+            self.env[ty].append(f"l{self.count}")
+            return f"let mut l{self.count}: {ty} = {value};"
+        if c < 5:
+            if ty == "bool":
+                return f"b2 = {e(ty, 3)};"
+            target = r.choice({"u32": ["u", "us[i]"], "i32": ["k", "acc"], "f32": ["f", "ys[i]", "sh[i]", "v.y"]}[ty])
+            op = r.choice(["=", "+=", "-=", "*="] + (["<<=", "|=", "^=", "%="] if ty != "f32" else ["/="]))
+            return f"{target} {op} {e(ty, 3)};"
+        if c == 5 and d:
+            return f"if {e('bool', 2)} {{ {self.block(d-1)} }} else {{ {self.block(d-1)} }}"
+        if c == 6 and d:
+            t = r.choice(["u32", "i32"])
+            return f"for j{d} in {e(t, 1)}..{r.choice(['', '='])}{e(t, 1)} {{ {self.block(d-1)} }}"
+        if c == 7 and d:
+            return f"while {e('bool', 2)} {{ {self.block(d-1)} break; }}"
+        if c == 8 and d:
+            return f"loop {{ {self.block(d-1)} if {e('bool', 1)} {{ break; }} }}"
+        if c == 9:
+            return f"let r{self.count} = gpu::workgroup_sum::<64>({e('f32', 2)}, sh);"
+        if c == 10:
+            return f"let o{self.count} = gpu::atomic_add(us, {e('u32', 2)}, {e('u32', 2)});"
+        return r.choice(["gpu::workgroup_barrier();", "return;"])
+
+    def block(self, d: int) -> str:
+        saved = {k: list(v) for k, v in self.env.items()}
+        out = " ".join(self.stmt(d) for _ in range(self.rng.randrange(1, 4)))
+        self.env = saved
+        return out
+
+    def kernel(self) -> str:
+        body = "\n".join(self.stmt(2) for _ in range(self.rng.randrange(2, 6)))
+        return ("#[goldy::gpu] struct P { scale: f32, m: [[f32; 3]; 3] }\n"
+                "#[goldy::compute(workgroup_size = [64, 1, 1])]\n"
+                "fn k(xs: &[f32], ys: &mut [f32], us: &mut [u32], flags: &[bool], p: gpu::Uniform<P>,\n"
+                "     t: gpu::Tensor<f32>, n: u32, a: i32, b: bool) {\n"
+                "let sh = gpu::workgroup_array::<f32, 64>();\nlet i = gpu::global_id().x;\n"
+                "let mut v = gpu::float3(1.0);\nlet w = gpu::uint2(1, 2);\nlet mut f = 1.0;\nlet mut u = 0u32;\n"
+                "let mut acc = 0;\nlet mut k = 1;\nlet mut b2 = false;\n" + body + "\n}\n")
+
+
+def test_typed_random_programs_lower_to_verified_ir() -> None:
+    rng = random.Random(20261129)
+    accepted = 0
+    for case in range(40):
+        source = ProgramGen(rng).kernel()
+        try:
+            accepted += bool(check(source).kernels)
+        except BaseException as e:
+            raise AssertionError(f"case {case}: {e!r}\n{source}") from e
+    assert accepted >= 10  # the generator is meant to produce mostly valid kernels

@@ -42,6 +42,9 @@ fn control(out: &mut [u32], xs: &[i32], n: u32) {
         if j == 0 { continue; }
         total += (j * j) as u32;
     }
+    for j in -5..=-1 {
+        total += (-j) as u32;
+    }
     for _ in 0..2u32 {
         for _ in 0..2u32 {
             total += 1;
