@@ -180,9 +180,9 @@ def abi_description(kernel: KernelLike) -> dict:
 
 
 def dump_kernel(kernel: KernelLike, directory: str) -> list[str]:
-    """Write `<name>.slang` (canonical), `<name>.wrapped.slang` and `<name>.abi.json` into
-    `directory` (created if needed); returns the paths. Called by prepare when
-    GOLDY_DUMP_RUST_KERNELS is set."""
+    """Write `<name>.slang` (canonical), `<name>.wrapped.slang`, `<name>.abi.json` and, for a
+    kernel with barriers, `<name>.cpu_lanes.slang` into `directory` (created if needed);
+    returns the paths. Called by prepare when GOLDY_DUMP_RUST_KERNELS is set."""
     os.makedirs(directory, exist_ok=True)
     base = os.path.join(directory, kernel.name)
     files = {
@@ -190,6 +190,9 @@ def dump_kernel(kernel: KernelLike, directory: str) -> list[str]:
         base + ".wrapped.slang": emit_wrapper_from_kernel_def(kernel),
         base + ".abi.json": json.dumps(abi_description(kernel), indent=2) + "\n",
     }
+    if not isinstance(kernel, HandwrittenKernel) and uses_barriers(kernel):
+        from .slang_lanes import emit_lane_serial  # what slangpy's CPU device runs instead
+        files[base + ".cpu_lanes.slang"] = emit_lane_serial(kernel)
     for path, text in files.items():
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)

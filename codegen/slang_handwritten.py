@@ -74,7 +74,7 @@ def _structs(code: str) -> tuple[dict[str, N.StructDecl], Optional[str]]:
             if not decl:
                 continue
             fm = re.fullmatch(r"(" + _IDENT + r")\s+(" + _IDENT + r")", decl)
-            ty = _SCALARS.get(fm.group(1)) or _VECTORS.get(fm.group(1)) or _MATS.get(fm.group(1)) if fm else None
+            ty = (_SCALARS.get(fm.group(1)) or _VECTORS.get(fm.group(1)) or _MATS.get(fm.group(1))) if fm else None
             if fm is None or ty is None or ty == "bool":
                 problem = problem or f"struct `{name}`: unsupported field `{decl}`"
                 continue

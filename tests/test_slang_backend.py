@@ -384,6 +384,38 @@ def test_rust_numeric_edge_cases(backends):
     assert oi[5 * 12 + 1] == 0  # i32::MIN % -1
 
 
+LOOPS = """
+use goldy::gpu;
+#[goldy::compute(workgroup_size = [32, 1, 1])]
+fn loops(x: &[u32], out: &mut [u32]) {
+    let i = gpu::global_id().x;
+    if i >= x.len() { return; }
+    let mut acc = 0u32;
+    for j in (u32::MAX - 2)..=u32::MAX { acc += j & 7; }
+    let mut end = x[i] % 9;
+    for j in 0..end { end += 1; if j == 3 { continue; } acc += j; }
+    for k in -3..=-1i32 { acc += (k * k) as u32; }
+    let mut w = 0u32;
+    loop { w += 1; if w * w > x[i] % 50 { break; } }
+    for j in 5..=4u32 { acc += 1000 + j; }
+    out[i] = acc * 100 + w;
+}
+"""
+
+
+def test_loop_shapes(backends):
+    """Inclusive ranges up to u32::MAX, empty ranges, an end evaluated once, `continue` in a
+    stepped loop, `loop`/`break`: the canonical wrapper path (no barriers)."""
+    kernel = import_source(LOOPS, "loops.rs").kernel("loops")
+    rng = np.random.default_rng(np.random.SeedSequence().entropy % 2 ** 32)
+    x = rng.integers(0, 2 ** 32, 100, dtype=np.uint64).astype(np.uint32)
+    got = compare(backends, kernel, [x, np.zeros(100, np.uint32)], (4, 1, 1))[1]
+    e = x % 9
+    want = [(5 + 6 + 7) + sum(j for j in range(int(k)) if j != 3) + 14 for k in e]
+    w = [next(v for v in range(1, 100) if v * v > int(a) % 50) for a in x]
+    np.testing.assert_array_equal(got, np.array(want, np.uint32) * 100 + np.array(w, np.uint32))
+
+
 def test_no_fma_contraction(backends):
     src = """
 use goldy::gpu;

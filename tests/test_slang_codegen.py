@@ -243,6 +243,8 @@ def test_handwritten_wrapper_compiles(cpu_device):
      "field `uv` is at byte 12 with C packing but at byte 16"),
     ("struct V { float3 p; };\n[goldy_compute][numthreads(8,1,1)] void f(BufRO<V> v) {}", "pad it to 16 bytes"),
     ("[goldy_compute][numthreads(8,1,1)] void f(Uniform<float> u) {}", "needs a struct"),
+    ("struct V { float3 p; Foo q; };\n[goldy_compute][numthreads(8,1,1)] void f(BufRO<V> v) {}",
+     "unsupported field `Foo q`"),
 ])
 def test_handwritten_refusals(src, reason):
     kdef, why = S.try_kernel_def_from_source(src)
@@ -279,6 +281,11 @@ def test_dump_kernel(tmp_path):
         ("particles", "read", 32), ("energy", "read_write", 4), ("distance", "read_write", 4)]
     assert abi["builtins"] == [{"builtin": "global_id", "slang_type": "ThreadId"}]
     assert abi["structs"][0]["fields"][2] == {"name": "mass", "type": "f32", "offset": 28, "size": 4}
+    lanes = S.dump_kernel(_kernel("rust_examples/collectives.rs", "group_sum_max"), str(tmp_path / "dumps"))
+    assert any(p.endswith("group_sum_max.cpu_lanes.slang") for p in lanes)
+    kdef, _ = S.try_kernel_def_from_source(GOOD)
+    S.dump_kernel(kdef, str(tmp_path / "hand"))
+    assert json.loads((tmp_path / "hand" / "blend.abi.json").read_text())["handwritten"] is True
 
 
 def test_dump_on_prepare(tmp_path, monkeypatch):
