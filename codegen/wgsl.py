@@ -928,7 +928,15 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         return f"(!{v})" if e.ty == "bool" else f"(~{v})"
 
     def x_Select(self, e: N.Select) -> str:
-        return f"select({_strip(self.expr(e.if_false))}, {_strip(self.expr(e.if_true))}, {_strip(self.expr(e.cond))})"
+        args = f"{_strip(self.expr(e.if_false))}, {_strip(self.expr(e.if_true))}, {_strip(self.expr(e.cond))}"
+        if T.is_scalar(e.ty) or T.is_vector(e.ty):
+            return f"select({args})"
+        # WGSL's select takes scalars and vectors only
+        wt = self.ty(e.ty)
+        name = f"gi_select_{_suffix(e.ty) if T.is_matrix(e.ty) else wt}"
+        self.define(name, f"fn {name}(f: {wt}, t: {wt}, c: bool) -> {wt} {{\n"
+                          f"    if (c) {{ return t; }}\n    return f;\n}}")
+        return f"{name}({args})"
 
     def x_Construct(self, e: N.Construct) -> str:
         return f"{self.ty(e.ty)}({', '.join(_strip(self.expr(a)) for a in e.args)})"

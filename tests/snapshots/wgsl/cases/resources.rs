@@ -41,3 +41,17 @@ fn tensors(#[tensor(shape = [r, c])] t: gpu::Tensor<f32>, u: gpu::TensorMut<f32>
         o[i] = x;
     }
 }
+
+/// `if` values of struct and matrix type (WGSL's select takes only scalars and vectors).
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn choose(ps: &[Particle], p: gpu::Uniform<Params>, out: &mut [f32], flag: bool) {
+    let i = gpu::global_id().x;
+    let a = ps[0];
+    let b = ps[1];
+    let q = if flag { a } else { b };
+    let m = if i % 2 == 0 { p.m } else { p.m * 2.0 };
+    let w = m * gpu::float4(1.0, 2.0, 3.0, q.mass);
+    if i < out.len() {
+        out[i] = q.position.y + w.z;
+    }
+}
