@@ -14,10 +14,15 @@ pairwise tree as the canonical form, one lane loop per tree level.
 
 from __future__ import annotations
 
-from goldy_import.errors import BackendError
-from goldy_import.ir import nodes as N
+from typing import Optional
 
-from .slang_text import INDENT, Names, Printer, f32_literal, has_sync, slang_type, struct_decl
+from goldy_import.errors import BackendError
+from goldy_import.ir import layout as L
+from goldy_import.ir import nodes as N
+from goldy_import.ir import types as T
+
+from .slang import ENTRY_POINT, args_block  # the argument block is shared with the wrapper
+from .slang_text import INDENT, Names, Printer, RawExpr, f32_literal, has_sync, param_type, slang_type, struct_decl
 
 LANE = "_goldy_t"
 ALIVE = "_goldy_alive"
@@ -32,8 +37,9 @@ class LanePrinter(Printer):
         self.lanes_n = x * y * z
         self.decls: list[str] = []  # extra per-lane arrays, declared at the top
         self.depth = 0  # lane-local loops open inside the current segment
-        self.brk = None  # flags a segment raises for `break`/`continue` of a workgroup loop
-        self.cont = None
+        # flags a segment raises for `break`/`continue` of a loop that holds a barrier
+        self.brk: Optional[str] = None
+        self.cont: Optional[str] = None
 
     # -- names
     def local(self, name: str) -> str:
@@ -238,15 +244,12 @@ class LanePrinter(Printer):
 
 
 def _raw(code: str) -> N.Expr:
-    from .slang_text import _Raw
-    return _Raw("u32", N.NO_SPAN, code)
+    return RawExpr("u32", N.NO_SPAN, code)
 
 
 def emit_lane_serial(kernel: N.Kernel) -> str:
     """A complete Slang module for the CPU target: one `[numthreads(1, 1, 1)]` invocation per
     workgroup, dispatched with the kernel's group count as its thread count."""
-    from .slang import ENTRY_POINT, args_block  # the argument block is shared with the wrapper
-
     names = Names(kernel)
     pr = LanePrinter(kernel, names)
     n = pr.lanes_n
@@ -268,7 +271,6 @@ def emit_lane_serial(kernel: N.Kernel) -> str:
         if p.category == "uniform":
             out.append(f"{INDENT}{slang_type(p.ty, names)} {names(p.name)} = _goldy_args.{names(p.name)}[0];")
         else:
-            from .slang_text import param_type
             out.append(f"{INDENT}{param_type(p, names)} {names(p.name)} = _goldy_args.{names(p.name)};")
     for w in kernel.workgroup_arrays:
         out.append(f"{INDENT}{slang_type(w.ty)} {names(w.name)}[{w.size}];")
@@ -283,8 +285,6 @@ def emit_lane_serial(kernel: N.Kernel) -> str:
 
 
 def _words(ty: str, kernel: N.Kernel) -> int:
-    from goldy_import.ir import layout as L
-    from goldy_import.ir import types as T
     if T.is_struct(ty):
         decl = kernel.struct(T.struct_name(ty))
         return L.struct_layout(decl).stride // 4 if decl else 1

@@ -202,6 +202,14 @@ def has_sync(s: N.Stmt) -> bool:
     return any(isinstance(x, (N.Barrier, N.Reduce, N.Softmax)) for x in N.walk_stmts([s]))
 
 
+class RawExpr(N.Expr):
+    """Already-rendered Slang text standing in for an expression (collective indices)."""
+
+    def __init__(self, ty: str, span: N.Span, code: str):
+        super().__init__(ty, span)
+        self.code = code
+
+
 class Printer:
     """Renders IR expressions and statements as fully parenthesised Slang.
 
@@ -361,6 +369,9 @@ class Printer:
     def e_Construct(self, e: N.Construct) -> str:
         return f"{slang_type(e.ty)}({', '.join(self.expr(a) for a in e.args)})"
 
+    def e_RawExpr(self, e: RawExpr) -> str:
+        return e.code
+
     def e_Select(self, e: N.Select) -> str:
         return f"({self.expr(e.cond)} ? {self.expr(e.if_true)} : {self.expr(e.if_false)})"
 
@@ -507,7 +518,7 @@ class Printer:
         t = self.lid_x()
         base, count = self.expr(s.base), self.expr(s.count)
         x, m, e, total = (self.fresh(n) for n in ("x", "m", "e", "sum"))
-        load = self.expr(N.Load("f32", s.span, s.resource, _Raw("u32", s.span, f"({base} + {t})")))
+        load = self.expr(N.Load("f32", s.span, s.resource, RawExpr("u32", s.span, f"({base} + {t})")))
         out = [self.line(d, f"// workgroup_softmax_in_place::<{s.n}>: max, exp, sum, divide"),
                self.line(d, f"float {x} = (({t} < {count}) ? {load} : {f32_literal(-1e30)});"),
                self.line(d, f"float {m};")]
@@ -526,21 +537,6 @@ class Printer:
         if s.target is None:
             return [self.line(d, f"{call};")]
         return [self.line(d, f"{self.local(s.target)} = {call};")]
-
-
-class _Raw(N.Expr):
-    """Already-rendered Slang text standing in for an expression (collective indices)."""
-
-    def __init__(self, ty: str, span: N.Span, code: str):
-        super().__init__(ty, span)
-        self.code = code
-
-
-def _raw(self: Printer, e: _Raw) -> str:
-    return e.code
-
-
-Printer.e__Raw = _raw  # type: ignore[attr-defined]
 
 
 def _reads_locals(e: N.Expr, k: N.Kernel) -> bool:

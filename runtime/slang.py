@@ -77,17 +77,18 @@ class SlangBackend(Backend):
         })
         cache = cache_dir or os.environ.get("GOLDY_SLANG_CACHE") or None
         errors = []
-        self.device = None
+        device: Any = None
         for kind in order:
             try:
-                self.device = spy.Device(type=kinds[kind], compiler_options=opts, enable_hot_reload=False,
-                                         shader_cache_path=cache)
+                device = spy.Device(type=kinds[kind], compiler_options=opts, enable_hot_reload=False,
+                                    shader_cache_path=cache)
                 self.device_type = kind
                 break
             except Exception as e:  # slangpy raises RuntimeError with the driver's reason
                 errors.append(f"{kind}: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
-        if self.device is None:
+        if device is None:
             raise BackendUnavailable("slang backend: no device could be opened (" + "; ".join(errors) + ")")
+        self.device: Any = device
         self._spy = spy
         self._usage = (spy.BufferUsage.shader_resource | spy.BufferUsage.unordered_access
                        | spy.BufferUsage.copy_source | spy.BufferUsage.copy_destination)
@@ -154,9 +155,8 @@ class SlangBackend(Backend):
                 args[key] = {"_buf": a.handle, "_blen": a.buffer_length,
                              "_layout": dict(zip(_TENSOR_FIELDS, (int(v) for v in a.layout)))}
             elif isinstance(a, UniformArg):
-                data = np.frombuffer(a.data, dtype=np.uint8)
-                buf = self.alloc(len(data))
-                self.write(buf, 0, memoryview(data))
+                buf = self.alloc(len(a.data))
+                self.write(buf, 0, memoryview(a.data))
                 args[key] = buf
             elif isinstance(a, ImageArg):
                 args[key] = {"_buf": a.handle, "_w": a.width, "_h": a.height}
@@ -170,6 +170,7 @@ class SlangBackend(Backend):
 
     def update_scalar(self, d: Dispatch, index: int) -> None:
         p, a = d.kernel.params[index], d.args[index]
+        assert isinstance(a, ScalarArg)
         d.state[S.Names(d.kernel)(p.name)] = _scalar(a)
 
     def submit(self, dispatches: list[Dispatch]) -> None:
