@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 from goldy_import.importer import import_file, import_source
-from goldy_import.ir import layout as L
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 from goldy_import.runtime.backend import (BufferArg, CompileOptions, Dispatch, ImageArg, ScalarArg, TensorArg,
