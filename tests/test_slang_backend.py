@@ -521,6 +521,30 @@ def test_handwritten_kernel_runs(backends):
     np.testing.assert_array_equal(got[1], x * np.float32(0.5) + np.float32(1.0))
 
 
+def test_handwritten_kernel_records_into_a_scheme():
+    """A parsed hand-written kernel goes through the core's prepare/record/validation like
+    an imported one."""
+    _require_slang()
+    import goldy_import as gi
+    from goldy_import.codegen.slang import try_kernel_def_from_source
+    from goldy_import.runtime.core import KernelDef
+    kdef, why = try_kernel_def_from_source(HANDWRITTEN, "scale_offset.slang")
+    assert kdef is not None, why
+    dev = gi.Device("slang")
+    try:
+        pk = KernelDef(kdef).prepare(dev)
+        x = dev.buffer(np.arange(300, dtype=np.float32))
+        y = dev.empty(300, np.float32)
+        scheme = gi.Scheme(dev)
+        pk.record(scheme, "scale_offset", x, y, 2.0, 300).over_1d(300)
+        scheme.submit()
+        np.testing.assert_array_equal(y.numpy(), np.arange(300, dtype=np.float32) * 2 + 1)
+        with pytest.raises(gi.BindingError):
+            pk.record(scheme, "bad", x, y, 2.0)  # one argument short
+    finally:
+        dev.close()
+
+
 def test_handwritten_barrier_kernel_is_refused_on_cpu_device(backends):
     from goldy_import.codegen.slang import try_kernel_def_from_source
     from goldy_import.errors import BackendError
