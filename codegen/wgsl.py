@@ -32,6 +32,9 @@ What this relies on from the driver: each f32 `+ - *` instruction correctly roun
 guarantees it), and the transcendentals' accuracy (tests allow rtol 2e-6 + atol
 1e-6; `pow` is computed as exp2(y * log2(x)) with Rust's sign rules for negative bases).
 
+Constant subexpressions are folded here with Rust's semantics (`fold`): naga would
+evaluate them itself and reject what Rust wraps (`i32::MAX + 1`) or rounds to infinity.
+
 Barrier uniformity: WGSL requires barriers in uniform control flow. When a kernel has both
 a `return` and a barrier (or collective), returns are lowered to a flag `gi_done`: a
 returned thread keeps following the control flow (so it reaches every barrier the others
@@ -202,6 +205,68 @@ def const_text(value, ty: str) -> str:
     if ty == "f32":
         return f32_literal(float(value))
     raise ValueError(ty)
+
+
+def _wrap(v: int, ty: str) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if ty == "i32" and v >= 1 << 31 else v
+
+
+def fold(e: N.Expr):
+    """The value of a scalar expression built only from constants, with Rust's semantics,
+    or None. naga evaluates such subtrees itself and rejects integer overflow and
+    infinite floats, where Rust wraps and IEEE gives infinity, so they are folded here."""
+    if isinstance(e, N.Const):
+        return e.value
+    if not T.is_scalar(e.ty) or not isinstance(e, (N.Unary, N.Binary, N.Cast)):
+        return None
+    kids = N.expr_children(e)
+    if any(not T.is_scalar(k.ty) for k in kids):
+        return None
+    vals = [fold(k) for k in kids]
+    if any(v is None for v in vals):
+        return None
+    f = np.float32
+    with np.errstate(all="ignore"):
+        if isinstance(e, N.Cast):
+            v, src, dst = vals[0], e.value.ty, e.ty
+            if src == "bool":
+                return float(v) if dst == "f32" else int(v)
+            if src in T.INTS and dst in T.INTS:
+                return _wrap(v, dst)
+            if dst == "f32":
+                return float(f(v))
+            if np.isnan(v):
+                return 0
+            lo, hi = T.INT_RANGES[dst]
+            return int(min(max(np.trunc(v), lo), hi))
+        if isinstance(e, N.Unary):
+            v, t = vals[0], e.operand.ty
+            if e.op == "neg":
+                return float(-f(v)) if t == "f32" else _wrap(-v, t)
+            return (not v) if t == "bool" else _wrap(~v, t)
+        a, b, t, op = vals[0], vals[1], e.lhs.ty, e.op
+        if op in N.COMPARISONS:
+            x, y = (f(a), f(b)) if t == "f32" else (a, b)
+            return bool({"eq": x == y, "ne": x != y, "lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}[op])
+        if op in ("and", "or"):
+            return (a and b) if op == "and" else (a or b)
+        if t == "bool":
+            return {"bitand": a and b, "bitor": a or b, "bitxor": a != b}.get(op)
+        if t == "f32":
+            x, y = f(a), f(b)
+            r = {"add": x + y, "sub": x - y, "mul": x * y, "div": x / y, "rem": np.fmod(x, y)}.get(op)
+            return None if r is None else float(r)
+        if op in ("shl", "shr"):
+            s = b & 31
+            return _wrap(a << s, t) if op == "shl" else a >> s  # i32: arithmetic, u32: logical
+        if op in ("div", "rem"):
+            if b == 0:
+                return 0
+            q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+            return _wrap(q if op == "div" else a - q * b, t)
+        r = {"add": a + b, "sub": a - b, "mul": a * b, "bitand": a & b, "bitor": a | b, "bitxor": a ^ b}.get(op)
+        return None if r is None else _wrap(r, t)
 
 
 def _suffix(t: str) -> str:
@@ -872,6 +937,10 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
     # -------------------------------------------------------- expressions
 
     def expr(self, e: N.Expr) -> str:
+        if not isinstance(e, N.Const):
+            v = fold(e)
+            if v is not None:
+                return const_text(v, e.ty)
         m = getattr(self, "x_" + type(e).__name__, None)
         if m is None:
             self.fail(f"unsupported expression `{type(e).__name__}`", e.span)

@@ -20,7 +20,7 @@ fn range_to_max(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     var v: u32 = 4294967295u - (i % 4u);
     if (v <= gi_end1) {
         loop {
-            count = count + (v - (4294967295u - 10u));
+            count = count + (v - 4294967285u);
             continuing {
                 let gi_last2 = v == gi_end1;
                 v = v + 1u;

@@ -82,3 +82,21 @@ fn vector_ops(a: &[f32], out: &mut [f32], n: u32) {
     out[o + 10] = (x * 0.5).exp2();
     out[o + 11] = x.floor() + x.ceil() * 2.0 + x.trunc() * 4.0;
 }
+
+/// Constant expressions that overflow: naga would reject them, Rust wraps (or gives inf).
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn constants(out: &mut [i32], uo: &mut [u32], fo: &mut [f32]) {
+    let i = gpu::global_id().x;
+    if i < 1 {
+        out[0] = i32::MAX + 1;
+        out[1] = -(i32::MIN);
+        out[2] = i32::MIN / -1 + 7 % 0;
+        out[3] = (-7 >> 33) * (1 << 31);
+        uo[0] = u32::MAX + 1;
+        uo[1] = 1u32 << 40;
+        uo[2] = (3.9e9f32) as u32 + (-1.0e10f32) as u32 - 5;
+        fo[0] = f32::MAX * 2.0;
+        fo[1] = -1.0 / 0.0 + (16777217u32 as f32);
+        fo[2] = 7.5 % -2.0;
+    }
+}
