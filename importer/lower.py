@@ -1440,6 +1440,18 @@ class KernelLowerer:
             return [N.Loop(sp, pre + [N.If(sp, neg, [N.Break(sp)], [])] + body)]
         return [N.While(sp, cond, body)]
 
+    def invariant(self, e: N.Expr) -> bool:
+        """Whether `e` has the same value wherever it is evaluated in the kernel: no loads,
+        no mutable locals."""
+        for x in N.walk_expr(e):
+            if isinstance(x, N.Load):
+                return False
+            if isinstance(x, N.Var):
+                b = self.binding_by_ir_name(x.name)
+                if b is None or b.mutable:
+                    return False
+        return True
+
     def lower_loop_body(self, block) -> list[N.Stmt]:
         """A loop body may run any number of times: what it assigns may still be unassigned
         after it (conservative for `loop`, which runs at least once)."""
@@ -1469,6 +1481,10 @@ class KernelLowerer:
         if ty is None:
             return []
         self.locals[name] = lo.ty
+        if not self.invariant(hi):  # Rust evaluates the bounds once, before the first iteration
+            end = self.temp(lo.ty)
+            pre.append(N.Let(hi.span, end, lo.ty, hi, False))
+            hi = N.Var(lo.ty, hi.span, end)
         return pre + [N.For(sp, name, lo.ty, lo, hi, inclusive, body)]
 
     def range_type(self, node, pat, rng):
@@ -1581,7 +1597,7 @@ class KernelLowerer:
         t = node.type
         table = {
             "closure_expression": ("G0006", "closures are not supported", "closure",
-                                   ["write the loop out with `for i in a..b`"]),
+                                   ["write the closure's body inline where it is used"]),
             "match_expression": ("G0008", "`match` is not supported", "`match` here",
                                  ["use `if` / `else if` chains"]),
             "reference_expression": ("G0010", "references are only allowed as resource parameters",
@@ -1863,8 +1879,8 @@ class KernelLowerer:
         sym = D.OP_SYMBOL[op]
         lt, rt = lhs.ty, rhs.ty
         if op in ("shl", "shr"):
-            if lt not in T.INTS or rt not in T.INTS:
-                bad, bnode = (lt, lnode) if lt not in T.INTS else (rt, rnode)
+            if T.elem_of(lt) not in T.INTS or rt not in T.INTS:  # integer (vector) by an integer
+                bad, bnode = (lt, lnode) if T.elem_of(lt) not in T.INTS else (rt, rnode)
                 self.error("G0019", f"cannot shift by or shift a value of type `{T.rust_name(bad)}`", bnode,
                            f"`{T.rust_name(bad)}` here", ["shifts take integer operands"])
                 return None

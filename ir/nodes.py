@@ -223,7 +223,9 @@ class Loop(Stmt):
 
 @dataclass
 class For(Stmt):
-    """`for var in start..end` (or `..=end` when inclusive); var is u32 or i32."""
+    """`for var in start..end` (or `..=end` when inclusive); var is u32 or i32. The importer
+    keeps `end` loop-invariant (no loads, no mutable locals), so evaluating it once or on
+    every iteration gives the same result."""
 
     var: str
     ty: str

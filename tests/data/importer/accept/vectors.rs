@@ -21,6 +21,7 @@ fn vectors(out: &mut [f32], ids: &mut [u32], signed: &mut [i32]) {
     g.y += 1.0;
     let h = g.xy + gpu::float2(dot(b, e), length(c.xyz));
     out[i] = h.x + h.y + d.w + f.xyzw.w + a.x * a.y;
-    ids[i] = u.x + u.yz.y + v.w + (u.xy + v.zw).x;
+    let shifted = (u << 2u32) >> 1 | gpu::uint3(1);
+    ids[i] = u.x + u.yz.y + v.w + (u.xy + v.zw).x + shifted.z + (u & v.xyz ^ u).y;
     signed[i] = x.x + x.zy.y + y.w + w.yx.x;
 }
