@@ -8,9 +8,11 @@ kernel's `#[goldy::gpu]` structs (explicitly padded to ir.layout), its workgroup
     [numthreads(X, Y, Z)]
     void cs_main(<params in declaration order>, <builtins used>) { ... }
 
-The canonical function is not an entry point. `emit_wrapper_from_kernel_def(def)` renames
-it `_goldy_user_<name>` and adds a `[shader("compute")]` entry that binds every parameter
-from one global `_goldy_args` block and calls it. Hand-written canonical sources go through
+The canonical function takes Goldy ABI structs (goldy_abi.slang) as parameters, so it is
+not itself a dispatchable entry. `emit_wrapper_from_kernel_def(def)` renames it
+`_goldy_user_<name>`, drops its `[numthreads]` (Slang treats any function carrying one as
+an entry point) and adds a `[shader("compute")]` entry that binds every parameter from one
+global `_goldy_args` block and calls it. Hand-written canonical sources go through
 the same wrapper (codegen/slang_handwritten.py).
 """
 
