@@ -27,6 +27,7 @@ class _Verifier:
         self.params = {p.name: p for p in k.params}
         self.wg = {w.name: w for w in k.workgroup_arrays}
         self.structs = {s.name: s for s in k.structs}
+        self.declared: set[str] = set()
 
     def fail(self, msg: str, span: Optional[N.Span]) -> None:
         raise VerifyError(f"kernel `{self.k.name}`: {msg}", span)
@@ -79,8 +80,15 @@ class _Verifier:
             self.fail(f"undeclared local `{name}`", span)
         return self.k.locals[name]
 
+    def declare(self, name: str, span) -> None:
+        """Locals are unique per kernel: each is declared by exactly one Let or For."""
+        if name in self.declared:
+            self.fail(f"local `{name}` is declared twice", span)
+        self.declared.add(name)
+
     def stmt(self, s: N.Stmt, loops: int) -> None:
         if isinstance(s, N.Let):
+            self.declare(s.name, s.span)
             if self.local(s.name, s.span) != s.ty:
                 self.fail(f"`{s.name}` declared as `{s.ty}` but recorded as `{self.k.locals[s.name]}`", s.span)
             if s.value is not None:
@@ -110,6 +118,7 @@ class _Verifier:
         elif isinstance(s, N.For):
             if s.ty not in T.INTS or self.local(s.var, s.span) != s.ty:
                 self.fail(f"bad loop variable `{s.var}`", s.span)
+            self.declare(s.var, s.span)
             self.same(self.expr(s.start), s.ty, s.span)
             self.same(self.expr(s.end), s.ty, s.span)
             self.body(s.body, loops + 1)
