@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 from types import SimpleNamespace
-from typing import Union
+from typing import Optional, Union
 
 from goldy_import.codegen.pymodule import emit_module
 from goldy_import.errors import DiagnosticError
 from goldy_import.importer import ImportResult, import_file, import_source
+from goldy_import.runtime.core import KernelDef
 from goldy_import.runtime.dtypes import struct_gpu_dtype, struct_host_dtype
 
 
@@ -70,3 +71,19 @@ def load(path: Union[str, os.PathLike]) -> KernelModule:
 
 def load_source(text: Union[str, bytes], filename: str = "<source>.rs") -> KernelModule:
     return _module_from(import_source(text, filename))
+
+
+def load_slang(source: Union[str, os.PathLike], filename: Optional[str] = None) -> KernelDef:
+    """A hand-written canonical `[goldy_compute]` Slang kernel (a path or the source text),
+    recordable like an imported kernel on the slang backend. It has no retained IR, so it
+    is opaque to fusion and runs on the slang backend only."""
+    from goldy_import.codegen.slang_handwritten import try_kernel_def_from_source
+    text = os.fspath(source)
+    if filename is None and "\n" not in text and text.endswith(".slang") and os.path.exists(text):
+        filename = text
+        with open(text, encoding="utf-8") as f:
+            text = f.read()
+    kernel, reason = try_kernel_def_from_source(text, filename or "<slang>")
+    if kernel is None:
+        raise DiagnosticError(f"{filename or '<slang>'}: not a canonical goldy_compute kernel: {reason}")
+    return KernelDef(kernel)

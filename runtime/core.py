@@ -18,7 +18,7 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from goldy_import.errors import (AliasingError, BackendUnavailable, BindingError, DeviceLimitError,
+from goldy_import.errors import (AliasingError, BackendError, BackendUnavailable, BindingError, DeviceLimitError,
                                  GoldyError, GridError)
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
@@ -367,6 +367,9 @@ class KernelDef:
         if not isinstance(device, Device):
             raise BindingError(f"kernel `{self.name}`: prepare(device) expects a goldy_import.Device, got {type(device).__name__}")
         device._check_open()
+        if getattr(self.ir, "slang_source", None) and device.backend_name != "slang":
+            raise BackendError(f"kernel `{self.name}` is hand-written Slang with no retained IR: it runs on the "
+                               f"slang backend only, not on {device.backend_name}")
         if checks is None:
             checks = os.environ.get("GOLDY_BOUNDS_CHECKS", "1") not in ("0", "false", "off")
         options = CompileOptions(checks=bool(checks))
