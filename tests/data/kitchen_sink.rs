@@ -28,7 +28,6 @@ fn everything(
     let scratch = gpu::workgroup_array::<f32, 256>();
     let i = gpu::global_id().x;
     let lid = gpu::local_id().x;
-    if i >= out.len() { return; }
     let mut acc = 0;
     for j in 0..4 { acc += data[j]; }
     let mut f = 0.0;
@@ -52,6 +51,8 @@ fn everything(
     gpu::workgroup_barrier();
     let total = gpu::workgroup_sum::<256>(scratch[lid], scratch);
     let mx = gpu::workgroup_max(total, scratch);
+    // every thread reached the collectives above; only now may some leave
+    if i >= out.len() { return; }
     out[i] = mx + clamp(f, 0.0, 1.0) + std::f32::consts::PI + (bits as f32) + (kk as f32) + pow(2.0, 3.0);
     let old = gpu::atomic_add(hist, bits % hist.len(), 1u32);
     gpu::atomic_add(hist, 0, old);
