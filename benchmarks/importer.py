@@ -2,21 +2,25 @@
 
     python benchmarks/importer.py [--kernels 240] [--repeat 5] [--append]
 
-Prints kernels/s (best of --repeat runs of `import_source` over the whole file);
-`--append` adds the result to benchmarks/RESULTS.md under "Importer".
+Prints kernels/s (best of --repeat runs of `import_source` over the whole file) and how
+the time splits; `--append` adds the result to benchmarks/RESULTS.md under "Importer".
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.metadata
 import os
 import platform
-import subprocess
 import sys
 import time
 
+import tree_sitter
+import tree_sitter_rust
+
 from goldy_import.importer import import_source
+from goldy_import.ir import verify
 
 # Each template is one realistic kernel; {n} makes names unique, {c} varies constants.
 TEMPLATES = [
@@ -178,18 +182,26 @@ def generate(count: int) -> str:
     return "".join(parts)
 
 
-def run(count: int, repeat: int) -> tuple[float, int, float]:
-    source = generate(count).encode()
+def best_of(repeat: int, fn) -> float:
     best = float("inf")
-    kernels = 0
     for _ in range(repeat):
         t0 = time.perf_counter()
-        result = import_source(source, "bench.rs")
+        fn()
         best = min(best, time.perf_counter() - t0)
-        if not result.ok:
-            raise SystemExit("generated kernels did not import:\n" + result.render())
-        kernels = len(result.kernels)
-    return best, kernels, len(source) / 1e6
+    return best
+
+
+def run(count: int, repeat: int) -> dict:
+    source = generate(count).encode()
+    result = import_source(source, "bench.rs")
+    if not result.ok:
+        raise SystemExit("generated kernels did not import:\n" + result.render())
+    parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_rust.language()))
+    total = best_of(repeat, lambda: import_source(source, "bench.rs"))
+    parse = best_of(repeat, lambda: parser.parse(source))
+    check = best_of(repeat, lambda: [verify(k) for k in result.kernels])
+    return {"kernels": len(result.kernels), "mb": len(source) / 1e6, "total": total, "parse": parse,
+            "verify": check}
 
 
 def main() -> None:
@@ -198,40 +210,41 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--append", action="store_true", help="append the result to benchmarks/RESULTS.md")
     args = ap.parse_args()
-    secs, kernels, mb = run(args.kernels, args.repeat)
-    line = (f"{kernels} kernels ({mb:.2f} MB) in {secs * 1000:.0f} ms (best of {args.repeat}): "
-            f"{kernels / secs:.0f} kernels/s")
-    print(line)
+    r = run(args.kernels, args.repeat)
+    rows = [
+        ("parse + lower + verify (`import_source`)", f"{r['kernels'] / r['total']:.0f} kernels/s",
+         f"{r['total'] * 1000:.0f} ms for {r['kernels']} kernels, {r['mb']:.2f} MB; target >= 500 kernels/s"),
+        ("of which tree-sitter parse", f"{r['parse'] * 1000:.0f} ms", ""),
+        ("of which verify", f"{r['verify'] * 1000:.0f} ms", ""),
+        ("lowering and the rest", f"{(r['total'] - r['parse'] - r['verify']) * 1000:.0f} ms", ""),
+    ]
+    for name, value, note in rows:
+        print(f"{name:45} {value:>16}  {note}")
     if args.append:
-        append(line, args)
+        append(rows, args)
 
 
-def append(line: str, args) -> None:
+def append(rows, args) -> None:
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS.md")
-    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
-    try:
-        import tree_sitter
-        machine += f", tree-sitter {tree_sitter.__version__ if hasattr(tree_sitter, '__version__') else '?'}"
-    except ImportError:
-        pass
-    try:
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                             cwd=os.path.dirname(path)).stdout.strip()
-    except OSError:
-        rev = "?"
-    cmd = "python benchmarks/importer.py " + " ".join(sys.argv[1:])
-    entry = (f"\n### {datetime.date.today().isoformat()}, commit {rev}\n\n"
-             f"- machine: {machine}\n- command: `{cmd.strip()}`\n- result: {line}\n")
-    text = open(path).read() if os.path.exists(path) else "# Benchmark results\n"
-    if "\n## Importer\n" not in text:
-        text = text.rstrip("\n") + "\n\n## Importer\n\nParse + lower + verify of a generated file "\
-            "(`benchmarks/importer.py`); target >= 500 kernels/s.\n"
-    # keep entries under the Importer heading: insert before the next `## ` heading, if any
-    head = text.index("\n## Importer\n") + len("\n## Importer\n")
-    nxt = text.find("\n## ", head)
-    text = text[:nxt] + entry + text[nxt:] if nxt != -1 else text.rstrip("\n") + "\n" + entry
+    machine = (f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+               f"tree-sitter {version('tree-sitter')}, tree-sitter-rust {version('tree-sitter-rust')}")
+    cmd = " ".join(["python benchmarks/importer.py"] + sys.argv[1:])
+    lines = [f"\n\n## Importer ({datetime.date.today().isoformat()})\n",
+             f"- machine: {machine} (`uname -m`, `nproc`)",
+             f"- command: `{cmd}` (best of {args.repeat} runs; a generated file of "
+             f"{args.kernels} kernels from {len(TEMPLATES)} realistic templates)", "",
+             "| measurement | result | notes |", "|---|---|---|"]
+    lines += [f"| {name} | {value} | {note} |" for name, value, note in rows]
+    text = open(path).read().rstrip("\n") if os.path.exists(path) else "# Benchmark results"
     with open(path, "w") as f:
-        f.write(text)
+        f.write(text + "\n".join(lines) + "\n")
+
+
+def version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "?"
 
 
 if __name__ == "__main__":
