@@ -38,7 +38,7 @@ from goldy_import.ir import types as T
 from goldy_import.ir.layout import struct_layout
 
 from . import ptx_math as PM
-from .ptx_uniform import Uniformity
+from goldy_import.ir.uniformity import Uniformity
 
 # PTX ISA version that first supports each target; the default for a target is this
 # minimum, so the module loads on the oldest driver that knows the GPU.
@@ -207,7 +207,7 @@ class _Emitter:
         self.m = PM.PtxOps(self.b)
         self.src_lines = source.splitlines() if source else []
         self.current_line = 0
-        self.uni = Uniformity(k)
+        self.uni = Uniformity(k, "may")
         self.locals: dict[str, list[str]] = {}
         self.scalars: dict[str, str] = {}
         self.res: dict[str, dict] = {}
