@@ -82,6 +82,7 @@ class Load(Expr):
 
     resource: str
     index: Expr
+    check: int = -1  # trapping-check site id (ir/checks.py), -1: no check needed
 
 
 @dataclass
@@ -135,6 +136,7 @@ class Binary(Expr):
     op: str
     lhs: Expr
     rhs: Expr
+    check: int = -1  # integer div/rem: division-by-zero check site id, -1: none
 
 
 @dataclass
@@ -201,6 +203,7 @@ class Store(Stmt):
     resource: str
     index: Expr
     value: Expr
+    check: int = -1  # trapping-check site id (ir/checks.py), -1: no check needed
 
 
 @dataclass
@@ -287,6 +290,7 @@ class AtomicAdd(Stmt):
     resource: str
     index: Expr
     value: Expr
+    check: int = -1  # trapping-check site id (ir/checks.py), -1: no check needed
 
 
 # ---------------------------------------------------------------- declarations

@@ -24,7 +24,10 @@ def _encode(v: Any) -> Any:
     if dataclasses.is_dataclass(v):
         out: dict[str, Any] = {"node": type(v).__name__}
         for f in dataclasses.fields(v):
-            out[f.name] = _encode(getattr(v, f.name))
+            value = getattr(v, f.name)
+            if f.name == "check" and value == -1:
+                continue  # unchecked (the default): kept out so plain IR reads as before
+            out[f.name] = _encode(value)
         return out
     if isinstance(v, (list, tuple)):
         return [_encode(x) for x in v]
@@ -44,6 +47,8 @@ def _decode(v: Any) -> Any:
             cls = _NODE_CLASSES[v["node"]]
             kwargs = {}
             for f in dataclasses.fields(cls):
+                if f.name not in v and f.default is not dataclasses.MISSING:
+                    continue
                 raw = v[f.name]
                 if f.name == "span":
                     kwargs[f.name] = N.Span(*raw)

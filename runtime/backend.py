@@ -107,11 +107,19 @@ class Dispatch:
 
 @dataclass
 class FaultReport:
-    """A failed run-time check, reported by a backend after a submit (issue 9)."""
+    """A failed trapping check (ir/checks.py), reported by `Backend.submit`.
 
-    kernel: str
+    `dispatch` is the index of the dispatch in the submitted list, `site` the check's site
+    id in `Dispatch.kernel` (`ir.checks.check_sites`), `index` one offending index (for a
+    2-D image coordinate: x, with `index_y` the y) and `length` the extent it was checked
+    against (0 for a division by zero). The core turns it into a KernelFault naming the
+    kernel, the Rust file:line:col, the parameter, the index and the length."""
+
+    dispatch: int
     site: int
-    detail: dict = field(default_factory=dict)
+    index: int = 0
+    length: int = 0
+    index_y: Optional[int] = None
 
 
 class Backend(ABC):
@@ -150,8 +158,15 @@ class Backend(ABC):
         """`d.args[index]` (a ScalarArg) changed between submits."""
 
     @abstractmethod
-    def submit(self, dispatches: list[Dispatch]) -> None:
-        """Run the dispatches in order, each seeing the previous ones' writes, and wait."""
+    def submit(self, dispatches: list[Dispatch]) -> Optional[list[FaultReport]]:
+        """Run the dispatches in order, each seeing the previous ones' writes, and wait.
+
+        Trapping checks: `Dispatch.kernel` went through `ir.checks.insert_checks` when checks
+        are on (`compile(..., options.checks)`); every node with `check >= 0` must be
+        checked at run time. A failing access is suppressed (a load gives 0, a store or
+        atomic does nothing, a division gives 0), the thread carries on, and the failure is
+        recorded in a per-dispatch error word (first failure wins; CUDA without `trap`, so
+        the context survives). Return one FaultReport per faulted dispatch (or None)."""
 
     def close(self) -> None:
         """Release device resources; the core never calls the backend afterwards."""

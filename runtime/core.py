@@ -19,9 +19,10 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 
 from goldy_import.errors import (AliasingError, BackendError, BackendUnavailable, BindingError, DeviceLimitError,
-                                 GoldyError, GridError)
+                                 GoldyError, GridError, KernelFault)
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
+from goldy_import.ir.checks import check_sites, insert_checks
 from goldy_import.ir.serialize import to_json
 
 from . import dtypes as DT
@@ -379,8 +380,9 @@ class KernelDef:
             if hit is None:
                 _check_kernel_limits(self.ir, device)
                 _maybe_dump(self.ir)
-                compiled = device.backend.compile(self.ir, options)
-                hit = PreparedKernel(self, device, compiled, options)
+                target_ir = insert_checks(self.ir) if options.checks else self.ir
+                compiled = device.backend.compile(target_ir, options)
+                hit = PreparedKernel(self, device, compiled, options, target_ir)
                 device._kernel_cache[key] = hit
         return hit
 
@@ -423,9 +425,11 @@ def _check_kernel_limits(k: N.Kernel, device: Device) -> None:
 class PreparedKernel:
     """A kernel compiled for one device. `record` appends dispatches to a Scheme."""
 
-    def __init__(self, kdef: KernelDef, device: Device, compiled: Any, options: CompileOptions):
+    def __init__(self, kdef: KernelDef, device: Device, compiled: Any, options: CompileOptions,
+                 target_ir: Optional[N.Kernel] = None):
         self.kdef = kdef
         self.ir = kdef.ir
+        self.target_ir = target_ir if target_ir is not None else kdef.ir  # with check sites
         self.name = kdef.name
         self.device = device
         self.compiled = compiled
@@ -769,7 +773,7 @@ class Scheme:
 
     def _append(self, pk: PreparedKernel, label: str, bound: Bound, groups) -> Node:
         self.device._check_open()
-        d = Dispatch(pk.ir, pk.compiled, list(bound.args), groups, label)
+        d = Dispatch(pk.target_ir, pk.compiled, list(bound.args), groups, label)
         self.device.backend.record(d)
         with self._lock:
             node = Node(len(self.nodes), label, pk, d, bound.keep)
@@ -786,9 +790,11 @@ class Scheme:
                     raise BindingError(f"node {n.index} ({n.label!r}, kernel `{n.kernel.name}`) uses a buffer "
                                        f"that was freed after recording")
         with self._lock:
-            self.device.backend.submit([n.dispatch for n in self.nodes])
+            faults = self.device.backend.submit([n.dispatch for n in self.nodes])
             self.stats.submits += 1
             self.stats.dispatches += len(self.nodes)
+        if faults:
+            raise kernel_fault(self.nodes, faults)
 
     def set_node_param(self, node: Node, slot_or_name: Union[int, str], value: Any) -> None:
         """Change a scalar argument of a recorded node; takes effect at the next submit."""
@@ -811,3 +817,37 @@ class Scheme:
         where = f"kernel `{k.name}` parameter `{p.name}` ({rust_param_type(p)})"
         node.dispatch.args[idx] = ScalarArg(p.ty, _check_scalar(where, p.ty, value))
         self.device.backend.update_scalar(node.dispatch, idx)
+
+
+def kernel_fault(nodes: list[Node], faults: list) -> KernelFault:
+    """The first fault of a submit as a KernelFault naming kernel, Rust location,
+    parameter, offending index and length; the others are counted."""
+    f = faults[0]
+    node = nodes[f.dispatch]
+    k = node.dispatch.kernel
+    sites = {s.id: s for s in check_sites(k)}
+    site = sites.get(f.site)
+    where = f"kernel `{k.name}` (node {node.index} {node.label!r})"
+    if site is None:
+        msg = f"{where}: a run-time check failed (site {f.site})"
+    else:
+        loc = f"{k.source_file}:{site.span.line}:{site.span.col}"
+        if site.kind == "divide":
+            msg = f"{where}: integer division by zero at {loc}"
+        else:
+            p = k.param(site.resource or "")
+            what = "workgroup array" if p is None else "parameter"
+            if f.index_y is not None:
+                msg = (f"{where}: texel ({f.index}, {f.index_y}) out of bounds at {loc}: {what} "
+                       f"`{site.resource}` is {f.length} texels wide")
+            else:
+                msg = (f"{where}: index out of bounds at {loc}: {what} `{site.resource}` indexed at "
+                       f"{f.index}, but its length is {f.length}")
+    if len(faults) > 1:
+        msg += f" ({len(faults) - 1} more faulted dispatch{'es' if len(faults) > 2 else ''} in this submit)"
+    err = KernelFault(msg)
+    err.kernel = k.name  # type: ignore[attr-defined]
+    err.site = site  # type: ignore[attr-defined]
+    err.index = f.index  # type: ignore[attr-defined]
+    err.length = f.length  # type: ignore[attr-defined]
+    return err
