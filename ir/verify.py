@@ -4,7 +4,7 @@ names resolve, types agree, resources are used according to their category, and
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import NoReturn, Optional
 
 from . import nodes as N
 from . import types as T
@@ -29,7 +29,7 @@ class _Verifier:
         self.structs = {s.name: s for s in k.structs}
         self.declared: set[str] = set()
 
-    def fail(self, msg: str, span: Optional[N.Span]) -> None:
+    def fail(self, msg: str, span: Optional[N.Span]) -> NoReturn:
         raise VerifyError(f"kernel `{self.k.name}`: {msg}", span)
 
     def run(self) -> None:
