@@ -133,7 +133,7 @@ def _lower_kernel(ctx: Context, node, attr, doc: str):
 
 def _syntax_errors(root, src: SourceText, diags: list[Diagnostic]) -> list[tuple[int, int]]:
     """Report ERROR and MISSING nodes; returns their byte regions."""
-    regions = []
+    regions: list[tuple[int, int]] = []
     if not root.has_error:
         return regions
     count = 0
