@@ -64,6 +64,7 @@ class CpuKernel:
     source: str
     fn: Callable
     slots: list[Slot]
+    atomics: bool  # chunks must then keep global thread order
 
     @property
     def name(self) -> str:
@@ -718,7 +719,8 @@ def compile_cpu(kernel: N.Kernel) -> CpuKernel:
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # readable tracebacks
     ns = {"np": np, "rt": rt, "TRUE": rt.TRUE, "FALSE": rt.FALSE}
     exec(code, ns)
-    out = CpuKernel(kernel, source, ns[fname], em.slots)
+    atomics = any(isinstance(s, N.AtomicAdd) for s in N.walk_stmts(kernel.body))
+    out = CpuKernel(kernel, source, ns[fname], em.slots, atomics)
     with _LOCK:
         _CACHE[key] = out
     return out

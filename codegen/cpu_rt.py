@@ -198,14 +198,14 @@ class Geometry:
         return off
 
 
-def chunks(wg: tuple, groups: tuple, target: int):
-    """(w0, W) chunks of whole workgroups, about `target` threads each, in an order that keeps
-    atomics in global thread order: with a 2-D/3-D workgroup a chunk holds whole rows/slabs
-    of workgroups, because thread order interleaves the workgroups of a row."""
+def chunks(wg: tuple, groups: tuple, target: int, atomics: bool = True):
+    """(w0, W) chunks of whole workgroups, about `target` threads each. With `atomics`, in an
+    order that keeps them in global thread order: with a 2-D/3-D workgroup a chunk then holds
+    whole rows/slabs of workgroups, because thread order interleaves a row's workgroups."""
     S = wg[0] * wg[1] * wg[2]
     gx, gy, gz = groups
     total = gx * gy * gz
-    unit = 1 if (wg[1] == 1 and wg[2] == 1) else (gx if wg[2] == 1 else gx * gy)
+    unit = 1 if (not atomics or (wg[1] == 1 and wg[2] == 1)) else (gx if wg[2] == 1 else gx * gy)
     per = max(unit, (max(1, target // S) // unit) * unit)
     for w0 in range(0, total, per):
         yield w0, min(per, total - w0)

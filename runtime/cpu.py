@@ -25,9 +25,12 @@ from goldy_import.ir import types as T
 from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, Limits, ScalarArg, TensorArg,
                       UniformArg)
 
-# Threads per chunk: big enough that per-chunk Python costs vanish, small enough that the
-# chunk's temporaries stay in cache (benchmarks/cpu_backend.py measured this).
+# Threads per chunk: big enough that per-chunk Python costs vanish against the numpy work,
+# small enough to bound memory (benchmarks/cpu_backend.py --chunks compares sizes).
 CHUNK_THREADS = 1 << 20
+# Dispatches up to this many threads keep their lane geometry and workgroup arrays between
+# submits (cheap re-submits); bigger ones rebuild them, so recorded Schemes pin no memory.
+KEEP_THREADS = 1 << 16
 
 _SCALAR = {"u32": np.uint32, "i32": np.int32, "f32": np.float32, "bool": np.bool_}
 
@@ -68,16 +71,19 @@ class _Bound:
         self.structs = {s.name: s for s in k.structs}
         self.slots = ck.slots
         self.R: list[Any] = [self.value(s, k.params[s.param], d.args[s.param]) for s in ck.slots]
-        self.wg, self.groups, self.chunk = k.workgroup_size, tuple(d.groups), chunk_threads
-        plan = list(itertools.islice(rt.chunks(self.wg, self.groups, chunk_threads), 2))
-        self.pool: dict = {}
-        self.single = [rt.Geometry(self.wg, self.groups, 0, plan[0][1], self.pool)] if len(plan) == 1 else None
+        self.wg, self.groups, self.chunk, self.atomics = k.workgroup_size, tuple(d.groups), chunk_threads, ck.atomics
+        plan = list(itertools.islice(rt.chunks(self.wg, self.groups, chunk_threads, ck.atomics), 2))
+        threads = self.groups[0] * self.groups[1] * self.groups[2] * int(np.prod(self.wg))
+        self.single = None
+        if len(plan) == 1 and threads <= KEEP_THREADS:
+            self.single = [rt.Geometry(self.wg, self.groups, 0, plan[0][1])]
 
     def geometries(self):
         if self.single is not None:
             return self.single
-        return (rt.Geometry(self.wg, self.groups, w0, W, self.pool)
-                for w0, W in rt.chunks(self.wg, self.groups, self.chunk))
+        pool: dict = {}  # workgroup arrays shared by this submit's chunks only
+        return (rt.Geometry(self.wg, self.groups, w0, W, pool)
+                for w0, W in rt.chunks(self.wg, self.groups, self.chunk, self.atomics))
 
     def set_scalar(self, index: int, arg: ScalarArg) -> None:
         for pos, s in enumerate(self.slots):
