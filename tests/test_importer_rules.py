@@ -170,3 +170,44 @@ def test_json_diagnostics_have_byte_and_character_positions() -> None:
 def test_files_without_kernels_are_fine(source: str) -> None:
     result = import_source(source)
     assert result.ok and result.kernels == []
+
+
+# ---------------------------------------------------------------- regressions (bugs found and fixed)
+
+def test_block_like_tail_of_a_value_block_is_its_value() -> None:
+    # tree-sitter parses `{ if a { x } else { y } }` as a statement without `;`
+    k = kernel("let v = if c { if n > 1 { 1u32 } else { 2 } } else { 3 };\nout[0] = v;")
+    assert k.locals["v"] == "u32"
+
+
+def test_range_with_negative_end_is_not_a_subtraction() -> None:
+    # tree-sitter reads `a..-b` as `(a..) - b`
+    t = text(kernel("for j in 3..-2 { out[0] = j as u32; }"))
+    assert "for j: i32 in 3i32..-2i32 {" in t
+
+
+def test_intrinsic_arguments_are_lowered_once() -> None:
+    # the leading argument used to be lowered twice: duplicate errors and hoisted statements
+    assert errors("fs[0] = max(1.0, missing);") == [("G0020", 1, "missing")]
+    t = text(kernel("fs[0] = max(0.5, if c { fs[n] } else { 0.0 });"))
+    assert t.count("if c {") == 1
+
+
+def test_effects_of_a_discarded_expression_are_kept() -> None:
+    t = text(kernel("(if c { out[0] = 1; 2.0 } else { 3.0 });"))
+    assert "out[0u32] = 1u32;" in t
+
+
+def test_float_literal_beyond_f64_range_is_out_of_range_not_infinity() -> None:
+    assert errors("fs[0] = 1e400;") == [("G0033", 1, "1e400")]
+
+
+def test_no_cascade_from_assigning_a_buffer() -> None:
+    assert [c for c, _, _ in errors("out = xs;")] == ["G0022"]
+
+
+def test_struct_slices_that_are_mutable_are_reported() -> None:
+    # `&mut [Struct]` used to be dropped from the parameters without a diagnostic
+    src = "#[goldy::gpu] struct S { a: f32 }\n#[goldy::compute]\nfn k(ps: &mut [S]) { ps[0]; }\n"
+    result = import_source(src, "t.rs")
+    assert [d.code for d in result.diagnostics] == ["G0003"] and result.kernels == []
