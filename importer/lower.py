@@ -60,3 +60,7 @@ class KernelLowerer(SignatureLowering, StatementLowering, ExpressionLowering, Bu
         return N.Kernel(self.name, self.wg_size, self.params, self.wgarrays, structs, body,
                         builtins, self.ctx.source.filename, self.doc, self.span(self.fn),
                         dict(self.locals))
+
+
+KernelLowerer.EXPR_METHODS = {name.removeprefix("expr_"): getattr(KernelLowerer, name)
+                              for name in dir(KernelLowerer) if name.startswith("expr_")}

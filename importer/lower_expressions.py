@@ -20,6 +20,13 @@ from .syntax import FLOAT_TEXT, named, node_text, split_int_literal, parse_int_d
 class ExpressionLowering(LowererState):
     def is_flexible_literal(self, node, depth: int = 0) -> bool:
         """An expression whose type Rust would infer from context (unsuffixed literals)."""
+        key = (node.start_byte, node.end_byte, node.type)
+        known = self.flexible_cache.get(key)
+        if known is None:
+            known = self.flexible_cache[key] = self.flexible_uncached(node, depth)
+        return known
+
+    def flexible_uncached(self, node, depth: int) -> bool:
         if depth > MAX_DEPTH:
             return False  # lowering reports the nesting
         depth += 1
@@ -50,9 +57,11 @@ class ExpressionLowering(LowererState):
     def lower_expr(self, node, expected: Optional[str]) -> Optional[N.Expr]:
         if node is None:
             return None
-        self.enter(node)
-        method = getattr(self, "expr_" + node.type, None)
-        e = self.reject_expr(node) if method is None else method(node, expected)
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            self.enter(node, counted=True)  # reports and aborts
+        method = self.EXPR_METHODS.get(node.type)
+        e = self.reject_expr(node) if method is None else method(self, node, expected)
         self.depth -= 1
         if e is None and not self.diags:  # a failure must never pass silently
             self.error("G0028", "internal error: expression could not be lowered", node,

@@ -101,6 +101,9 @@ def read_write_help(p: N.Param, why: str = "") -> list[str]:
 class LowererState:
     """The state of one kernel's lowering and the helpers every lowering step uses."""
 
+    # tree-sitter node type -> the `expr_<type>` method lowering it (filled in by lower.py)
+    EXPR_METHODS: dict[str, Any] = {}
+
     if TYPE_CHECKING:  # implemented by the lowering mixins that share this state
         def lower_expr(self, node, expected: Optional[str]) -> Optional[N.Expr]: ...
         def lower_index(self, node) -> Optional[N.Expr]: ...
@@ -138,6 +141,8 @@ class LowererState:
         self.effect_root: Optional[tuple[int, int]] = None  # see set_root
         self.depth = 0  # nesting of expressions and blocks being lowered, see enter
         self.deferred: list[Binding] = []  # `let x: T;` bindings, see check_init
+        self.flexible_cache: dict[tuple[int, int, str], bool] = {}  # see is_flexible_literal
+        self.span = ctx.source.node_span  # type: ignore[method-assign]  # hot: skip a call layer
 
     def span(self, node) -> N.Span:
         return self.ctx.source.node_span(node)
@@ -228,9 +233,10 @@ class LowererState:
                     return b
         return None
 
-    def enter(self, node) -> None:
+    def enter(self, node, counted: bool = False) -> None:
         """One nesting level deeper; past MAX_DEPTH, report and abandon the kernel."""
-        self.depth += 1
+        if not counted:
+            self.depth += 1
         if self.depth > MAX_DEPTH:
             self.error("G0040", "nesting is too deep", self.ctx.source.span(node.start_byte, node.start_byte + 1),
                        f"more than {MAX_DEPTH} levels deep",

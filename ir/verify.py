@@ -28,6 +28,7 @@ class _Verifier:
         self.wg = {w.name: w for w in k.workgroup_arrays}
         self.structs = {s.name: s for s in k.structs}
         self.declared: set[str] = set()
+        self.valid_types: set[str] = set()
 
     def fail(self, msg: str, span: Optional[N.Span]) -> NoReturn:
         raise VerifyError(f"kernel `{self.k.name}`: {msg}", span)
@@ -66,10 +67,13 @@ class _Verifier:
         self.body(k.body, 0)
 
     def check_type(self, t: str, span) -> None:
+        if t in self.valid_types:  # most expressions repeat a handful of types
+            return
         if not T.is_valid(t):
             self.fail(f"invalid type `{t}`", span)
         if T.is_struct(t) and T.struct_name(t) not in self.structs:
             self.fail(f"undeclared struct `{t}`", span)
+        self.valid_types.add(t)
 
     def body(self, stmts: list[N.Stmt], loops: int) -> None:
         for s in stmts:

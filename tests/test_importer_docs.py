@@ -43,7 +43,9 @@ def test_catalogue_example_reports_its_code(code: str) -> None:
     m = next(m for m in sections(text) if m.group(1) == code)
     result = import_source(m.group(4), "example.rs")
     assert result.diagnostics, f"{code}: the example reports nothing"
-    assert {d.code for d in result.diagnostics} == {code}, result.render()
+    # an error example may also draw warnings; it must report its own code and no other error
+    assert {d.code for d in result.diagnostics if d.severity == "error" or d.code == code} == {code}, \
+        result.render()
     rendered = result.render() + "\n"
     if UPDATE:
         if m.group(5) != rendered:
@@ -63,7 +65,7 @@ def test_dialect_examples_import_cleanly() -> None:
     assert len(examples) >= 4
     for ex in examples:
         result = import_source(ex, "dialect.md")
-        assert result.diagnostics == [] and result.kernels, f"{result.render()}\n{ex}"
+        assert result.errors == [] and result.kernels, f"{result.render()}\n{ex}"
 
 
 def test_dialect_rejected_examples_report_errors() -> None:

@@ -13,14 +13,14 @@ from goldy_import.ir.pretty import format_kernel
 
 def kernel(body: str, params: str = "out: &mut [u32], xs: &[u32], fs: &mut [f32], n: u32, c: bool") -> N.Kernel:
     result = import_source(f"#[goldy::compute]\nfn k({params}) {{\n{body}\n}}\n", "t.rs")
-    assert result.diagnostics == [], result.render()
+    assert result.errors == [], result.render()  # warnings are not what these tests are about
     return result.kernels[0]
 
 
 def errors(body: str, params: str = "out: &mut [u32], xs: &[u32], fs: &mut [f32], n: u32, c: bool"):
     result = import_source(f"#[goldy::compute]\nfn k({params}) {{\n{body}\n}}\n", "t.rs")
     assert result.kernels == []
-    return [(d.code, d.span.line - 2, result.source.text(d.span)) for d in result.diagnostics]
+    return [(d.code, d.span.line - 2, result.source.text(d.span)) for d in result.errors]
 
 
 def text(k: N.Kernel) -> str:

@@ -61,7 +61,7 @@ def import_rel(path: Path):
 @pytest.mark.parametrize("path", ACCEPT, ids=lambda p: p.stem)
 def test_accepted_source_lowers_to_snapshot_ir(path: Path) -> None:
     result = import_rel(path)
-    assert result.diagnostics == [], result.render()
+    assert result.errors == [], result.render()
     assert result.kernels, "no kernel found"
     for k in result.kernels:
         verify(k)
@@ -91,8 +91,8 @@ def kernel_segments(source: str) -> list[tuple[int, int, str]]:
 def test_rejected_source_reports_snapshot_diagnostics(path: Path) -> None:
     code = path.stem[:5]
     result = import_rel(path)
-    assert result.diagnostics, "no diagnostics"
-    codes = {d.code for d in result.diagnostics}
+    assert result.errors, "no errors"
+    codes = {d.code for d in result.errors}
     assert codes == {code}, result.render()
     source = path.read_text()
     if code != "G0036":  # the first of two same-named kernels is fine

@@ -13,11 +13,11 @@ DATA = Path(__file__).resolve().parent / "data" / "importer"
 def test_whole_file_imports_good_kernels_and_reports_the_bad_one() -> None:
     result = import_file(DATA / "whole_file.rs")
     assert [k.name for k in result.kernels] == ["scale", "histogram"]
-    assert [(d.code, d.span.line) for d in result.diagnostics] == [("G0019", 55), ("G0027", 56), ("G0015", 57)]
+    assert [(d.code, d.span.line) for d in result.errors] == [("G0019", 55), ("G0027", 56), ("G0015", 57)]
     # every diagnostic points into the bad kernel, none into host code
     broken = result.source.data.index(b"fn broken")
     end = result.source.data.index(b"/// Second good kernel.")
-    assert all(broken <= d.span.start < end for d in result.diagnostics)
+    assert all(broken <= d.span.start < end for d in result.errors)
     scale = result.kernel("scale")
     assert scale.doc == "First good kernel."
     assert [s.name for s in scale.structs] == ["Params"]
@@ -37,4 +37,4 @@ def test_a_bad_kernel_between_good_ones_does_not_stop_the_import() -> None:
 """
     result = import_source(src)
     assert [k.name for k in result.kernels] == ["a", "c"]
-    assert [d.code for d in result.diagnostics] == ["G0019"]
+    assert [d.code for d in result.errors] == ["G0019"]
