@@ -1,0 +1,337 @@
+"""Race lints: warnings about writes and reads that threads of one workgroup make to the
+same memory without ordering them. The kernel is still imported.
+
+Following gpu_native's rule that a thread writes only where no other thread writes:
+
+- G0043: a write to a buffer, tensor view or image at an index that is the same for every
+  thread of a workgroup, outside any thread-dependent guard, of a value that may differ
+  between threads (every thread writes `out[0] = x[i]`). Atomics are exempt, and so is a
+  write of a value that is the same on every thread (`out[0] = 1.0`): whichever thread's
+  write lands, the element gets that value.
+- G0044: a workgroup array read at another lane's element after a write and before any
+  barrier (barrier, collective or softmax) in program order.
+
+Both lints are conservative: a false warning on a correct kernel is worse than a missed
+race. Uniformity questions go to `ir.uniformity`: "does this vary per lane?" uses its
+"must" mode (only what certainly depends on the thread), "is this the same on every
+lane?" its "may" mode (only what certainly does not). Where the answer is unsure, no
+warning. Concretely G0044 reports only three shapes of read, each with a write still
+pending (not yet followed by a barrier on some path):
+
+1. the write's index certainly varies per lane, the read's index certainly does not and
+   every lane performs the read (`s[lid] = v; let t = s[0];`);
+2. the read's index is the write's `local_id()`/`global_id()` lane index plus, minus or
+   xor a lane-independent offset that is not known to be 0 (`s[lid + stride]`), unless
+   the ranges of the two indices are known to be disjoint;
+3. the write's index is lane-independent and the write certainly happens on some lanes
+   only, while every lane reads that element (`if lid == 0 { s[0] = v; } let t = s[0];`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from goldy_import.ir import nodes as N
+from goldy_import.ir.uniformity import Uniformity
+
+from .diagnostics import Diagnostic, Label
+
+UNIFORM_WRITE = "G0043"
+UNSYNCED_READ = "G0044"
+
+_SYNC = (N.Barrier, N.Reduce, N.Softmax)
+_MAX_LOOP_PASSES = 16
+_MAX_SUBST_DEPTH = 32
+
+
+def lint_diagnostics(kernel: N.Kernel, filename: str) -> list[Diagnostic]:
+    """Race warnings for a verified kernel (severity "warning"), in source order."""
+    lanes = kernel.workgroup_size[0] * kernel.workgroup_size[1] * kernel.workgroup_size[2]
+    if lanes <= 1:
+        return []  # one thread per workgroup: nothing to race with inside it
+    walker = _Walker(kernel)
+    walker.run()
+    out = [_uniform_write(s, filename) for s in walker.uniform_stores.values()]
+    out += [_unsynced_read(load, store, filename) for load, store in walker.unsynced.values()]
+    out.sort(key=lambda d: (d.span.start, d.code))
+    return out
+
+
+# ---------------------------------------------------------------- diagnostics
+
+
+def _uniform_write(s: N.Store, filename: str) -> Diagnostic:
+    return Diagnostic(
+        UNIFORM_WRITE, f"every thread of a workgroup writes the same element of `{s.resource}`", filename,
+        [Label(s.span, "every thread of the workgroup writes this element")],
+        ["index the write by the thread (`gpu::global_id().x`), let one thread write it "
+         "(`if gpu::local_id().x == 0 { ... }`), or use `atomic_add`"],
+        ["threads may write only where no other thread writes; which write lands is unspecified"],
+        severity="warning")
+
+
+def _unsynced_read(load: N.Load, store: N.Store, filename: str) -> Diagnostic:
+    labels = [Label(load.span, "read here, before a barrier"),
+              Label(store.span, "written here", primary=False)]
+    return Diagnostic(
+        UNSYNCED_READ, f"workgroup array `{load.resource}` is read at another thread's element "
+                       "without a barrier after the write", filename,
+        labels,
+        ["call `gpu::workgroup_barrier();` between the write and the read, where every thread "
+         "of the workgroup reaches it"],
+        ["another thread may not have written the element yet; only a barrier orders writes of "
+         "one thread before reads of another"],
+        severity="warning")
+
+
+# ---------------------------------------------------------------- the walk
+
+
+@dataclass(frozen=True)
+class _Flow:
+    may: bool  # some lanes may not be here (control flow may be thread-dependent)
+    must: bool  # control flow certainly depends on the thread (the dialect's definition)
+
+    def join(self, other: "_Flow") -> "_Flow":
+        return _Flow(self.may or other.may, self.must or other.must)
+
+
+# pending workgroup-array writes: array -> {id(store): (store, flow at the store)}
+_Pending = dict[str, dict[int, tuple[N.Store, _Flow]]]
+
+
+@dataclass
+class _Exits:
+    brk: list[_Pending] = field(default_factory=list)
+    cont: list[_Pending] = field(default_factory=list)
+    diverged: Optional[_Flow] = None  # some lanes may have left (return/break/continue)
+
+
+def _union(*states: _Pending) -> _Pending:
+    out: _Pending = {}
+    for st in states:
+        for arr, sites in st.items():
+            out.setdefault(arr, {}).update(sites)
+    return out
+
+
+def _same(a: _Pending, b: _Pending) -> bool:
+    return {k: set(v) for k, v in a.items() if v} == {k: set(v) for k, v in b.items() if v}
+
+
+class _Walker:
+    """Two walks over the kernel: the first settles, for every statement, whether control
+    flow may or must be thread-dependent there (joined over loop passes); the second, with
+    those flows fixed, follows pending workgroup-array writes and records the findings.
+    Pending sets only grow across loop passes, so a race seen in any pass is real."""
+
+    def __init__(self, k: N.Kernel):
+        self.k = k
+        self.may = Uniformity(k, "may")
+        self.must = Uniformity(k, "must")
+        self.defs = _immutable_defs(k)
+        self.flows: dict[object, _Flow] = {}
+        self.recording = False
+        self.uniform_stores: dict[int, N.Store] = {}
+        self.unsynced: dict[int, tuple[N.Load, N.Store]] = {}
+        self._lane_keys = {_key(N.Swizzle("u32", N.NO_SPAN, N.Builtin("vec3<u32>", N.NO_SPAN, b), axis))
+                           for b in ("local_id", "global_id")
+                           for axis, extent in zip("xyz", k.workgroup_size) if extent > 1}
+
+    def run(self) -> None:
+        self.block(self.k.body, _Flow(False, False), {})
+        self.recording = True
+        self.block(self.k.body, _Flow(False, False), {})
+
+    def at(self, key: object, flow: _Flow) -> _Flow:
+        old = self.flows.get(key)
+        self.flows[key] = flow if old is None else old.join(flow)
+        return self.flows[key]
+
+    # -------------------------------------------------------- control flow
+
+    def block(self, stmts: list[N.Stmt], flow: _Flow, pending: _Pending) -> tuple[_Pending, _Exits]:
+        exits = _Exits()
+        for s in stmts:
+            if exits.diverged is not None:
+                flow = flow.join(exits.diverged)
+            pending, ex = self.stmt(s, self.at(id(s), flow), pending)
+            exits.brk += ex.brk
+            exits.cont += ex.cont
+            exits.diverged = _join_opt(exits.diverged, ex.diverged)
+        return pending, exits
+
+    def stmt(self, s: N.Stmt, flow: _Flow, pending: _Pending) -> tuple[_Pending, _Exits]:
+        if not isinstance(s, N.While):
+            for e in N.stmt_exprs(s):
+                self.reads(e, flow, pending)
+        divergent_exit = flow if (flow.may or flow.must) else None
+        if isinstance(s, N.Store):
+            self.store(s, flow)
+            if self.k.workgroup_array(s.resource) is not None:
+                pending = _union(pending, {s.resource: {id(s): (s, flow)}})
+            return pending, _Exits()
+        if isinstance(s, _SYNC):
+            return {}, _Exits()
+        if isinstance(s, N.If):
+            inner = flow.join(self.cond_flow(s.cond))
+            p1, e1 = self.block(s.then_body, inner, pending)
+            p2, e2 = self.block(s.else_body, inner, pending)
+            return _union(p1, p2), _Exits(e1.brk + e2.brk, e1.cont + e2.cont, _join_opt(e1.diverged, e2.diverged))
+        if isinstance(s, (N.While, N.Loop, N.For)):
+            return self.loop(s, flow, pending)
+        if isinstance(s, N.Return):
+            return {}, _Exits(diverged=divergent_exit)
+        if isinstance(s, N.Break):
+            return {}, _Exits(brk=[pending], diverged=divergent_exit)
+        if isinstance(s, N.Continue):
+            return {}, _Exits(cont=[pending], diverged=divergent_exit)
+        return pending, _Exits()
+
+    def loop(self, s, flow: _Flow, pending: _Pending) -> tuple[_Pending, _Exits]:
+        """Iterates the body until the pending writes at its head and the divergence left
+        by its exits stop growing. A divergent `break`/`continue`/`return` inside diverges
+        the rest of the body on later iterations and, conservatively, the rest of the kernel."""
+        if isinstance(s, N.While):
+            head = self.cond_flow(s.cond)
+        elif isinstance(s, N.For):
+            head = self.cond_flow(s.start).join(self.cond_flow(s.end))
+        else:
+            head = _Flow(False, False)
+        entry = pending
+        diverged: Optional[_Flow] = None
+        for _ in range(_MAX_LOOP_PASSES):
+            here = flow if diverged is None else flow.join(diverged)
+            if isinstance(s, N.While):
+                self.reads(s.cond, self.at(("cond", id(s)), here), entry)
+            out, ex = self.block(s.body, here.join(head), entry)
+            new_diverged = _join_opt(diverged, ex.diverged)
+            new_entry = _union(pending, out, *ex.cont)
+            if _same(new_entry, entry) and new_diverged == diverged:
+                break
+            entry, diverged = new_entry, new_diverged
+        after = _union(*ex.brk) if isinstance(s, N.Loop) else _union(entry, *ex.brk)
+        return after, _Exits(diverged=diverged)
+
+    def cond_flow(self, e: N.Expr) -> _Flow:
+        return _Flow(self.may.varies(e), self.must.varies(e))
+
+    # -------------------------------------------------------- the lints
+
+    def store(self, s: N.Store, flow: _Flow) -> None:
+        p = self.k.param(s.resource)
+        if p is None or p.category not in N.WRITABLE_CATEGORIES or not self.recording:
+            return
+        if flow.may or self.may.varies(s.index):
+            return
+        if not self.may.varies(s.value):
+            return  # every thread writes the same value: whichever write lands, the result is one
+        self.uniform_stores.setdefault(id(s), s)
+
+    def reads(self, e: N.Expr, flow: _Flow, pending: _Pending) -> None:
+        for sub in N.walk_expr(e):
+            if not self.recording or not isinstance(sub, N.Load) or id(sub) in self.unsynced:
+                continue
+            sites = pending.get(sub.resource)
+            if not sites or self.k.workgroup_array(sub.resource) is None:
+                continue
+            for store, wflow in sites.values():
+                if self.races(sub, flow, store, wflow):
+                    self.unsynced[id(sub)] = (sub, store)
+                    break
+
+    def races(self, load: N.Load, rflow: _Flow, store: N.Store, wflow: _Flow) -> bool:
+        r, w = self.norm(load.index), self.norm(store.index)
+        rk, wk = _key(r), _key(w)
+        w_varies = self.must.varies(store.index)
+        r_uniform = not self.may.varies(load.index)
+        # 1. lane-indexed write, one element read by every lane
+        if w_varies and r_uniform and not rflow.may and self._may_overlap(store.index, load.index):
+            return True
+        # 2. the lane's own index shifted by a lane-independent offset
+        if wk in self._lane_keys and isinstance(r, N.Binary) and r.op in ("add", "sub", "bitxor"):
+            for mine, off in ((r.lhs, r.rhs), (r.rhs, r.lhs)) if r.op != "sub" else ((r.lhs, r.rhs),):
+                if _key(mine) == wk and not self.may.varies(off) and self.may.range(off) != (0, 0) \
+                        and self._may_overlap(store.index, load.index):
+                    return True
+        # 3. one element written by some lanes only, read by every lane
+        if not self.may.varies(store.index) and wflow.must and not rflow.may and rk == wk:
+            return True
+        return False
+
+    def _may_overlap(self, a: N.Expr, b: N.Expr) -> bool:
+        ra, rb = self.may.range(a), self.may.range(b)
+        if ra is None or rb is None:
+            return True
+        return not (ra[1] < rb[0] or rb[1] < ra[0])
+
+    def norm(self, e: N.Expr, depth: int = 0) -> N.Expr:
+        """`e` with never-reassigned locals replaced by their values (for comparing indices)."""
+        if isinstance(e, N.Var) and e.name in self.defs and depth < _MAX_SUBST_DEPTH:
+            return self.norm(self.defs[e.name], depth + 1)
+        if isinstance(e, N.Binary):
+            return N.Binary(e.ty, e.span, e.op, self.norm(e.lhs, depth), self.norm(e.rhs, depth))
+        if isinstance(e, N.Swizzle):
+            return N.Swizzle(e.ty, e.span, self.norm(e.value, depth), e.lanes)
+        if isinstance(e, N.Cast):
+            return N.Cast(e.ty, e.span, self.norm(e.value, depth))
+        if isinstance(e, N.Unary):
+            return N.Unary(e.ty, e.span, e.op, self.norm(e.operand, depth))
+        return e
+
+
+def _join_opt(a: Optional[_Flow], b: Optional[_Flow]) -> Optional[_Flow]:
+    if a is None:
+        return b
+    return a if b is None else a.join(b)
+
+
+def _immutable_defs(k: N.Kernel) -> dict[str, N.Expr]:
+    """Locals bound once by a `let` with a value and never assigned again."""
+    defs: dict[str, N.Expr] = {}
+    assigned: set[str] = set()
+    for s in N.walk_stmts(k.body):
+        if isinstance(s, N.Let):
+            if s.value is not None and not s.mutable:
+                defs[s.name] = s.value
+            else:
+                assigned.add(s.name)
+        elif isinstance(s, N.Assign):
+            root = s.target
+            while isinstance(root, (N.Field, N.Swizzle)):
+                root = root.value
+            if isinstance(root, N.Var):
+                assigned.add(root.name)
+        elif isinstance(s, (N.Reduce, N.AtomicAdd)) and s.target is not None:
+            assigned.add(s.target)
+        elif isinstance(s, N.For):
+            assigned.add(s.var)
+    return {n: v for n, v in defs.items() if n not in assigned}
+
+
+def _key(e: N.Expr):
+    """A structural key of an expression, ignoring spans and check-site ids."""
+    if isinstance(e, N.Const):
+        return ("const", e.ty, repr(e.value))
+    if isinstance(e, N.Var):
+        return ("var", e.name)
+    if isinstance(e, N.Builtin):
+        return ("builtin", e.name)
+    if isinstance(e, N.Load):
+        return ("load", e.resource, _key(e.index))
+    if isinstance(e, N.Len):
+        return ("len", e.resource)
+    if isinstance(e, N.Swizzle):
+        return ("swizzle", e.lanes, _key(e.value))
+    if isinstance(e, N.Field):
+        return ("field", e.name, _key(e.value))
+    if isinstance(e, N.Unary):
+        return ("unary", e.op, e.ty, _key(e.operand))
+    if isinstance(e, N.Binary):
+        return ("binary", e.op, e.ty, _key(e.lhs), _key(e.rhs))
+    if isinstance(e, N.Cast):
+        return ("cast", e.ty, _key(e.value))
+    if isinstance(e, N.Call):
+        return ("call", e.func, e.ty, tuple(_key(a) for a in e.args))
+    return (type(e).__name__, e.ty, tuple(_key(c) for c in N.expr_children(e)), id(e))
