@@ -234,7 +234,6 @@ class BuiltinLowering(LowererState):
                 self.error("G0015", f"call to `{node_text(fnode)}` is not supported", fnode, "standard library call",
                            ["only the dialect's builtins can be called"])
                 return None
-            pt = tuple(parts[:-1])
             self.error("G0015", f"call to `{node_text(fnode)}` is not supported", fnode, "not a builtin")
             return None
         if name is None:
@@ -253,6 +252,10 @@ class BuiltinLowering(LowererState):
             return None
         in_gpu = fnode.type != "identifier" and not (fnode.type == "generic_function"
                                                     and fnode.child_by_field_name("function").type == "identifier")
+        if turbofish is not None and name not in D.STATEMENT_BUILTINS:
+            self.error("G0012", f"`{name}` takes no generic arguments", turbofish, "generic arguments here",
+                       ["the types follow from the arguments; remove `::<...>`"])
+            return None
         if name in D.STATEMENT_BUILTINS:
             if name == "workgroup_array":
                 self.error("G0023", "workgroup arrays must be declared at kernel top level", node,

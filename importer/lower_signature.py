@@ -111,8 +111,6 @@ class SignatureLowering(LowererState):
             shape = None
             for a in attrs:
                 shape = self.tensor_attribute(a, category, name, shape)
-            if category in N.TENSOR_CATEGORIES and shape is not None and len(shape) > 4:
-                pass  # already reported
             p = N.Param(name, category, elem, self.span(pat), shape)
             self.params.append(p)
             self.used_names.add(name)
@@ -131,7 +129,6 @@ class SignatureLowering(LowererState):
             self.scopes[0][name] = b
 
     def tensor_attribute(self, attr, category: str, pname: str, shape):
-        a = attr.child(2) if attr.child_count > 2 else None
         a = next((x for x in attr.children if x.type == "attribute"), None)
         if a is None:
             return shape

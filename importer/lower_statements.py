@@ -72,7 +72,6 @@ class StatementLowering(LowererState):
         return out, tail
 
     def lower_statement(self, node, top: bool) -> list[N.Stmt]:
-        self.top_level = top
         t = node.type
         if t == "expression_statement":
             inner = named(node)
@@ -338,7 +337,7 @@ class StatementLowering(LowererState):
             self.lower_expr(right, None)
             return []
         if isinstance(target, tuple):
-            res, index, elem, lnode = target
+            res, index, elem, _ = target
             current: N.Expr = N.Load(elem, self.span(left), res, index)
         else:
             current = target

@@ -136,7 +136,6 @@ class LowererState:
         self.tmp_counter = 0
         self.name = node_text(fn_node.child_by_field_name("name"))
         self.wg_size = (64, 1, 1)
-        self.top_level = True
         self.returns_value = False  # `-> T` reported: a tail value needs no second error
         self.effect_root: Optional[tuple[int, int]] = None  # see set_root
         self.depth = 0  # nesting of expressions and blocks being lowered, see enter
