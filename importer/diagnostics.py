@@ -230,7 +230,7 @@ def _render_line(source: SourceText, line: int, labels: list[Label], width: int)
     for start, n, lb in marks:
         for i in range(start, start + n):
             under[i] = "^" if lb.primary else "-"
-    last_start, _n, last = marks[-1]
+    last = marks[-1][2]
     tail = f" {last.text}" if last.text else ""
     out.append(f"{pad} | {''.join(under)}{tail}".rstrip())
     hanging = [m for m in marks[:-1] if m[2].text]
