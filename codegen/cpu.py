@@ -1,8 +1,9 @@
 """CPU target: verified IR -> the source of one Python function that runs a chunk of a
 dispatch with numpy, every thread of the chunk at once (SIMT with lane masks).
 
-The function `k_<name>(G, R)` takes the chunk's lane geometry `G` (codegen.cpu_rt.Geometry)
-and the bound arguments `R` (a flat list laid out by `CpuKernel.slots`). Every scalar of a
+The function `k_<name>(G, R, F)` takes the chunk's lane geometry `G` (codegen.cpu_rt.Geometry),
+the bound arguments `R` (a flat list laid out by `CpuKernel.slots`) and the dispatch's
+`F` (cpu_rt.Faults), where accesses and divisions marked by ir/checks.py record a failure. Every scalar of a
 value is one Python variable holding a numpy scalar or an array broadcastable to (W, S);
 vectors, matrices and structs are split into one variable per component (`v_pos_x`).
 
@@ -87,6 +88,7 @@ class _Emitter:
         self.nloop = 0
         self.M = "None"  # the current mask expression
         self.loops: list[tuple[str, str]] = []  # (break flag, continue flag) per loop
+        self.guards: list[str] = []  # conditions of the enclosing `&&` / `||` right operands
         self.lin: dict[str, str] = {}  # immutable locals equal to global_id().x ("g") / local_id().x ("l")
         self.views: set[str] = set()  # atoms that may alias memory the kernel writes
         self.written = {s.resource for s in N.walk_stmts(k.body)
@@ -213,12 +215,18 @@ class _Emitter:
     def scalar(self, e: N.Expr) -> str:
         return self.expr(e)[0]
 
+    def chk(self, site: int, guarded: bool = True) -> str:
+        """The trailing `chk` argument of a checked access or division ("" if unchecked)."""
+        if site < 0:
+            return ""
+        guards = "".join(g + ", " for g in self.guards) if guarded else ""
+        return f", (F, {site}, {self.M}, ({guards}))"
+
     # ------------------------------------------------------------ kernel
 
     def run(self) -> tuple[str, str]:
         k = self.k
         fname = "k_" + _san(k.name)
-        names = []
         for i, p in enumerate(k.params):
             n = self.rnames[p.name]
             if p.category in N.BUFFER_CATEGORIES:
@@ -253,7 +261,7 @@ class _Emitter:
             "",
         ]
         head += [f"{n} = {v}" for n, v in sorted(self.consts.items())]
-        head += ["", "", f"def {fname}(G, R):"]
+        head += ["", "", f"def {fname}(G, R, F):"]
         if k.doc:
             head.append("    " + repr(k.doc))
         return "\n".join(head + body) + "\n", fname
@@ -311,18 +319,19 @@ class _Emitter:
 
     def s_Store(self, s: N.Store) -> None:
         r = self.rnames[s.resource]
+        c = self.chk(s.check, guarded=False)
         if self.k.workgroup_array(s.resource) is not None:
             v = self.scalar(s.value)
             if self.lin_kind(s.index) == "l":
-                self.emit(f"rt.st_w_lid(w_{r}, G, {v}, {self.M})")
+                self.emit(f"rt.st_w_lid(w_{r}, G, {v}, {self.M}{c})")
             else:
-                self.emit(f"rt.st_w(w_{r}, G, {self.scalar(s.index)}, {v}, {self.M})")
+                self.emit(f"rt.st_w(w_{r}, G, {self.scalar(s.index)}, {v}, {self.M}{c})")
             return
         p = self.k.param(s.resource)
         if p.category == "image":
             x, y = self.expr(s.index)
             vs = self.expr(s.value)
-            self.emit(f"rt.st_img(p_{r}, iw_{r}, ih_{r}, {x}, {y}, ({', '.join(vs)},), {self.M})")
+            self.emit(f"rt.st_img(p_{r}, iw_{r}, ih_{r}, {x}, {y}, ({', '.join(vs)},), {self.M}{c})")
             return
         lin = self.lin_kind(s.index) == "g"
         idx = None if lin else self.scalar(s.index)
@@ -331,9 +340,9 @@ class _Emitter:
             v = f"{v}.astype(np.uint32)"
         pre = "rt.st_t" if p.category in N.TENSOR_CATEGORIES else "rt.st"
         if lin:
-            self.emit(f"{pre}_lin(p_{r}, G, {v}, {self.M})")
+            self.emit(f"{pre}_lin(p_{r}, G, {v}, {self.M}{c})")
         else:
-            self.emit(f"{pre}(p_{r}, {idx}, {v}, {self.M})")
+            self.emit(f"{pre}(p_{r}, {idx}, {v}, {self.M}{c})")
 
     def exit_flags(self, stmts: list[N.Stmt]) -> list[str]:
         flags = []
@@ -391,7 +400,9 @@ class _Emitter:
         self.emit("while True:")
         self.ind += 1
         if cond is not None:
+            outer, self.M = self.M, lm  # the condition runs on the lanes still looping
             c = self.scalar(cond)
+            self.M = outer
             self.emit(f"{lm} = rt.m_and({lm}, {c})")
         self.emit(f"if not rt.m_any({lm}):")
         self.emit("    break")
@@ -460,7 +471,8 @@ class _Emitter:
 
     def s_AtomicAdd(self, s: N.AtomicAdd) -> None:
         idx, v = self.scalar(s.index), self.scalar(s.value)
-        call = f"rt.atomic_add(p_{self.rnames[s.resource]}, G, {idx}, {v}, {self.M}, {s.target is not None})"
+        call = (f"rt.atomic_add(p_{self.rnames[s.resource]}, G, {idx}, {v}, {self.M}, {s.target is not None}"
+                f"{self.chk(s.check, guarded=False)})")
         if s.target is None:
             self.emit(call)
             return
@@ -499,26 +511,27 @@ class _Emitter:
         """Components [start, start + count) of the element `e` loads."""
         r = self.rnames[e.resource]
         written = e.resource in self.written
+        c = self.chk(e.check)
         if self.k.workgroup_array(e.resource) is not None:
             if self.lin_kind(e.index) == "l":
-                a = f"rt.ld_w_lid(w_{r}, G)"
+                a = f"rt.ld_w_lid(w_{r}, G{c})"
                 self.views.add(a)
                 return [a]
-            return [self.mk(f"rt.ld_w(w_{r}, G, {self.scalar(e.index)})")]
+            return [self.mk(f"rt.ld_w(w_{r}, G, {self.scalar(e.index)}{c})")]
         p = self.k.param(e.resource)
         n_comp = len(self.comps(p.ty))
         count = n_comp - start if count is None else count
         if p.category == "image":
             x, y = self.expr(e.index)
-            return self.unpack(f"rt.ld_img(p_{r}[{start}:{start + count}], iw_{r}, ih_{r}, {x}, {y})", count)
+            return self.unpack(f"rt.ld_img(p_{r}[{start}:{start + count}], iw_{r}, ih_{r}, {x}, {y}{c})", count)
         lin = self.lin_kind(e.index) == "g"
         idx = None if lin else self.scalar(e.index)
         if T.is_struct(p.ty):
             comps = f"p_{r}[{start}:{start + count}]"
-            call = f"rt.ld_n_lin({comps}, G)" if lin else f"rt.ld_n({comps}, {idx})"
+            call = f"rt.ld_n_lin({comps}, G{c})" if lin else f"rt.ld_n({comps}, {idx}{c})"
             return self.unpack(call, count)
         pre = "rt.ld_t" if p.category in N.TENSOR_CATEGORIES else "rt.ld"
-        a = f"{pre}_lin(p_{r}, G)" if lin else f"{pre}(p_{r}, {idx})"
+        a = f"{pre}_lin(p_{r}, G{c})" if lin else f"{pre}(p_{r}, {idx}{c})"
         if p.ty == "bool":
             return [self.mk(f"({a} != {self.const('u32', 0)})")]
         if lin and written:
@@ -575,8 +588,14 @@ class _Emitter:
                 return [self.mk(f"rt.cmp_lin(G, {self.scalar(e.rhs)}, {op!r})")]
             if self.lin_kind(e.rhs) == "g":
                 return [self.mk(f"rt.cmp_lin(G, {self.scalar(e.lhs)}, {_FLIP[op]!r})")]
+        if op in N.LOGICAL:  # both sides run on every lane; the right one's checks only where it would
+            a0 = self.hoist(self.scalar(e.lhs))
+            self.guards.append(a0 if op == "and" else f"(~{a0})")
+            b0 = self.scalar(e.rhs)
+            self.guards.pop()
+            return [self.mk(f"({a0} {_SYM[op]} {b0})")]
         a, b = self.expr(e.lhs), self.expr(e.rhs)
-        if op in N.COMPARISONS or op in N.LOGICAL:
+        if op in N.COMPARISONS:
             return [self.mk(f"({a[0]} {_SYM[op]} {b[0]})")]
         if op in ("shl", "shr"):
             amt = f"({b[0]} & {self.const(rt_, 31)})"
@@ -592,15 +611,17 @@ class _Emitter:
             else:
                 b = [self.hoist(b[0])] * len(a)
         elem = T.elem_of(e.ty)
-        return [self.mk(self.arith(op, elem, x, y)) for x, y in zip(a, b)]
+        return [self.mk(self.arith(op, elem, x, y, e.check)) for x, y in zip(a, b)]
 
-    def arith(self, op: str, elem: str, x: str, y: str) -> str:
+    def arith(self, op: str, elem: str, x: str, y: str, check: int = -1) -> str:
         if op in ("add", "sub", "mul", "bitand", "bitor", "bitxor"):
             return f"({x} {_SYM[op]} {y})"
-        if op == "div":
-            return {"f32": f"({x} / {y})", "u32": f"({x} // {y})", "i32": f"rt.idiv({x}, {y})"}[elem]
-        assert op == "rem"
-        return f"({x} % {y})" if elem == "u32" else f"np.fmod({x}, {y})"
+        if elem == "f32":
+            return f"({x} / {y})" if op == "div" else f"np.fmod({x}, {y})"
+        if check >= 0 or (elem == "i32" and op == "div"):  # integer x / 0 gives 0 either way
+            return f"rt.{elem[0]}{op}({x}, {y}{self.chk(check)})"
+        return {("u32", "div"): f"({x} // {y})", ("u32", "rem"): f"({x} % {y})",
+                ("i32", "rem"): f"np.fmod({x}, {y})"}[(elem, op)]
 
     def matrix_op(self, op: str, lt: str, rt_: str, a: list[str], b: list[str]) -> list[str]:
         n = T.vec_len(lt)

@@ -266,31 +266,78 @@ def sel(m, new, old):
     return np.where(m, new, old)
 
 
+# ---------------------------------------------------------------- trapping checks
+# A checked access or division gets `chk = (faults, site, mask, guards)`: the dispatch's
+# Faults, the check's site id (ir/checks.py), the statement's mask and the conditions of
+# enclosing `&&`/`||` (a GPU short-circuits them, so lanes where they fail never evaluate
+# the access). Only lanes active under all of them can fault. The failing access itself is
+# suppressed as usual (load 0, store dropped, quotient 0) and the lane carries on.
+
+
+class Faults:
+    """The first failed check of one dispatch, as (site, index, length, index_y)."""
+
+    __slots__ = ("hit",)
+
+    def __init__(self):
+        self.hit = None
+
+
+def _trap(chk, bad, idx, length: int, idx_y=None) -> None:
+    """Record the first active lane of `bad` (lane order), unless a fault is recorded."""
+    F, site, m, guards = chk
+    if F.hit is not None:
+        return
+    act = bad if m is None else bad & m
+    for g in guards:
+        act = act & g
+    if not np.any(act):
+        return
+    shape = np.broadcast_shapes(np.shape(act), np.shape(idx), np.shape(idx_y))
+    pos = int(np.argmax(np.broadcast_to(act, shape))) if shape else 0
+
+    def pick(x):
+        return int(np.broadcast_to(x, shape).flat[pos]) if shape else int(x)
+
+    F.hit = (site, pick(idx), int(length), None if idx_y is None else pick(idx_y))
+
+
 # ---------------------------------------------------------------- buffers
-# Loads out of range give 0; stores out of range are dropped.
+# Loads out of range give 0; stores out of range are dropped. (Values are numpy scalars or
+# arrays, never Python numbers, so `.ndim` and `.shape` always exist.)
 
 
-def ld(a: np.ndarray, i):
+def ld(a: np.ndarray, i, chk=None):
     n = a.shape[0]
-    if np.ndim(i) == 0:
-        return a[i] if i < n else a.dtype.type(0)
+    if i.ndim == 0:
+        if i < n:
+            return a[i]
+        if chk is not None:
+            _trap(chk, TRUE, i, n)
+        return a.dtype.type(0)
     if n == 0:
-        return np.zeros(np.shape(i), a.dtype)
+        if chk is not None:
+            _trap(chk, TRUE, i, n)
+        return np.zeros(i.shape, a.dtype)
     out = a.take(i, mode="clip")
     bad = i >= n
     if bad.any():
         out[bad] = 0
+        if chk is not None:
+            _trap(chk, bad, i, n)
     return out
 
 
-def ld_lin(a: np.ndarray, G: Geometry):
+def ld_lin(a: np.ndarray, G: Geometry, chk=None):
     """`a[global_id().x]`: a slice when the dispatch is 1-D (a view: callers copy it before
     binding it to a variable if `a` is written by the kernel)."""
     if not G.lin1d:
-        return ld(a, G.gid_x)
+        return ld(a, G.gid_x, chk)
     t0, t1, n = G.t0, G.t0 + G.T, a.shape[0]
     if t1 <= n:
         return a[t0:t1].reshape(G.W, G.S)
+    if chk is not None:
+        _trap(chk, G.gid_x >= n, G.gid_x, n)
     out = np.zeros(G.T, a.dtype)
     if t0 < n:
         out[: n - t0] = a[t0:n]
@@ -314,33 +361,34 @@ def _fold_mask(m, i, v, axes=(0, 1)):
     return None if m.all() else m
 
 
-def st(a: np.ndarray, i, v, m) -> None:
-    # (values are numpy scalars or arrays, never Python numbers, so .shape always exists)
+def st(a: np.ndarray, i, v, m, chk=None) -> None:
     if m is FALSE:
         return
     m = _fold_mask(m, i, v)
     n = a.shape[0]
     ish, vsh = i.shape, v.shape
+    if ish == () and (m is None or vsh == ()):
+        if i < n:
+            if m is None or m.any():
+                a[i] = v if vsh == () else v.reshape(-1)[-1]  # every lane writes here: the last wins
+        elif chk is not None:
+            _trap(chk, TRUE, i, n)
+        return
     if m is None and (vsh == ish or vsh == ()):  # the common cases, without broadcasting
-        if ish == ():
-            if i < n:
-                a[i] = v
-            return
         ok = i < n
         if ok.all():
             a[i] = v
-        else:
-            a[i[ok]] = v[ok] if vsh else v
+            return
+        if chk is not None:
+            _trap(chk, ~ok, i, n)
+        a[i[ok]] = v[ok] if vsh else v
         return
     shape = np.broadcast_shapes(ish, vsh, () if m is None else m.shape)
-    if shape == ():
-        if i < n:
-            a[i] = v
-        return
     ib = np.broadcast_to(i, shape)
-    ok = ib < n
-    if m is not None:
-        ok = ok & m
+    inside = ib < n
+    if chk is not None and not inside.all():
+        _trap(chk, ~inside, ib, n)
+    ok = inside if m is None else inside & m
     vb = np.broadcast_to(v, shape)
     if ok.all():
         a[ib.reshape(-1)] = vb.reshape(-1)
@@ -348,15 +396,17 @@ def st(a: np.ndarray, i, v, m) -> None:
         a[ib[ok]] = vb[ok]
 
 
-def st_lin(a: np.ndarray, G: Geometry, v, m) -> None:
+def st_lin(a: np.ndarray, G: Geometry, v, m, chk=None) -> None:
     """`a[global_id().x] = v`: a slice assignment when the dispatch is 1-D."""
     if m is FALSE:
         return
     if not G.lin1d:
-        st(a, G.gid_x, v, m)
+        st(a, G.gid_x, v, m, chk)
         return
     t0, n = G.t0, a.shape[0]
     k = min(G.T, n - t0)
+    if k < G.T and chk is not None:
+        _trap(chk, G.gid_x >= n, G.gid_x, n)
     if k <= 0:
         return
     if k == G.T:
@@ -373,17 +423,21 @@ def st_lin(a: np.ndarray, G: Geometry, v, m) -> None:
         np.copyto(a[t0:t0 + k], vb, where=np.broadcast_to(m, (G.W, G.S)).reshape(-1)[:k])
 
 
-def ld_n(comps: tuple, i) -> tuple:
+def ld_n(comps: tuple, i, chk=None) -> tuple:
     """Several component arrays (a struct's fields, a vector's lanes) at index `i`."""
     n = comps[0].shape[0]
-    if np.ndim(i) == 0:
+    if i.ndim == 0:
         if i < n:
             return tuple(c[i] for c in comps)
+        if chk is not None:
+            _trap(chk, TRUE, i, n)
         return tuple(c.dtype.type(0) for c in comps)
-    if n == 0:
-        return tuple(np.zeros(np.shape(i), c.dtype) for c in comps)
     bad = i >= n
     anybad = bool(bad.any())
+    if anybad and chk is not None:
+        _trap(chk, bad, i, n)
+    if n == 0:
+        return tuple(np.zeros(i.shape, c.dtype) for c in comps)
     ii = np.where(bad, 0, i) if anybad else i
     out = []
     for c in comps:
@@ -394,15 +448,15 @@ def ld_n(comps: tuple, i) -> tuple:
     return tuple(out)
 
 
-def ld_n_lin(comps: tuple, G: Geometry) -> tuple:
+def ld_n_lin(comps: tuple, G: Geometry, chk=None) -> tuple:
     if not G.lin1d:
-        return ld_n(comps, G.gid_x)
-    return tuple(ld_lin(c, G) for c in comps)
+        return ld_n(comps, G.gid_x, chk)
+    return (ld_lin(comps[0], G, chk),) + tuple(ld_lin(c, G) for c in comps[1:])
 
 
-def st_n(comps: tuple, i, vs: tuple, m) -> None:
-    for c, v in zip(comps, vs):
-        st(c, i, v, m)
+def st_n(comps: tuple, i, vs: tuple, m, chk=None) -> None:
+    for k, (c, v) in enumerate(zip(comps, vs)):
+        st(c, i, v, m, chk if k == 0 else None)
 
 
 class Strided:
@@ -415,7 +469,7 @@ class Strided:
         self.data, self.off, self.dims, self.strides, self.numel = data, off, dims, strides, numel
 
     def offsets(self, i):
-        """(element offsets, in-range mask) for logical indices `i`."""
+        """Element offsets for logical indices `i`, past the data's end where out of range."""
         rem = np.asarray(i, dtype=np.int64)
         ok = rem < self.numel
         off = np.full(rem.shape, self.off, dtype=np.int64)
@@ -423,33 +477,38 @@ class Strided:
             d = max(d, 1)
             off = off + (rem % d) * s
             rem = rem // d
-        return off, ok & (off < self.data.shape[0])
+        ok = ok & (off < self.data.shape[0])
+        return np.where(ok, off, self.data.shape[0])[()], ok
 
 
-def ld_t(t, i):
+def ld_t(t, i, chk=None):
     if type(t) is not Strided:
-        return ld(t, i)
+        return ld(t, i, chk)
     off, ok = t.offsets(i)
-    return ld(t.data, np.where(ok, off, t.data.shape[0]))[()]
+    if chk is not None and not np.all(ok):
+        _trap(chk, ~ok, i, t.numel)
+    return ld(t.data, off)
 
 
-def ld_t_lin(t, G: Geometry):
-    return ld_lin(t, G) if type(t) is not Strided else ld_t(t, G.gid_x)
+def ld_t_lin(t, G: Geometry, chk=None):
+    return ld_lin(t, G, chk) if type(t) is not Strided else ld_t(t, G.gid_x, chk)
 
 
-def st_t(t, i, v, m) -> None:
+def st_t(t, i, v, m, chk=None) -> None:
     if type(t) is not Strided:
-        st(t, i, v, m)
+        st(t, i, v, m, chk)
         return
     off, ok = t.offsets(i)
-    st(t.data, np.where(ok, off, t.data.shape[0])[()], v, m)
+    if chk is not None and not np.all(ok):
+        _trap(chk, ~ok, i, t.numel)
+    st(t.data, off, v, m)
 
 
-def st_t_lin(t, G: Geometry, v, m) -> None:
+def st_t_lin(t, G: Geometry, v, m, chk=None) -> None:
     if type(t) is not Strided:
-        st_lin(t, G, v, m)
+        st_lin(t, G, v, m, chk)
     else:
-        st_t(t, G.gid_x, v, m)
+        st_t(t, G.gid_x, v, m, chk)
 
 
 def tdim(dims: np.ndarray, axis):
@@ -460,65 +519,77 @@ def tdim(dims: np.ndarray, axis):
 _OUT = 1 << 62  # an index past the end of any buffer
 
 
-def _texel(w: int, h: int, x, y):
+def _texel(w: int, h: int, x, y, chk):
     """Flat texel index of (x, y), or an out-of-range index outside the image."""
     x = np.asarray(x, dtype=np.int64)
     y = np.asarray(y, dtype=np.int64)
-    return np.where((x < w) & (y < h), y * w + x, _OUT)[()]
+    inside = (x < w) & (y < h)
+    if chk is not None and not np.all(inside):
+        _trap(chk, ~inside, x, w, y)
+    return np.where(inside, y * w + x, _OUT)[()]
 
 
-def ld_img(comps: tuple, w: int, h: int, x, y) -> tuple:
-    return ld_n(comps, _texel(w, h, x, y))
+def ld_img(comps: tuple, w: int, h: int, x, y, chk=None) -> tuple:
+    return ld_n(comps, _texel(w, h, x, y, chk))
 
 
-def st_img(comps: tuple, w: int, h: int, x, y, vs: tuple, m) -> None:
-    st_n(comps, _texel(w, h, x, y), vs, m)
+def st_img(comps: tuple, w: int, h: int, x, y, vs: tuple, m, chk=None) -> None:
+    st_n(comps, _texel(w, h, x, y, chk), vs, m)
 
 
 # ---------------------------------------------------------------- workgroup memory
 # A workgroup array is a (W, size) array: one row per workgroup of the chunk.
 
 
-def ld_w(a: np.ndarray, G: Geometry, i):
+def ld_w(a: np.ndarray, G: Geometry, i, chk=None):
     size = a.shape[1]
-    if np.ndim(i) == 0:
-        return a[:, i:i + 1].copy() if i < size else a.dtype.type(0)
+    if i.ndim == 0:
+        if i < size:
+            return a[:, i:i + 1].copy()
+        if chk is not None:
+            _trap(chk, TRUE, i, size)
+        return a.dtype.type(0)
     ok = i < size
     flat = G.wg_off(size) + np.where(ok, i, 0)
     out = a.reshape(-1).take(flat)
     if not ok.all():
+        if chk is not None:
+            _trap(chk, ~ok, i, size)
         out = np.where(ok, out, a.dtype.type(0))
     return out
 
 
-def ld_w_lid(a: np.ndarray, G: Geometry):
+def ld_w_lid(a: np.ndarray, G: Geometry, chk=None):
     """`a[local_id().x]` with a 1-D workgroup: the array's first S columns (a view)."""
     if a.shape[1] >= G.S:
         return a[:, :G.S]
-    return ld_w(a, G, G.lid_x)
+    return ld_w(a, G, G.lid_x, chk)
 
 
-def st_w(a: np.ndarray, G: Geometry, i, v, m) -> None:
+def st_w(a: np.ndarray, G: Geometry, i, v, m, chk=None) -> None:
     if m is FALSE:
         return
     m = _fold_mask(m, i, v, axes=(1,))  # never across workgroups: they own different rows
     size = a.shape[1]
-    if m is None and np.ndim(i) == 0:
+    if m is None and i.ndim == 0:
         if i < size:
-            a[:, i] = v if np.ndim(v) == 0 else np.broadcast_to(v, (G.W, G.S))[:, -1]
+            a[:, i] = v if v.ndim == 0 else np.broadcast_to(v, (G.W, G.S))[:, -1]
+        elif chk is not None:
+            _trap(chk, TRUE, i, size)
         return
-    shape = np.broadcast_shapes((G.W, 1), np.shape(i), np.shape(v), () if m is None else np.shape(m))
+    shape = np.broadcast_shapes((G.W, 1), i.shape, v.shape, () if m is None else m.shape)
     ib = np.broadcast_to(i, shape)
-    ok = ib < size
-    if m is not None:
-        ok = ok & m
+    inside = ib < size
+    if chk is not None and not inside.all():
+        _trap(chk, ~inside, ib, size)
+    ok = inside if m is None else inside & m
     flat = np.broadcast_to(G.wg_off(size), shape) + np.where(ok, ib, 0)
     a.reshape(-1)[flat[ok]] = np.broadcast_to(v, shape)[ok]
 
 
-def st_w_lid(a: np.ndarray, G: Geometry, v, m) -> None:
+def st_w_lid(a: np.ndarray, G: Geometry, v, m, chk=None) -> None:
     if a.shape[1] < G.S:
-        st_w(a, G, G.lid_x, v, m)
+        st_w(a, G, G.lid_x, v, m, chk)
     elif m is None:
         a[:, :G.S] = v
     elif m is not FALSE:
@@ -576,17 +647,20 @@ def softmax(buf, ld_fn, st_fn, sc: np.ndarray, G: Geometry, n: int, base, count,
     st_fn(buf, idx, e / s, m_and(m, inside))
 
 
-def atomic_add(a: np.ndarray, G: Geometry, i, v, m, want_old: bool):
+def atomic_add(a: np.ndarray, G: Geometry, i, v, m, want_old: bool, chk=None):
     """`atomic_add(a, i, v)` on every active lane, applied in increasing global thread index;
     returns each lane's previous value (wrapping u32/i32 adds)."""
     shape = (G.W, G.S)
     n = a.shape[0]
-    ib = np.broadcast_to(i, shape).reshape(-1)
-    ok = ib < n
+    ib = np.broadcast_to(i, shape)
+    inside = ib < n
+    if chk is not None and not inside.all():
+        _trap(chk, ~inside, ib, n)
     if m is FALSE:
-        ok = np.zeros(G.T, bool)
-    elif m is not None:
-        ok = ok & np.broadcast_to(m, shape).reshape(-1)
+        ok = np.zeros(shape, bool)
+    else:
+        ok = inside if m is None else inside & m
+    ib = ib.reshape(-1)
     lanes = np.flatnonzero(ok)
     if not G.ordered and lanes.size:
         lanes = lanes[np.argsort(G.lin.reshape(-1)[lanes], kind="stable")]
@@ -620,9 +694,33 @@ def atomic_add(a: np.ndarray, G: Geometry, i, v, m, want_old: bool):
 # ---------------------------------------------------------------- arithmetic
 
 
-def idiv(a, b):
+def _zero_divisor(b, chk) -> None:
+    if chk is not None and chk[0].hit is None:
+        z = b == 0
+        if np.any(z):
+            _trap(chk, z, _U0, 0)
+
+
+def idiv(a, b, chk=None):
     """i32 `/`: truncates toward zero; x / 0 = 0; i32::MIN / -1 = i32::MIN."""
+    _zero_divisor(b, chk)
     return (a - np.fmod(a, b)) // b
+
+
+def irem(a, b, chk=None):
+    """i32 `%` (sign of the dividend); x % 0 = 0."""
+    _zero_divisor(b, chk)
+    return np.fmod(a, b)
+
+
+def udiv(a, b, chk=None):
+    _zero_divisor(b, chk)
+    return a // b
+
+
+def urem(a, b, chk=None):
+    _zero_divisor(b, chk)
+    return a % b
 
 
 def f2i(x):

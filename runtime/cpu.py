@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import os
 import platform
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -22,8 +22,8 @@ from goldy_import.errors import BackendError, GoldyError
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 
-from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, Limits, ScalarArg, TensorArg,
-                      UniformArg)
+from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport, ImageArg, Limits, ScalarArg,
+                      TensorArg, UniformArg)
 
 # Threads per chunk: big enough that per-chunk Python costs vanish against the numpy work,
 # small enough to bound memory (benchmarks/cpu_backend.py --chunks compares sizes).
@@ -176,21 +176,28 @@ class CpuBackend(Backend):
         if isinstance(d.state, _Bound):
             d.state.set_scalar(index, d.args[index])
 
-    def submit(self, dispatches: list[Dispatch]) -> None:
+    def submit(self, dispatches: list[Dispatch]) -> Optional[list[FaultReport]]:
+        """Run the dispatches in order; the first failed trapping check of each (in chunk,
+        statement and lane order) comes back as a FaultReport."""
+        faults: list[FaultReport] = []
         # integer wrap-around and IEEE specials are the semantics, not accidents: no warnings
         with np.errstate(all="ignore"):
-            for d in dispatches:
+            for n, d in enumerate(dispatches):
                 if not isinstance(d.state, _Bound):
                     self.record(d)
-                fn, R = d.compiled.fn, d.state.R
+                fn, R, F = d.compiled.fn, d.state.R, rt.Faults()
                 try:
                     for G in d.state.geometries():
-                        fn(G, R)
+                        fn(G, R, F)
                 except GoldyError:
                     raise
                 except Exception as e:
                     raise BackendError(f"cpu backend: kernel `{d.kernel.name}` ({d.label or 'unlabelled'}) "
                                        f"failed: {type(e).__name__}: {e}") from e
+                if F.hit is not None:
+                    site, index, length, index_y = F.hit
+                    faults.append(FaultReport(n, site, index, length, index_y))
+        return faults or None
 
 
 BACKEND = CpuBackend

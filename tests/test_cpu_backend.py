@@ -18,6 +18,7 @@ import goldy_import as gi
 from goldy_import.codegen import cpu_rt as rt
 from goldy_import.codegen.cpu import compile_cpu, emit_cpu
 from goldy_import.importer import import_file
+from goldy_import.ir.checks import check_sites, insert_checks
 from goldy_import.runtime import cpu as C
 from goldy_import.runtime.backend import (BufferArg, CompileOptions, Dispatch, ImageArg, ScalarArg, TensorArg,
                                           UniformArg)
@@ -54,10 +55,17 @@ class Harness:
 
     def run(self, name: str, args: list, groups: tuple) -> Dispatch:
         k = MODULE.kernel(name)
-        d = Dispatch(k, self.be.compile(k, CompileOptions()), args, groups, name)
+        d = Dispatch(k, self.be.compile(k, CompileOptions(checks=False)), args, groups, name)
         self.be.record(d)
-        self.be.submit([d])
+        assert self.be.submit([d]) is None
         return d
+
+    def run_checked(self, name: str, args: list, groups: tuple):
+        """With trapping checks (ir/checks.py): (fault reports, {site id: Site})."""
+        k = insert_checks(MODULE.kernel(name))
+        d = Dispatch(k, self.be.compile(k, CompileOptions(checks=True)), args, groups, name)
+        self.be.record(d)
+        return self.be.submit([d]), {s.id: s for s in check_sites(k)}
 
 
 @pytest.fixture(params=[C.CHUNK_THREADS, 64], ids=["chunk-default", "chunk-64"])
@@ -543,7 +551,7 @@ def test_mul_add_is_fused_and_correctly_rounded():
 def test_generated_source_is_readable_and_cached():
     k = MODULE.kernel("saxpy")
     src = emit_cpu(k)
-    assert "def k_saxpy(G, R):" in src and "rt.st_lin(p_y, G," in src
+    assert "def k_saxpy(G, R, F):" in src and "rt.st_lin(p_y, G," in src
     compile(src, "<check>", "exec")
     assert compile_cpu(k) is compile_cpu(k)
 
@@ -624,3 +632,70 @@ def test_1d_workgroups_on_a_2d_grid(h):
     want = x[None, :] * np.arange(rows, dtype=np.float32)[:, None] + f32(0.5)
     np.testing.assert_array_equal(h.read(out, np.float32), want.reshape(-1))
     np.testing.assert_array_equal(h.read(first, np.float32), x + f32(1))
+
+
+# ---------------------------------------------------------------- trapping checks
+
+
+def _site_line(sites, report) -> int:
+    return sites[report.site].span.line
+
+
+def test_checks_pass_when_only_inactive_lanes_are_out_of_range(h):
+    x = np.full(50, 7, np.uint32)
+    x[0] = 50  # `x[0] > i` keeps lanes 50.. away from x[i]
+    out = h.buf(np.zeros(200, np.uint32))
+    faults, _ = h.run_checked("checked", [h.buf(x), out, ScalarArg("u32", 40), ScalarArg("u32", 5)], (4, 1, 1))
+    assert faults is None  # lanes >= 50 never read x[i]; `i < 40 && x[i]` short-circuits
+    got = h.read(out, np.uint32)
+    assert got[1] == 20 and (got[2:50] == 7).all() and (got[50:] == 0).all()
+
+
+def test_checks_report_the_first_offending_lane(h):
+    x = np.full(50, 7, np.uint32)
+    x[0] = 50
+    out = h.buf(np.zeros(200, np.uint32))
+    faults, sites = h.run_checked("checked", [h.buf(x), out, ScalarArg("u32", 60), ScalarArg("u32", 5)],
+                                  (4, 1, 1))
+    assert len(faults) == 1
+    f = faults[0]
+    assert (f.dispatch, f.index, f.length) == (0, 50, 50)  # lane 50 of `i < 60 && x[i] > ...`
+    lines = open(os.path.join(HERE, "data", "cpu_semantics.rs")).read().splitlines()
+    assert _site_line(sites, f) == lines.index("    if i < lim && x[i] > 1000000 {") + 1
+
+
+def test_checks_division_by_zero():
+    h = Harness()
+    x = np.full(64, 7, np.uint32)
+    out = h.buf(np.full(64, 9, np.uint32))
+    faults, sites = h.run_checked("checked", [h.buf(x), out, ScalarArg("u32", 0), ScalarArg("u32", 0)], (2, 1, 1))
+    assert len(faults) == 1 and faults[0].length == 0 and sites[faults[0].site].kind == "divide"
+    assert h.read(out, np.uint32)[1] == 0  # the quotient is 0 and the thread carried on
+
+
+def test_checks_on_images():
+    h = Harness()
+    w, hh = 10, 3
+    img = ImageArg(h.upload(np.arange(w * hh, dtype=np.float32)), w, hh, "f32")
+    out = h.buf(np.zeros(w * 8, np.float32))
+    faults, sites = h.run_checked("checked_image", [img, out], (2, 1, 1))  # 16 x 8 threads
+    assert len(faults) == 1 and (faults[0].index, faults[0].index_y, faults[0].length) == (0, 3, 10)
+    got = h.read(out, np.float32)
+    np.testing.assert_array_equal(got[:w * hh], np.arange(w * hh, dtype=np.float32))
+    assert (got[w * hh:] == 0).all()
+
+
+def test_public_api_raises_kernel_fault():
+    kernels = gi.load_source(open(os.path.join(HERE, "data", "cpu_semantics.rs")).read(), "cpu_semantics.rs")
+    dev = gi.Device("cpu")
+    x = np.full(50, 7, np.uint32)
+    x[0] = 50
+    out = dev.zeros(200, np.uint32)
+    scheme = gi.Scheme(dev)
+    kernels.checked.prepare(dev).record(scheme, "c", dev.buffer(x), out, 60, 5).over_1d(128)
+    with pytest.raises(gi.KernelFault, match=r"index out of bounds at cpu_semantics.rs:\d+:\d+: parameter `x` "
+                                             r"indexed at 50, but its length is 50"):
+        scheme.submit()
+    unchecked = gi.Scheme(dev)
+    kernels.checked.prepare(dev, checks=False).record(unchecked, "c", dev.buffer(x), out, 60, 5).over_1d(128)
+    unchecked.submit()

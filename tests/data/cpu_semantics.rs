@@ -381,3 +381,30 @@ fn rows(x: &[f32], out: &mut [f32], first: &mut [f32], w: u32) {
         }
     }
 }
+
+/// Trapping checks: only lanes that really perform an access may fault.
+#[goldy::compute(workgroup_size = [32, 1, 1])]
+fn checked(x: &[u32], out: &mut [u32], lim: u32, d: u32) {
+    let i = gpu::global_id().x;
+    if x[0] > i {
+        out[i] = x[i];
+    }
+    if i < lim && x[i] > 1000000 {
+        out[0] = 1;
+    }
+    let mut j = i;
+    while j < x.len() && x[j] != 7 {
+        j += 64;
+    }
+    if i == 3 {
+        out[1] = 100 / d;
+    }
+}
+
+#[goldy::compute(workgroup_size = [8, 8, 1])]
+fn checked_image(img: gpu::DirectSpatial<f32>, out: &mut [f32]) {
+    let g = gpu::global_id();
+    if g.x < 10 {
+        out[g.y * 10 + g.x] = img[gpu::uint2(g.x, g.y)];
+    }
+}
