@@ -206,6 +206,37 @@ def _rmsnorm_ref(a: Args) -> list:
     return [None, None, ((x * inv[:, None]) * w[None, :]).astype(np.float32), None]
 
 
+def _tiled_transpose_inputs(rng: np.random.Generator, n: int) -> Args:
+    rows = max(1, int(np.sqrt(n)) - 5)  # not multiples of the 16 x 16 tile
+    cols = max(1, n // rows + 3)
+    return [_f32(rng, rows * cols), np.zeros(rows * cols, np.float32), rows, cols]
+
+
+def _tiles(cols: int, rows: int) -> tuple:
+    return ("groups", (-(-cols // 16), -(-rows // 16), 1))
+
+
+def matmul_reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a @ b in rust_examples/matmul.rs's order: acc = acc + a[r, p] * b[p, c] for p = 0, 1, ...,
+    the product and the sum each rounded to f32 (numpy's float32 operations round the same)."""
+    acc = np.zeros((a.shape[0], b.shape[1]), np.float32)
+    for p in range(a.shape[1]):
+        acc = acc + np.multiply.outer(a[:, p], b[p, :])
+    return acc
+
+
+def _matmul_inputs(rng: np.random.Generator, n: int) -> Args:
+    m = max(1, int(np.sqrt(n)) - 7)  # sizes off the 16 x 16 tile on every axis
+    cols = max(1, n // m + 5)
+    k = max(1, int(np.sqrt(n)) // 2 + 3)
+    return [_f32(rng, m * k), _f32(rng, k * cols), np.zeros(m * cols, np.float32), m, cols, k]
+
+
+def _matmul_ref(a: Args) -> list:
+    x, y, _c, m, n, k = a
+    return [None, None, matmul_reference(x.reshape(m, k), y.reshape(k, n)).reshape(-1), None, None, None]
+
+
 EXAMPLES: list[Example] = [
     Example("saxpy.rs", "saxpy", lambda r, n: [_f32(r, n), _f32(r, n), float(np.float32(r.normal()))],
             lambda a: ("over_1d", len(a[1])), _saxpy_ref, size=1 << 20),
@@ -214,6 +245,9 @@ EXAMPLES: list[Example] = [
                           int(r.integers(0, 2**32))],
             lambda a: ("over_1d", len(a[1])), _hash_ref, size=1 << 20),
     Example("transpose.rs", "transpose", _transpose_inputs, lambda a: ("over_2d", a[3], a[2]), _transpose_ref),
+    Example("tiled_transpose.rs", "tiled_transpose", _tiled_transpose_inputs, lambda a: _tiles(a[3], a[2]),
+            _transpose_ref),
+    Example("matmul.rs", "matmul", _matmul_inputs, lambda a: _tiles(a[4], a[3]), _matmul_ref, size=1 << 14),
     Example("transpose.rs", "laplacian", _laplacian_inputs, lambda a: ("over_2d", a[2], a[3]), _laplacian_ref),
     Example("particles.rs", "particle_stats", _particles_inputs, lambda a: ("over_1d", len(a[0])), _particles_ref),
     Example("reduce_manual.rs", "block_sum", _block_sum_inputs, lambda a: ("over_1d", len(a[0])), _block_sum_ref),

@@ -16,6 +16,8 @@ from goldy_import.ir.verify import VerifyError, verify
 
 from . import dialect as D
 from .diagnostics import CODES, Diagnostic, Label, SourceText, render_human, render_json
+from .divergence import divergence_diagnostics
+from .lints import lint_diagnostics
 from .lower import Context, KernelLowerer, _text
 
 __all__ = ["ImportResult", "import_source", "import_file", "Diagnostic", "render_human", "render_json", "CODES"]
@@ -101,7 +103,11 @@ def import_source(source: Union[str, bytes], filename: str = "<input>") -> Impor
                                         [Label(e.span or kernel.span, "while importing this")],
                                         ["please report this with the kernel's source"]))
                 continue
-            kernels.append(kernel)
+            divergent = divergence_diagnostics(kernel, filename)  # G0042
+            diags += divergent
+            if not divergent:
+                diags += lint_diagnostics(kernel, filename)  # race warnings: G0043, G0044
+                kernels.append(kernel)
     diags.sort(key=lambda d: (d.span.start, d.code))
     return ImportResult(kernels, diags, src, digest, structs)
 

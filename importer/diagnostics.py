@@ -56,6 +56,9 @@ CODES = {
     "G0039": "kernel functions must not return a value",
     "G0040": "nesting too deep",
     "G0041": "use of a possibly uninitialized variable",
+    "G0042": "barrier or collective in thread-dependent control flow",
+    "G0043": "every thread writes the same element",
+    "G0044": "workgroup array read before a barrier",
 }
 
 

@@ -110,6 +110,9 @@ class Uniformity:
             self._block(k.body, _Ctx(None, None))
             if self.varying == before:
                 break
+        # a loop body walked twice (after a divergent `break`) may have seen a statement
+        # aligned on its first walk: a finding anywhere wins
+        self.aligned -= set(self._findings)
 
     @property
     def findings(self) -> list[Finding]:

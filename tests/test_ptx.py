@@ -117,7 +117,9 @@ fn early(out: &mut [f32]) {
     let lid = gpu::local_id().x;
     s[lid] = 1.0;
     gpu::workgroup_barrier();
-    if i >= out.len() { return; }
+    // not provably thread-dependent (G0042 would reject `i >= out.len()`), yet the
+    // emitter cannot know every thread agrees: a workgroup-array and a written buffer
+    if s[0] > out[0] { return; }
     gpu::workgroup_barrier();
     let t = gpu::workgroup_sum::<64>(s[lid], s);
     out[i] = t;

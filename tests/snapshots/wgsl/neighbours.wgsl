@@ -53,7 +53,7 @@ fn neighbours(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
         v = gi_load_x(i);
     }
     gi_store_scratch(lid, v);
-    if (i >= n) {
+    if (n == 0u) {
         gi_done = true;
     }
     storageBarrier();

@@ -60,7 +60,7 @@ fn partial_sums(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin
     }
     let gi_end1: u32 = 4u;
     for (var j: u32 = 0u; j < gi_end1; j = j + 1u) {
-        if (kv == (1000i + bitcast<i32>(j))) {
+        if (gi_load_k(0u) == (1000i + bitcast<i32>(j))) {
             gi_done = true;
             break;
         }

