@@ -24,12 +24,13 @@ import re
 from typing import Union
 
 from goldy_import.ir import layout as L
+from goldy_import.ir.checks import check_sites
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 
 from .slang_handwritten import HandwrittenKernel, rename_entry, try_kernel_def_from_source
-from .slang_text import (BUILTIN_PARAMS, INDENT, Names, Printer, element_type, has_sync, param_type,
-                         signature_builtins, slang_type, struct_decl)
+from .slang_text import (BUILTIN_PARAMS, FAULTS, FAULTS_TYPE, INDENT, Names, Printer, element_type, has_checks,
+                         has_sync, param_type, signature_builtins, slang_type, struct_decl)
 
 __all__ = [
     "ABI_MODULE", "ABI_DIR", "ENTRY_POINT", "emit_slang", "emit_wrapper", "emit_wrapper_from_kernel_def",
@@ -54,6 +55,7 @@ def emit_slang(kernel: N.Kernel) -> str:
     out.append(f"// kernel `{kernel.name}` from {kernel.source_file}")
     for line in kernel.doc.splitlines():
         out.append(f"// {line}".rstrip())
+    out += site_comments(kernel)
     out += ["import goldy_abi;", ""]
     for s in kernel.structs:
         out += struct_decl(s, names) + [""]
@@ -64,10 +66,23 @@ def emit_slang(kernel: N.Kernel) -> str:
     x, y, z = kernel.workgroup_size
     params = [f"{param_type(p, names)} {names(p.name)}" for p in kernel.params]
     params += [" ".join(BUILTIN_PARAMS[b]) for b in signature_builtins(kernel)]
+    if has_checks(kernel):
+        params.append(f"{FAULTS_TYPE} {FAULTS}")
     out += ["[goldy_compute]", f"[numthreads({x}, {y}, {z})]", f"void {CANONICAL_ENTRY}({', '.join(params)})", "{"]
     out += pr.block(kernel.body, 1)
     out.append("}")
     return "\n".join(out) + "\n"
+
+
+def site_comments(kernel: N.Kernel) -> list[str]:
+    """One comment line per trapping-check site: its id, what it checks, the Rust location."""
+    if not has_checks(kernel):
+        return []
+    out = [f"// trapping checks (`{FAULTS}` records the first failure):"]
+    for site in check_sites(kernel):
+        what = f"`{site.resource}[_]`" if site.kind == "index" else f"`{site.text}` by zero"
+        out.append(f"//   site {site.id}: {what} at {kernel.source_file}:{site.span.line}:{site.span.col}")
+    return out
 
 
 def uses_barriers(kernel: KernelLike) -> bool:
@@ -100,6 +115,8 @@ def args_block(kernel: KernelLike, names) -> list[str]:
     """The global `_goldy_args` block every form of a kernel binds its parameters through."""
     fields = [INDENT + _arg_field(p, names) for p in kernel.params]
     fields.append(INDENT + "uint3 _goldy_nwg;")
+    if has_checks(kernel):
+        fields.append(f"{INDENT}{FAULTS_TYPE} {FAULTS};")
     return ["struct _GoldyArgs", "{"] + fields + ["};", "ParameterBlock<_GoldyArgs> _goldy_args;", ""]
 
 
@@ -125,6 +142,8 @@ def emit_wrapper_from_kernel_def(kdef: KernelLike) -> str:
             call.append("_goldy_args._goldy_nwg")
         else:
             call.append(_SYSTEM_VALUES[item])
+    if has_checks(kdef):
+        call.append(f"_goldy_args.{FAULTS}")
     out = [body, "// ---- wrapper: the entry point a Slang compiler dispatches", ""]
     out += args_block(kdef, names)
     out += ['[shader("compute")]', f"[numthreads({x}, {y}, {z})]",
@@ -178,7 +197,15 @@ def abi_description(kernel: KernelLike) -> dict:
         "workgroup_arrays": [{"name": w.name, "type": w.ty, "size": w.size} for w in kernel.workgroup_arrays],
         "structs": structs,
         "handwritten": isinstance(kernel, HandwrittenKernel),
+        "check_sites": _sites_description(kernel),
     }
+
+
+def _sites_description(kernel: KernelLike) -> list[dict]:
+    if isinstance(kernel, HandwrittenKernel):
+        return []
+    return [{"site": s.id, "kind": s.kind, "resource": s.resource, "line": s.span.line, "col": s.span.col}
+            for s in check_sites(kernel)]
 
 
 def dump_kernel(kernel: KernelLike, directory: str) -> list[str]:

@@ -21,8 +21,9 @@ from goldy_import.ir import layout as L
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 
-from .slang import ENTRY_POINT, args_block  # the argument block is shared with the wrapper
-from .slang_text import INDENT, Names, Printer, RawExpr, f32_literal, has_sync, param_type, slang_type, struct_decl
+from .slang import ENTRY_POINT, args_block, site_comments  # the argument block is shared with the wrapper
+from .slang_text import (FAULTS, FAULTS_TYPE, INDENT, Names, Printer, RawExpr, f32_literal, has_checks, has_sync,
+                         param_type, slang_type, struct_decl)
 
 LANE = "_goldy_t"
 ALIVE = "_goldy_alive"
@@ -258,8 +259,8 @@ def emit_lane_serial(kernel: N.Kernel) -> str:
         raise BackendError(f"kernel `{kernel.name}`: {per_lane} bytes of per-lane locals for a workgroup of {n} "
                            f"exceed the CPU target's {MAX_LANE_BYTES} byte budget")
     body = pr.region(kernel.body, 1)
-    out = [f"// kernel `{kernel.name}` from {kernel.source_file}: lane-serial form for Slang's CPU target",
-           "import goldy_abi;", ""]
+    out = [f"// kernel `{kernel.name}` from {kernel.source_file}: lane-serial form for Slang's CPU target"]
+    out += site_comments(kernel) + ["import goldy_abi;", ""]
     for s in kernel.structs:
         out += struct_decl(s, names) + [""]
     out += args_block(kernel, names)
@@ -272,6 +273,8 @@ def emit_lane_serial(kernel: N.Kernel) -> str:
             out.append(f"{INDENT}{slang_type(p.ty, names)} {names(p.name)} = _goldy_args.{names(p.name)}[0];")
         else:
             out.append(f"{INDENT}{param_type(p, names)} {names(p.name)} = _goldy_args.{names(p.name)};")
+    if has_checks(kernel):
+        out.append(f"{INDENT}{FAULTS_TYPE} {FAULTS} = _goldy_args.{FAULTS};")
     for w in kernel.workgroup_arrays:
         out.append(f"{INDENT}{slang_type(w.ty)} {names(w.name)}[{w.size}];")
     for name, ty in kernel.locals.items():

@@ -47,7 +47,8 @@ Uniform BufRO BufRW Scattered Tensor TensorMut TensorWrite DirectSpatial GoldyTe
 GoldyMat2 GoldyMat3 GoldyMat4 mat_mul mat_scale mat_add mat_sub atomic_add wrapping_add
 wrapping_sub wrapping_mul wrapping_neg wrapping_abs wrapping_shl wrapping_shr rust_div
 rust_rem rust_min rust_max rust_clamp rust_round rust_f32_to_i32 rust_f32_to_u32 rust_dot
-rust_length cs_main goldy_abi""".split()
+rust_length cs_main goldy_abi GoldyFaults atomic_add_checked rust_div_checked
+rust_rem_checked""".split()
 RESERVED = frozenset(_KEYWORDS + _TYPES + _INTRINSICS + ABI_NAMES)
 
 # The builtins' canonical parameter types and names, in IR BUILTINS order.
@@ -63,6 +64,24 @@ PARAM_WRAPPERS = {
     "image": "DirectSpatial",
 }
 _SCALAR = {"u32": "uint", "i32": "int", "f32": "float", "bool": "bool"}
+
+# The error word of a kernel with trapping-check sites: the canonical function's last
+# parameter, a field of the wrapper's argument block, a local of the lane-serial form.
+FAULTS = "_goldy_faults"
+FAULTS_TYPE = "GoldyFaults"
+FAULT_WORDS = 8  # u32 per dispatch: flag, site, index, length, index_y, 3 spare
+
+
+def has_checks(kernel: N.Kernel) -> bool:
+    """Whether any node carries a trapping-check site (ir/checks.py), i.e. whether the
+    emitted code takes the error word. Without one it has no error-word traffic at all."""
+    for s in N.walk_stmts(kernel.body):
+        if getattr(s, "check", -1) >= 0:
+            return True
+        for e in N.stmt_exprs(s):
+            if any(getattr(x, "check", -1) >= 0 for x in N.walk_expr(e)):
+                return True
+    return False
 
 
 def _reserved(name: str) -> bool:
@@ -257,17 +276,24 @@ class Printer:
         return self.builtin(e.name)
 
     def e_Load(self, e: N.Load) -> str:
+        """A checked load (e.check >= 0) records a failure in the error word; an unchecked
+        one keeps the silent guard (out of range gives 0) even where ir/checks.py proved it
+        in range: the guard is cheap and the safe choice."""
         idx = self.expr(e.index)
         w = self.k.workgroup_array(e.resource)
         name = self.names(e.resource)
+        site = e.check
         if w is not None:
+            if site >= 0:
+                return f"({FAULTS}.in_range({idx}, {w.size}u, {site}u) ? {name}[{idx}] : {zero_value(w.ty)})"
             if isinstance(e.index, N.Const) and 0 <= e.index.value < w.size:
                 return f"{name}[{idx}]"
             return f"(({idx} < {w.size}u) ? {name}[{idx}] : {zero_value(w.ty)})"
         p = self.k.param(e.resource)
+        value = f"{name}.load_checked({idx}, {site}u, {FAULTS})" if site >= 0 else f"{name}[{idx}]"
         if p is not None and p.ty == "bool":
-            return f"({name}[{idx}] != 0u)"
-        return f"{name}[{idx}]"
+            return f"({value} != 0u)"
+        return value
 
     def e_Len(self, e: N.Len) -> str:
         w = self.k.workgroup_array(e.resource)
@@ -325,6 +351,8 @@ class Printer:
             return f"({a} {dict(bitand='&', bitor='|', bitxor='^')[op]} {b})"
         if elem == "i32" and op in ("add", "sub", "mul"):
             return f"wrapping_{op}({self.splat(a, lt, e.ty)}, {self.splat(b, rt, e.ty)})"
+        if op in ("div", "rem") and e.check >= 0:  # scalar integer division, checked
+            return f"rust_{op}_checked({a}, {b}, {e.check}u, {FAULTS})"
         if op in ("div", "rem") and (elem in T.INTS or op == "rem"):
             return f"rust_{op}({self.splat(a, lt, e.ty)}, {self.splat(b, rt, e.ty)})"
         sym = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[op]
@@ -400,26 +428,37 @@ class Printer:
     def s_Assign(self, s: N.Assign, d: int) -> list[str]:
         return [self.line(d, f"{self.expr(s.target)} = {self.expr(s.value)};")]
 
-    def store(self, resource: str, index: str, value: str, d: int) -> list[str]:
+    def store(self, resource: str, index: str, value: str, d: int, site: int = -1) -> list[str]:
         w = self.k.workgroup_array(resource)
         name = self.names(resource)
         if w is not None:
+            if site >= 0:
+                return [self.line(d, f"if ({FAULTS}.in_range({index}, {w.size}u, {site}u)) {{ {name}[{index}] = {value}; }}")]
             if index.endswith("u") and index[:-1].isdigit() and int(index[:-1]) < w.size:
                 return [self.line(d, f"{name}[{index}] = {value};")]
             return [self.line(d, f"if ({index} < {w.size}u) {{ {name}[{index}] = {value}; }}")]
         p = self.k.param(resource)
         if p is not None and p.ty == "bool":
             value = f"({value} ? 1u : 0u)"
+        if site >= 0:
+            return [self.line(d, f"{name}.store_checked({index}, {value}, {site}u, {FAULTS});")]
         return [self.line(d, f"{name}[{index}] = {value};")]
 
     def s_Store(self, s: N.Store, d: int) -> list[str]:
         idx = self.expr(s.index)
+        value = self.expr(s.value)
         pre: list[str] = []
+        if _has_site(s.value) and (s.check >= 0 or _has_site(s.index)):
+            # Rust evaluates the assigned value before the place: a value that can fault
+            # is computed first, so the first failure a thread records is Rust's first
+            v = self.fresh("v")
+            pre.append(self.line(d, f"{slang_type(s.value.ty, self.names)} {v} = {value};"))
+            value = v
         if self.k.workgroup_array(s.resource) is not None and not isinstance(s.index, (N.Var, N.Const)):
             t = self.fresh("i")
-            pre = [self.line(d, f"uint {t} = {idx};")]
+            pre.append(self.line(d, f"uint {t} = {idx};"))
             idx = t
-        return pre + self.store(s.resource, idx, self.expr(s.value), d)
+        return pre + self.store(s.resource, idx, value, d, s.check)
 
     def s_If(self, s: N.If, d: int) -> list[str]:
         out = [self.line(d, f"if {self.cond(s.cond)}"), self.line(d, "{")]
@@ -533,10 +572,15 @@ class Printer:
         return out
 
     def s_AtomicAdd(self, s: N.AtomicAdd, d: int) -> list[str]:
-        call = f"atomic_add({self.names(s.resource)}, {self.expr(s.index)}, {self.expr(s.value)})"
+        args = f"{self.names(s.resource)}, {self.expr(s.index)}, {self.expr(s.value)}"
+        call = f"atomic_add_checked({args}, {s.check}u, {FAULTS})" if s.check >= 0 else f"atomic_add({args})"
         if s.target is None:
             return [self.line(d, f"{call};")]
         return [self.line(d, f"{self.local(s.target)} = {call};")]
+
+
+def _has_site(e: N.Expr) -> bool:
+    return any(getattr(x, "check", -1) >= 0 for x in N.walk_expr(e))
 
 
 def _reads_locals(e: N.Expr, k: N.Kernel) -> bool:

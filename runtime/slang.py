@@ -7,6 +7,12 @@ workgroup's threads in sequence. That target has no barrier, so a kernel that
 synchronises its workgroup is compiled there in the lane-serial form
 (codegen/slang_lanes.py); every other kernel, and every kernel on Vulkan or CUDA, runs as
 the canonical source plus the standard wrapper entry (codegen/slang.py).
+
+Trapping checks: a kernel whose IR carries check sites (ir/checks.py) takes a
+`GoldyFaults` error word. Each submit gives every such dispatch its own 8-u32 slot of one
+error buffer (cleared by the command encoder before the dispatches), reads the buffer
+back once after the wait, and returns a FaultReport per slot whose flag is set. Kernels
+without sites (checks off, or every check proven) bind no error word at all.
 """
 
 from __future__ import annotations
@@ -21,10 +27,12 @@ import numpy as np
 
 from goldy_import.codegen import slang as S
 from goldy_import.codegen.slang_lanes import emit_lane_serial
+from goldy_import.codegen.slang_text import FAULT_WORDS, FAULTS, has_checks
 from goldy_import.errors import BackendError, BackendUnavailable
 from goldy_import.ir import nodes as N
+from goldy_import.ir.checks import check_sites
 
-from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, ScalarArg, TensorArg,
+from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport, ImageArg, ScalarArg, TensorArg,
                       UniformArg)
 
 _INSTALL = "install slangpy (`pip install slangpy`; the wheel carries the Slang compiler)"
@@ -59,6 +67,8 @@ class Compiled:
     lane_serial: bool  # one [numthreads(1,1,1)] invocation per workgroup
     workgroup_size: tuple[int, int, int]
     source: str
+    checked: bool = False  # binds an error word (the IR has trapping-check sites)
+    texel_sites: frozenset = frozenset()  # sites checking an image coordinate (report x and y)
 
 
 class SlangBackend(Backend):
@@ -93,6 +103,8 @@ class SlangBackend(Backend):
         self._usage = (spy.BufferUsage.shader_resource | spy.BufferUsage.unordered_access
                        | spy.BufferUsage.copy_source | spy.BufferUsage.copy_destination)
         self._lock = threading.Lock()
+        self._fault_buf: Any = None  # the error words of the checked dispatches of a submit
+        self._fault_slots = 0
 
     def describe(self) -> str:
         return f"{self.device.info.adapter_name} via slangpy ({self.device_type})"
@@ -140,7 +152,10 @@ class SlangBackend(Backend):
             ck = self.device.create_compute_kernel(program)
         except Exception as e:
             raise BackendError(f"kernel `{kernel.name}`: the Slang compiler rejected the generated source:\n{e}") from e
-        return Compiled(ck, serial, tuple(kernel.workgroup_size), src)
+        checked = has_checks(kernel)
+        texel = frozenset(site.id for site in check_sites(kernel) if site.resource is not None
+                          and (p := kernel.param(site.resource)) is not None and p.category == "image")
+        return Compiled(ck, serial, tuple(kernel.workgroup_size), src, checked, texel)
 
     def _bind(self, d: Dispatch) -> dict:
         args: dict[str, Any] = {}
@@ -173,15 +188,30 @@ class SlangBackend(Backend):
         assert isinstance(a, ScalarArg)
         d.state[S.Names(d.kernel)(p.name)] = _scalar(a)
 
-    def submit(self, dispatches: list[Dispatch]) -> None:
+    def _fault_words(self, slots: int) -> Any:
+        """The error buffer, `slots` slots of FAULT_WORDS u32 (grown, never shrunk)."""
+        if slots > self._fault_slots:
+            self._fault_slots = max(slots, 2 * self._fault_slots)
+            self._fault_buf = self.alloc(4 * FAULT_WORDS * self._fault_slots)
+        return self._fault_buf
+
+    def submit(self, dispatches: list[Dispatch]) -> Optional[list[FaultReport]]:
         if not dispatches:
-            return
+            return None
         with self._lock:
             enc = self.device.create_command_encoder()
-            for d in dispatches:
+            checked = [i for i, d in enumerate(dispatches) if d.compiled.checked]
+            words: Any = None
+            if checked:
+                words = self._fault_words(len(checked))
+                enc.clear_buffer(words)
+            slot = {i: n for n, i in enumerate(checked)}
+            for i, d in enumerate(dispatches):
                 c: Compiled = d.compiled
                 if d.state is None:
                     d.state = self._bind(d)
+                if c.checked:
+                    d.state[FAULTS] = {"_w": words, "_off": FAULT_WORDS * slot[i]}
                 gx, gy, gz = d.groups
                 if c.lane_serial:
                     threads = [gx, gy, gz]
@@ -194,6 +224,17 @@ class SlangBackend(Backend):
                     raise BackendError(f"kernel `{d.kernel.name}` ({d.label}): dispatch failed: {e}") from e
             self.device.submit_command_buffer(enc.finish())
             self.device.wait_for_idle()
+            if not checked:
+                return None
+            raw = np.asarray(words.to_numpy()).view(np.uint32).reshape(-1)
+        faults = []
+        for n, i in enumerate(checked):
+            w = raw[FAULT_WORDS * n:FAULT_WORDS * (n + 1)]
+            if w[0]:
+                texel = int(w[1]) in dispatches[i].compiled.texel_sites
+                faults.append(FaultReport(dispatch=i, site=int(w[1]), index=int(w[2]), length=int(w[3]),
+                                          index_y=int(w[4]) if texel else None))
+        return faults or None
 
     def close(self) -> None:
         if self.device is not None:

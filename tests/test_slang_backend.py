@@ -2,7 +2,8 @@
 tests/data/ compiled by the real Slang compiler and run on slangpy's CPU device, with fresh
 random inputs and poisoned write-only outputs, through the backend contract
 (runtime/backend.py). Plus the Rust numeric edge cases, strided tensors, hand-written
-Slang, and the public API."""
+Slang, and the public API. The examples run as imported (no check sites), the tests/data
+kernels with their trapping-check sites, so both renderings meet the oracle."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 
 from goldy_import.importer import import_file, import_source
 from goldy_import.ir import nodes as N
+from goldy_import.ir.checks import insert_checks
 from goldy_import.ir import types as T
 from goldy_import.runtime.backend import (BufferArg, CompileOptions, Dispatch, ImageArg, ScalarArg, TensorArg,
                                           UniformArg)
@@ -128,14 +130,17 @@ def assert_same(got, want, exact: bool, what: str) -> None:
                              f"slang {got.reshape(-1)[i]!r}, cpu {want.reshape(-1)[i]!r}")
 
 
-def compare(backends, kernel: N.Kernel, args: list, groups, exact=None) -> list:
+def compare(backends, kernel: N.Kernel, args: list, groups, exact=None, checks: bool = False) -> list:
+    """Run on the oracle and on slang; with `checks` slang runs the IR with trapping-check
+    sites (ir/checks.py), whose suppressed accesses must leave exactly what the oracle's
+    unchecked ones leave (a fault, if any, is reported but not an error here)."""
     cpu, slang = backends
     if exact is None:
         exact = not any(isinstance(e, N.Call) and e.func in TRANSCENDENTAL for e in _exprs(kernel)) and \
             not any(isinstance(s, N.Softmax) for s in N.walk_stmts(kernel.body))
     racy = atomic_order_dependent(kernel)
     want = run(cpu, kernel, args, groups)
-    got = run(slang, kernel, args, groups)
+    got = run(slang, insert_checks(kernel) if checks else kernel, args, groups)
     for p, g, w in zip(kernel.params, got, want):
         if w is not None and p.name not in racy:
             assert_same(g, w, exact, f"kernel `{kernel.name}` parameter `{p.name}`")
@@ -295,7 +300,7 @@ def test_data_kernel_matches_cpu(backends, path, name):
     rng = np.random.default_rng(np.random.SeedSequence().entropy % 2 ** 32)
     n = 1024
     groups = (max(1, n // kernel.workgroup_size[0]), 1, 1)
-    compare(backends, kernel, random_args(kernel, n, rng), groups)
+    compare(backends, kernel, random_args(kernel, n, rng), groups, checks=True)  # unchecked: the examples
 
 
 # ---------------------------------------------------------------- Rust numerics, written out

@@ -18,6 +18,7 @@ from goldy_import.codegen.slang_text import ABI_NAMES, signature_builtins
 from goldy_import.importer import import_file, import_source
 from goldy_import.ir import layout as L
 from goldy_import.ir import nodes as N
+from goldy_import.ir.checks import check_sites, insert_checks
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SNAPSHOTS = os.path.join(REPO, "tests", "snapshots", "slang")
@@ -67,6 +68,41 @@ def test_canonical_snapshot(rel, kernel, snap):
 
 def test_lane_serial_snapshot():
     _check_snapshot("block_sum.cpu_lanes.slang", emit_lane_serial(_kernel("rust_examples/reduce_manual.rs", "block_sum")))
+
+
+def test_checked_snapshots():
+    """Trapping-check sites (ir/checks.py): a checked access or division goes through a
+    `*_checked` ABI helper with its site id and the error word, which the canonical
+    function takes last, the wrapper binds from `_goldy_args` and the lane-serial form
+    copies into a local."""
+    _check_snapshot("histogram.checked.wrapped.slang",
+                    S.emit_wrapper(insert_checks(_kernel("rust_examples/histogram.rs", "histogram"))))
+    _check_snapshot("tiled_transpose.checked.cpu_lanes.slang",
+                    emit_lane_serial(insert_checks(_kernel("rust_examples/tiled_transpose.rs", "tiled_transpose"))))
+
+
+def test_checked_rendering():
+    k = insert_checks(_kernel("tests/data/kitchen_sink.rs", "everything"))
+    sites = check_sites(k)
+    src = S.emit_slang(k)
+    assert re.search(r"void cs_main\(.*, GroupThreadId _goldy_lid, GoldyFaults _goldy_faults\)", src)
+    for site in sites:  # one comment per site, naming the Rust location
+        assert f"//   site {site.id}: " in src
+        assert f"at tests/data/kitchen_sink.rs:{site.span.line}:{site.span.col}" in src
+        # every site id is passed to exactly one helper call
+        assert len(re.findall(rf"\b{site.id}u, _goldy_faults\)", src)) == 1, site
+    kinds = {s.kind for s in sites}
+    assert kinds == {"index", "divide"}
+    for helper in ("load_checked(", "store_checked(", "atomic_add_checked(", "rust_rem_checked(",
+                   "img.store_checked(", "t.load_checked(", "tw.store_checked("):
+        assert helper in src, helper
+    # without sites (checks off, or all proven) there is no error-word traffic at all
+    plain = _kernel("tests/data/kitchen_sink.rs", "everything")
+    for text in (S.emit_slang(plain), S.emit_wrapper(plain), emit_lane_serial(plain)):
+        assert "_goldy_faults" not in text and "GoldyFaults" not in text and "_checked(" not in text
+    abi = S.abi_description(k)
+    assert [(d["site"], d["kind"], d["line"]) for d in abi["check_sites"]] == [
+        (s.id, s.kind, s.span.line) for s in sites]
 
 
 def test_canonical_shape():
@@ -175,6 +211,22 @@ def test_real_compiler_accepts_canonical(cpu_device, kernel):
     else:
         _load(cpu_device, canonical)
         wrapped = S.emit_wrapper(kernel)
+    module = _load(cpu_device, wrapped)
+    cpu_device.link_program([module], [module.entry_point(S.ENTRY_POINT)])
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_real_compiler_accepts_checked(cpu_device, kernel):
+    """The same with trapping-check sites: canonical, wrapper and lane-serial forms."""
+    checked = insert_checks(kernel)
+    canonical = S.emit_slang(checked)
+    if S.uses_barriers(checked):
+        from goldy_import.codegen.slang_handwritten import rename_entry
+        _load(cpu_device, rename_entry(canonical, "cs_main", "cs_main"))
+        wrapped = emit_lane_serial(checked)
+    else:
+        _load(cpu_device, canonical)
+        wrapped = S.emit_wrapper(checked)
     module = _load(cpu_device, wrapped)
     cpu_device.link_program([module], [module.entry_point(S.ENTRY_POINT)])
 
