@@ -5,6 +5,14 @@ docs/semantics.md says. Buffers are numpy uint8 arrays holding the GPU layout. `
 turns IR into a Python function once (codegen.cpu); `record` binds the arguments to numpy
 views once; `submit` only walks chunks of whole workgroups (bounded memory, fixed order so
 atomics stay deterministic) and calls the function on each.
+
+Error bound of the transcendentals (sin cos tan exp exp2 log log2 pow): computed in f64
+by numpy and rounded once to f32, so within 0.5 ulp plus numpy's f64 error (a few f64
+ulps): correctly rounded in all but rare near-halfway cases. Everything else is exact.
+
+Trapping checks: sites marked by ir/checks.py record the first failure of a dispatch (chunk
+order, then statement order, then lowest lane); only lanes that really perform the access
+(active, and past any short-circuiting `&&`/`||`) can fail. `submit` returns FaultReports.
 """
 
 from __future__ import annotations
