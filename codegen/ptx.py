@@ -23,7 +23,13 @@ instruction sequences from `ptx_math` with the error bounds documented there. Wo
 collectives follow the dialect's pairwise tree exactly; warp shuffles replace the first five
 tree levels only where all threads are known to arrive (they keep the operand order, so the
 bits, and leave the scratch array in the same final state). Buffers the kernel never writes
-are read with `ld.global.nc`.
+are read with `ld.global.nc`. Where barriers and shuffles may use the aligned forms is
+decided by `ir.uniformity` ("may" mode).
+
+Element-wise kernels (see `batchable`) also get a batched entry with `emit_ptx(...,
+batch=4)`: each hardware thread runs the threads of 4 consecutive workgroups statement by
+statement, with `if`s as predication, so 4 independent loads per thread are in flight;
+runtime/cuda.py launches it for large dispatches.
 """
 
 from __future__ import annotations
@@ -66,10 +72,36 @@ def _sm(target: str) -> int:
     return sm
 
 
+def batch_entry(kernel: N.Kernel, batch: int) -> str:
+    """Name of the batched entry point (see `batchable`)."""
+    return f"{kernel.name}__batch{batch}"
+
+
+def batchable(kernel: N.Kernel) -> bool:
+    """Whether one thread may run `BATCH` threads of the kernel in lock step: no barrier,
+    collective, atomic, workgroup array or loop, and a workgroup of [x, 1, 1] (a `return`
+    retires its copy: the copy's later statements are masked off).
+    Threads of such a kernel never wait for or observe each other except through memory
+    races, whose order is unspecified anyway, so running several of them interleaved
+    statement by statement in one hardware thread is one of the executions the GPU could
+    have produced. It gives each hardware thread BATCH independent memory accesses in
+    flight, where a one-element-per-thread kernel has one: bandwidth-bound kernels need
+    that many bytes in flight to approach the copy ceiling."""
+    wx, wy, wz = kernel.workgroup_size
+    if wy != 1 or wz != 1 or kernel.workgroup_arrays:
+        return False
+    stmts = list(N.walk_stmts(kernel.body))
+    return len(stmts) <= 64 and not any(isinstance(x, _NOT_BATCHABLE) for x in stmts)
+
+
 def emit_ptx(kernel: N.Kernel, target: str = "sm_90", ptx_version: Optional[str] = None,
-             source: Optional[str] = None) -> str:
+             source: Optional[str] = None, batch: int = 1) -> str:
     """PTX text for one verified kernel. `source` (the Rust text) feeds the line comments;
-    without it the file named by `kernel.source_file` is read if it exists."""
+    without it the file named by `kernel.source_file` is read if it exists. With `batch`
+    above 1, a `batchable` kernel gets a second entry, `batch_entry(kernel, batch)`, in
+    which each hardware thread runs the threads of `batch` consecutive workgroups in lock
+    step (workgroup x ids b*batch + j); it takes one more `.param .u32` after the kernel's,
+    the number of workgroups along x, and is launched with ceil(that / batch) blocks."""
     version = ptx_version or ptx_version_for(target)
     _sm(target)
     if source is None and kernel.source_file and os.path.isfile(kernel.source_file):
@@ -78,15 +110,17 @@ def emit_ptx(kernel: N.Kernel, target: str = "sm_90", ptx_version: Optional[str]
                 source = f.read()
         except OSError:
             source = None
-    em = _Emitter(kernel, source)
-    try:
-        body = em.run()
-    except BackendError:
-        raise
-    except Exception as e:  # a bug here must still reach the user as a GoldyError
-        where = f"{kernel.source_file}:{em.current_line}" if em.current_line else kernel.source_file
-        raise BackendError(f"internal error emitting PTX for kernel `{kernel.name}` ({where}): "
-                           f"{type(e).__name__}: {e}") from e
+    body: list[str] = []
+    for b in ([1, batch] if batch > 1 and batchable(kernel) else [1]):
+        em = _Emitter(kernel, source, b)
+        try:
+            body += ([""] if body else []) + em.run()
+        except BackendError:
+            raise
+        except Exception as e:  # a bug here must still reach the user as a GoldyError
+            where = f"{kernel.source_file}:{em.current_line}" if em.current_line else kernel.source_file
+            raise BackendError(f"internal error emitting PTX for kernel `{kernel.name}` ({where}): "
+                               f"{type(e).__name__}: {e}") from e
     header = [f"// goldy-import PTX for kernel `{kernel.name}` from {kernel.source_file}",
               f".version {version}", f".target {target}", ".address_size 64", ""]
     return "\n".join(header + body) + "\n"
@@ -181,6 +215,7 @@ def _stride(k: N.Kernel, ty: str) -> int:
 
 
 UNROLL = 4
+_NOT_BATCHABLE = (N.Barrier, N.Reduce, N.Softmax, N.AtomicAdd, N.Break, N.Continue, N.While, N.Loop, N.For)
 
 
 def _unrollable(body: list[N.Stmt]) -> bool:
@@ -201,8 +236,10 @@ class _Loop:
 
 
 class _Emitter:
-    def __init__(self, k: N.Kernel, source: Optional[str]):
+    def __init__(self, k: N.Kernel, source: Optional[str], batch: int = 1):
         self.k = k
+        self.batch = batch
+        self.pred: Optional[str] = None  # batched mode: the copy's predicate on memory and assignments
         self.b = Builder()
         self.m = PM.PtxOps(self.b)
         self.src_lines = source.splitlines() if source else []
@@ -221,12 +258,21 @@ class _Emitter:
     def run(self) -> list[str]:
         k = self.k
         params = self.params()
-        self.prologue()
-        self.block(k.body)
+        name = k.name
+        if self.batch > 1:
+            params.append(".param .u32 p_groups_x")
+            name = batch_entry(k, self.batch)
+            self.batched_prologue()
+            self.batched_block(k.body, list(self.valid))
+        else:
+            self.prologue()
+            self.block(k.body)
         self.b.op("ret;")
         wx, wy, wz = k.workgroup_size
         out = [f"// {line}" for line in (k.doc or "").splitlines()]
-        out.append(f".visible .entry {k.name}(")
+        if self.batch > 1:
+            out.append(f"// {self.batch} workgroups along x per block, in lock step (see `batchable`)")
+        out.append(f".visible .entry {name}(")
         out.append(",\n".join("\t" + p for p in params))
         out.append(f") .reqntid {wx}, {wy}, {wz}")
         out.append("{")
@@ -326,6 +372,82 @@ class _Emitter:
                 b.op(f"mad.lo.s32 {lid}, {yz}, {wx}, {tid[0]};")
             self.lid = lid
 
+    def batched_prologue(self) -> None:
+        """Per copy j: workgroup id x = ctaid.x * batch + j, valid while below p_groups_x."""
+        b = self.b
+        wx = self.k.workgroup_size[0]
+        groups = self._ld_param("u32", "p_groups_x")
+        tid = self._sreg("%tid.x")
+        ctaid = [self._sreg(f"%ctaid.{a}") for a in "xyz"]
+        first = self.new("r", f"mul.lo.s32 {{}}, {{}}, {self.batch};", ctaid[0])
+        nw = [groups, self._sreg("%nctaid.y"), self._sreg("%nctaid.z")]
+        self.copies: list[tuple[dict, dict]] = []
+        self.valid: list[str] = []
+        for j in range(self.batch):
+            wid = self.new("r", f"add.s32 {{}}, {{}}, {j};", first)
+            self.valid.append(self.lt_u(wid, groups))
+            gid = self.new("r", f"mad.lo.s32 {{}}, {{}}, {wx}, {{}};", wid, tid)
+            builtin = {"local_id": [tid, "0", "0"], "workgroup_id": [wid, ctaid[1], ctaid[2]],
+                       "num_workgroups": nw, "workgroup_size": [str(wx), "1", "1"],
+                       "global_id": [gid, ctaid[1], ctaid[2]]}
+            self.copies.append(({}, builtin))
+        self.alive: list[Optional[str]] = [None] * self.batch  # None: the copy has not returned
+        self.masks: dict[tuple, list[str]] = {}
+        b.comment(f"{self.batch} copies of the kernel's threads follow, statement by statement")
+
+    def use_copy(self, j: int, pred: Optional[str]) -> None:
+        self.locals, self.builtin = self.copies[j]
+        self.pred = pred
+
+    def batched_block(self, stmts: list[N.Stmt], outer: list[str]) -> None:
+        """Each statement for every copy before the next statement; an `if` becomes
+        predication (copy j runs its body under outer[j] and its condition; a `return`
+        clears the copy's `alive` predicate). A store evaluates every copy's value and
+        address before any copy writes, so the loads of all copies are in flight together."""
+        for s in stmts:
+            self.line_comment(s.span)
+            key = (tuple(outer), tuple(self.alive))
+            if key not in self.masks:
+                self.masks[key] = [p if a is None else self.pred_and(p, a) for p, a in zip(outer, self.alive)]
+            preds = self.masks[key]
+            if isinstance(s, N.Return):
+                for j, p in enumerate(outer):
+                    gone = self.new("p", "not.pred {}, {};", p)
+                    self.alive[j] = gone if self.alive[j] is None else self.pred_and(self.alive[j], gone)
+            elif isinstance(s, N.If):
+                then_p, else_p = [], []
+                for j, p in enumerate(preds):
+                    self.use_copy(j, p)
+                    c = self.reg_of(self.expr(s.cond)[0], "p")
+                    then_p.append(self.pred_and(p, c))
+                    if s.else_body:
+                        else_p.append(self.pred_and(p, self.new("p", "not.pred {}, {};", c)))
+                self.batched_block(s.then_body, then_p)
+                if s.else_body:
+                    self.batched_block(s.else_body, else_p)
+            elif isinstance(s, N.Store):
+                pending = []
+                for j, p in enumerate(preds):
+                    self.use_copy(j, p)
+                    vals = self.expr(s.value)
+                    space, ok, addr, ty, _ = self.access(s.resource, s.index)
+                    pending.append((p, space, ok, addr, ty, vals))
+                for p, space, ok, addr, ty, vals in pending:
+                    self.pred = p
+                    self.store_mem(space, ok, addr, ty, vals)
+            elif isinstance(s, N.Let):
+                for j, p in enumerate(preds):
+                    self.use_copy(j, p)
+                    regs = self.local(s.name)
+                    vals = self.expr(s.value) if s.value is not None else []
+                    self.pred = None  # the local is only read under this predicate: no guard needed
+                    self.move(regs, vals)
+            else:  # Assign (batchable() admits nothing else)
+                for j, p in enumerate(preds):
+                    self.use_copy(j, p)
+                    self.stmt(s)
+        self.pred = None
+
     def _sreg(self, name: str) -> str:
         r = self.b.reg("r")
         self.b.op(f"mov.u32 {r}, {name};")
@@ -354,13 +476,14 @@ class _Emitter:
     def move(self, dst: list[str], src: list[str]) -> None:
         if set(src) & set(dst):  # v = v.yx: read every source before writing
             src = [self.copy(s) if s in dst else s for s in src]
+        guard = f"@{self.pred} " if self.pred else ""
         for d, s in zip(dst, src):
             if d != s:
                 kind = self.b.kinds[d]
                 if kind == "p" and not s.startswith("%"):
-                    self.b.op(f"setp.ne.u32 {d}, {s}, 0;")
+                    self.b.op(f"{guard}setp.ne.u32 {d}, {s}, 0;")
                 else:
-                    self.b.op(f"{MOV[kind]} {d}, {s};")
+                    self.b.op(f"{guard}{MOV[kind]} {d}, {s};")
 
     def copy(self, s: str) -> str:
         kind = self.b.kind_of(s)
@@ -567,6 +690,8 @@ class _Emitter:
         return "global", ok, self.address(r["ptr"], phys, 4), p.ty, nc
 
     def load_mem(self, space: str, ok: str, addr: str, ty: str, nc: str, off: int = 0) -> list[str]:
+        if self.pred:
+            ok = self.pred_and(ok, self.pred)
         lane_tys = _lanes(self.k, ty)
         out: list[str] = []
         li = 0
@@ -589,6 +714,8 @@ class _Emitter:
         return out
 
     def store_mem(self, space: str, ok: str, addr: str, ty: str, vals: list[str]) -> None:
+        if self.pred:
+            ok = self.pred_and(ok, self.pred)
         lane_tys = _lanes(self.k, ty)
         li = 0
         for poff, n in _pieces(self.k, ty):

@@ -12,6 +12,10 @@
   (cuGraphExecKernelNodeSetParams) instead of capturing again.
 - `wrap_external(obj)` binds memory exposing `__cuda_array_interface__` (CuPy, PyTorch)
   without a copy, after checking device, dtype and contiguity.
+- Element-wise kernels are compiled with a second, batched entry (codegen/ptx.py,
+  `batchable`: BATCH workgroups per block in lock step); a dispatch of at least
+  `batch_min_threads` threads (BATCH full waves of the device) launches it with
+  ceil(groups.x / BATCH) blocks, smaller ones the plain entry.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from goldy_import.codegen.ptx import emit_ptx
+from goldy_import.codegen.ptx import batch_entry, emit_ptx
 from goldy_import.errors import BackendError, BackendUnavailable, BindingError
 from goldy_import.ir import nodes as N
 
@@ -32,6 +36,7 @@ from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, Li
                       TensorArg, UniformArg)
 
 MAX_GRAPHS = 64  # instantiated graphs kept per backend (least recently submitted go first)
+BATCH = 4  # workgroups per block in the batched entry of element-wise kernels (codegen/ptx.py)
 
 
 def _driver():
@@ -203,6 +208,7 @@ class CudaCompiled:
     module: Any
     function: Any
     slots: list[int]
+    batched: Any = None  # the `batch_entry` function where the kernel is batchable
 
 
 @dataclass
@@ -210,6 +216,7 @@ class _State:
     block: ParamBlock
     uniforms: list = field(default_factory=list)
     version: int = 0  # bumped by update_scalar
+    batched: bool = False  # launched through the batched entry
 
 
 @dataclass
@@ -264,6 +271,12 @@ class CudaBackend(Backend):
             max_workgroup_storage_bytes=48 * 1024,  # static .shared limit without opt-in
             max_buffer_bytes=int(self._cu("cuDeviceTotalMem", self.dev)),
         )
+        # A dispatch of at least this many threads uses a kernel's batched entry (BATCH
+        # workgroups per block): BATCH full waves of the device, so that batching leaves
+        # every multiprocessor as busy as before. Tests set it to 0 to batch everything.
+        sms = attr("CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT")
+        per_sm = attr("CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR")
+        self.batch_min_threads = BATCH * sms * per_sm
         self._graphs: "OrderedDict[tuple, _Graph]" = OrderedDict()
         self._modules: list = []
         self._closed = False
@@ -344,7 +357,7 @@ class CudaBackend(Backend):
     # ------------------------------------------------------------ kernels
 
     def compile(self, kernel: N.Kernel, options: CompileOptions) -> CudaCompiled:
-        ptx = emit_ptx(kernel, target=self.target, ptx_version=self.ptx_version)
+        ptx = emit_ptx(kernel, target=self.target, ptx_version=self.ptx_version, batch=BATCH)
         self._current()
         image = np.frombuffer(ptx.encode() + b"\0", dtype=np.uint8)
         try:
@@ -360,7 +373,10 @@ class CudaBackend(Backend):
         if wx * wy * wz > most:
             raise BackendError(f"kernel `{kernel.name}` needs {wx * wy * wz} threads per workgroup but "
                                f"its registers allow {most} on {self.device_name}")
-        return CudaCompiled(kernel, ptx, module, fn, param_slots(kernel))
+        batched = None
+        if f".entry {batch_entry(kernel, BATCH)}(" in ptx:
+            batched = self._cu("cuModuleGetFunction", module, batch_entry(kernel, BATCH).encode(), kernel=kernel.name)
+        return CudaCompiled(kernel, ptx, module, fn, param_slots(kernel), batched)
 
     def record(self, d: Dispatch) -> None:
         self._current()
@@ -371,8 +387,13 @@ class CudaBackend(Backend):
                 self.write(mem, 0, memoryview(a.data))
                 uniforms.append(mem)
                 ptrs[i] = mem.ptr
-        block = ParamBlock(pack_params(d.kernel, d.args, ptrs))
-        d.state = _State(block, uniforms)
+        # the batched entry's extra `.param .u32` (workgroups along x) comes last; the
+        # plain entry declares fewer parameters and never reads it
+        block = ParamBlock(pack_params(d.kernel, d.args, ptrs) + [struct.pack("<I", int(d.groups[0]))])
+        wx, wy, wz = d.kernel.workgroup_size
+        threads = int(d.groups[0]) * int(d.groups[1]) * int(d.groups[2]) * wx * wy * wz
+        batched = getattr(d.compiled, "batched", None) is not None and threads >= self.batch_min_threads
+        d.state = _State(block, uniforms, batched=batched)
         if uniforms:
             weakref.finalize(d, _free_all, weakref.ref(self), uniforms)
 
@@ -387,6 +408,9 @@ class CudaBackend(Backend):
         p = self.drv.CUDA_KERNEL_NODE_PARAMS()
         p.func = d.compiled.function
         p.gridDimX, p.gridDimY, p.gridDimZ = (int(g) for g in d.groups)
+        if d.state.batched:
+            p.func = d.compiled.batched
+            p.gridDimX = -(-int(d.groups[0]) // BATCH)
         p.blockDimX, p.blockDimY, p.blockDimZ = d.kernel.workgroup_size
         p.sharedMemBytes = 0
         p.kernelParams = d.state.block.address

@@ -186,3 +186,61 @@ fn sum(x: &[f32], o: &mut [f32], n: u32) {
 }
 """))
     assert text.count("$L_for4_") == 2 and text.count("ld.global.nc.f32") == 5  # 4 unrolled + rest
+
+
+# ---------------------------------------------------------------- batched entries
+
+
+def batchable_kernels():
+    from goldy_import.codegen.ptx import batchable
+    out = [pytest.param(kern, id=f"{os.path.basename(path)}::{kern.name}")
+           for path in SOURCES for kern in import_file(path).kernels if batchable(kern)]
+    assert len(out) >= 8
+    return out
+
+
+@pytest.mark.parametrize("kernel", batchable_kernels())
+def test_batched_entry_assembles_with_the_extra_param(kernel, ptxas, tmp_path):
+    from goldy_import.codegen.ptx import batch_entry
+    text = emit_ptx(kernel, batch=4)
+    log = assemble(ptxas, text, tmp_path)
+    assert all(s == ("0", "0") for s in re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)), log
+    plain, batched = text.split(f".visible .entry {batch_entry(kernel, 4)}(")
+    names = lambda t: re.findall(r"\.param (?:\.align \d+ )?\.\w+ (p\w+)", t)  # noqa: E731
+    assert names(batched.split(")")[0]) == names(plain.split(f".entry {kernel.name}(")[1].split(")")[0]) + ["p_groups_x"]
+    assert emit_ptx(kernel).rstrip("\n") in text  # the plain entry is unchanged
+    assert batch_entry(kernel, 4) not in emit_ptx(kernel)
+
+
+def test_batched_saxpy_issues_every_copy_load_before_any_store():
+    from goldy_import.codegen.ptx import batch_entry
+    text = emit_ptx(k(SAXPY), batch=4).split(f".entry {batch_entry(k(SAXPY), 4)}(")[1]
+    body = text[text.index("statement by statement"):]
+    first_store = body.index("st.global")
+    assert body[:first_store].count("ld.global.nc.f32") == 4 and body[:first_store].count("ld.global.f32") == 4
+    assert body.count("st.global.f32") == 4
+    # copy j is workgroup ctaid.x * 4 + j, valid below p_groups_x; its `if` is predication
+    prologue = text[:text.index("statement by statement")]
+    assert re.findall(r"add\.s32 %r\d+, %r\d+, (\d);", prologue) == ["0", "1", "2", "3"]
+    assert prologue.count("setp.lt.u32") == 4 and "ld.param.u32 %r2, [p_groups_x];" in prologue
+    assert len(re.findall(r"@%p\d+ st\.global\.f32", body)) == 4 and "bra" not in body
+
+
+def test_batchable_refuses_what_threads_could_observe():
+    from goldy_import.codegen.ptx import batchable
+    base = """
+use goldy::gpu;
+#[goldy::compute(workgroup_size = [{wg}])]
+fn f(x: &mut [u32]) {{
+    let i = gpu::global_id().x;
+    {body}
+}}
+"""
+    ok = "if i < x.len() { x[i] = x[i] + 1; } else { x[0] = 2; }"
+    assert batchable(k(base.format(wg="64, 1, 1", body=ok)))
+    assert batchable(k(base.format(wg="64, 1, 1", body="if i > 3 { return; } " + ok)))  # retires the copy
+    assert not batchable(k(base.format(wg="8, 8, 1", body=ok)))
+    for body in ("gpu::workgroup_barrier();", "gpu::atomic_add(x, 0, 1);",
+                 "for j in 0..4u32 { x[j] = i; }", "while x[i] > 3 { x[i] = 0; }",
+                 "let s = gpu::workgroup_array::<u32, 64>(); s[0] = i;"):
+        assert not batchable(k(base.format(wg="64, 1, 1", body=body))), body
