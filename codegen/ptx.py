@@ -648,7 +648,9 @@ class _Emitter:
         w = self.k.workgroup_array(name)
         if w is not None:
             idx = ev()[0]
-            ok = self.lt_u(idx, str(w.size))
+            r = self.uni.range(index) if index is not None else None
+            # in range whatever the thread (tile indices from local_id and constant loops): no check
+            ok = "" if r is not None and r[1] < w.size else self.lt_u(idx, str(w.size))
             base = self.new("r", f"mov.u32 {{}}, S_{name};")
             addr = self.new("r", "mad.lo.s32 {}, {}, 4, {};", self.reg_of(idx, "r"), base)
             return "shared", ok, addr, w.ty, ""
@@ -690,8 +692,9 @@ class _Emitter:
         return "global", ok, self.address(r["ptr"], phys, 4), p.ty, nc
 
     def load_mem(self, space: str, ok: str, addr: str, ty: str, nc: str, off: int = 0) -> list[str]:
+        """`ok` is the predicate of an access in range, "" for one always in range."""
         if self.pred:
-            ok = self.pred_and(ok, self.pred)
+            ok = self.pred_and(ok, self.pred) if ok else self.pred
         lane_tys = _lanes(self.k, ty)
         out: list[str] = []
         li = 0
@@ -708,14 +711,14 @@ class _Emitter:
             vec = "" if n == 1 else f".v{n}"
             dst = regs[0] if n == 1 else "{" + ", ".join(regs) + "}"
             a = f"[{addr}+{poff}]" if poff else f"[{addr}]"
-            self.b.op(f"@{ok} ld.{space}{nc}{vec}.{pty} {dst}, {a};")
+            self.b.op(f"{'@' + ok + ' ' if ok else ''}ld.{space}{nc}{vec}.{pty} {dst}, {a};")
             for t, r in zip(tys, regs):
                 out.append(self.new("p", "setp.ne.u32 {}, {}, 0;", r) if t == "bool" else r)
         return out
 
     def store_mem(self, space: str, ok: str, addr: str, ty: str, vals: list[str]) -> None:
         if self.pred:
-            ok = self.pred_and(ok, self.pred)
+            ok = self.pred_and(ok, self.pred) if ok else self.pred
         lane_tys = _lanes(self.k, ty)
         li = 0
         for poff, n in _pieces(self.k, ty):
@@ -727,7 +730,7 @@ class _Emitter:
             vec = "" if n == 1 else f".v{n}"
             src = vs[0] if n == 1 else "{" + ", ".join(vs) + "}"
             a = f"[{addr}+{poff}]" if poff else f"[{addr}]"
-            self.b.op(f"@{ok} st.{space}{vec}.{pty} {a}, {src};")
+            self.b.op(f"{'@' + ok + ' ' if ok else ''}st.{space}{vec}.{pty} {a}, {src};")
 
     def load(self, name: str, index: N.Expr) -> list[str]:
         space, ok, addr, ty, nc = self.access(name, index)

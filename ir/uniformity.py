@@ -344,6 +344,11 @@ class Uniformity:
         if isinstance(s, N.While) and self.varies(s.cond):
             reason = Reason("loop", s.cond.span)
         if isinstance(s, N.For):
+            a, b = self.range(s.start), self.range(s.end)
+            if s.ty == "u32" and a is not None and b is not None and s.var not in self.reassigned:
+                hi = b[1] if s.inclusive else b[1] - 1  # the variable is only read inside the loop
+                if hi >= a[0]:
+                    self.ranges[s.var] = (a[0], hi)
             if self.varies(s.start) or self.varies(s.end):
                 a, b = s.start.span, s.end.span
                 reason = Reason("loop", N.Span(a.start, b.end, a.line, a.col, b.end_line, b.end_col))
@@ -370,7 +375,8 @@ def written_resources(k: N.Kernel) -> set[str]:
 
 
 def _reassigned_locals(k: N.Kernel) -> set[str]:
-    """Locals assigned anywhere other than their own `let` (ranges are kept for the rest)."""
+    """Locals assigned anywhere other than their own `let` or `for` (ranges are kept for
+    the rest)."""
     out = set()
     for s in N.walk_stmts(k.body):
         if isinstance(s, N.Assign):
@@ -379,8 +385,6 @@ def _reassigned_locals(k: N.Kernel) -> set[str]:
                 root = root.value
             if isinstance(root, N.Var):
                 out.add(root.name)
-        elif isinstance(s, N.For):
-            out.add(s.var)
         elif isinstance(s, (N.Reduce, N.AtomicAdd)) and s.target is not None:
             out.add(s.target)
         elif isinstance(s, N.Let) and s.value is None:

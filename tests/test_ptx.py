@@ -244,3 +244,31 @@ fn f(x: &mut [u32]) {{
                  "for j in 0..4u32 { x[j] = i; }", "while x[i] > 3 { x[i] = 0; }",
                  "let s = gpu::workgroup_array::<u32, 64>(); s[0] = i;"):
         assert not batchable(k(base.format(wg="64, 1, 1", body=body))), body
+
+
+def test_workgroup_array_checks_dropped_only_where_ranges_prove_them():
+    text = emit_ptx(k("""
+use goldy::gpu;
+#[goldy::compute(workgroup_size = [16, 16, 1])]
+fn tiles(out: &mut [f32], n: u32) {
+    let s = gpu::workgroup_array::<f32, 256>();
+    let tx = gpu::local_id().x;
+    let ty = gpu::local_id().y;
+    s[ty * 16 + tx] = 1.0;
+    gpu::workgroup_barrier();
+    let mut acc = 0.0;
+    for j in 0..16 {
+        acc = acc + s[ty * 16 + j];
+    }
+    for q in 0..n {
+        acc = acc + s[q];
+    }
+    out[tx] = acc + s[tx * 16 + ty + 1];
+}
+"""))
+    loads = re.findall(r"^\t(@%p\d+ )?ld\.shared\.f32", text, re.M)
+    stores = re.findall(r"^\t(@%p\d+ )?st\.shared\.f32", text, re.M)
+    # s[ty*16 + tx] and s[ty*16 + j] (the loop unrolled by 4, plus the rest loop) are in range;
+    # s[q] (5 copies too) and s[tx*16 + ty + 1] are not
+    assert stores == [""]
+    assert loads.count("") == 5 and len(loads) == 11
