@@ -97,10 +97,15 @@ fn guarded_by_and(x: &[f32], y: &mut [f32], n: u32) {
 }
 
 #[goldy::compute(workgroup_size = [64, 1, 1])]
-fn both_fault(x: &[f32], y: &mut [f32]) {
+fn both_fault(x: &[f32], k: &[u32], y: &mut [f32], which: u32) {
+    let s = gpu::workgroup_array::<f32, 64>();
     let i = gpu::global_id().x;
     if i == 0 {
-        y[i + 8] = x[i + 8];
+        if which == 0 {
+            y[k[i + 4]] = x[i + 8];
+        } else {
+            s[i + 64] = x[i + 9];
+        }
     }
 }
 
@@ -315,16 +320,77 @@ def test_short_circuit_guards_do_not_fault(dev, mod):
 
 def test_value_faults_before_the_place(dev, mod):
     """Rust evaluates an assignment's value before its place: when both fail, the
-    value's check is the thread's first failure."""
+    value's check is the thread's first failure. (The CPU backend, at this writing,
+    evaluates a buffer store's index before its value and reports `k` here.)"""
     x = dev.buffer(np.arange(8, dtype=np.float32))
+    k = dev.buffer(np.array([1, 2, 3, 4], np.uint32))
     big, y, full = guarded(dev, np.zeros(8, np.float32), 4, 8, np.float32)
     s = gi.Scheme(dev)
-    mod.both_fault.prepare(dev).record(s, "both", x, y).over_1d(1)
-    e = fault_of(s)
+    node = mod.both_fault.prepare(dev).record(s, "both", x, k, y, 0).over_1d(1)
+    e = fault_of(s)  # `k[i + 4]` in the place fails too, but after `x[i + 8]`
     assert str(e) == (f"kernel `both_fault` (node 0 'both'): index out of bounds at {loc('x[i + 8]')}: "
                       f"parameter `x` indexed at 8, but its length is 8")
     assert_outside_untouched(big, full, 4, 8)
     np.testing.assert_array_equal(y.numpy(), np.zeros(8, np.float32))
+    s.set_node_param(node, "which", 1)
+    e = fault_of(s)  # a workgroup array's place: the value is still evaluated first
+    assert str(e) == (f"kernel `both_fault` (node 0 'both'): index out of bounds at {loc('x[i + 9]')}: "
+                      f"parameter `x` indexed at 9, but its length is 8")
+
+
+# ---------------------------------------------------------------- against the CPU oracle
+
+F32, U32, I32 = np.float32, np.uint32, np.int32
+ORACLE_CASES = {
+    "read": [("read_past", [np.arange(1, 9, dtype=F32), np.zeros(8, F32), 1], 8)],
+    "write": [("write_past", [np.arange(8, dtype=F32), np.zeros(8, F32)], 8)],
+    "atomic": [("count_bins", [np.array([0, 1, 1, 7, 9, 3, 3, 3], U32), np.zeros(8, U32)], 8)],
+    "div": [("quotients", [np.array([7, 8, 9, 10, 11, 12], U32), np.array([2, 3, 4, 0, 5, 6], U32),
+                           np.zeros(6, U32)], 6)],
+    "rem": [("remainders", [np.array([7, -7, 9, -9], I32), np.array([3, 3, 0, -4], I32), np.zeros(4, I32)], 4)],
+    "workgroup": [("shift_left", [np.zeros(128, U32), 1], 128)],
+    "tensor": [("tensor_copy", [("tensor", np.arange(6, dtype=F32).reshape(2, 3)), np.zeros(6, F32), 1], 6)],
+    "workgroup_place": [("both_fault", [np.arange(8, dtype=F32), np.arange(4, dtype=U32), np.zeros(8, F32), 1], 1)],
+    "second_of_three": [("read_past", [np.arange(8, dtype=F32), np.zeros(8, F32), 0], 8),
+                        ("write_past", [np.arange(8, dtype=F32), np.zeros(8, F32)], 8),
+                        ("quotients", [np.ones(4, U32), np.array([1, 0, 1, 0], U32), np.zeros(4, U32)], 4)],
+}
+
+
+@pytest.fixture(scope="module")
+def cpu():
+    d = gi.Device("cpu")
+    yield d
+    d.close()
+
+
+def _run_case(d, mod, nodes):
+    s = gi.Scheme(d)
+    buffers = []
+    for name, args, n in nodes:
+        bound = []
+        for a in args:
+            if isinstance(a, tuple):
+                bound.append(d.tensor(a[1]))
+            elif isinstance(a, np.ndarray):
+                bound.append(d.buffer(a))
+                buffers.append(bound[-1])
+            else:
+                bound.append(a)
+        getattr(mod, name).prepare(d).record(s, name, *bound).over_1d(n)
+    e = fault_of(s)
+    return str(e), [b.numpy() for b in buffers]
+
+
+@pytest.mark.parametrize("case", sorted(ORACLE_CASES))
+def test_same_fault_and_results_as_the_cpu_oracle(case, dev, cpu, mod):
+    """The same kernel and inputs on the CPU backend (the oracle, with its own checks):
+    the same KernelFault message and the same contents of every buffer afterwards."""
+    got_msg, got = _run_case(dev, mod, ORACLE_CASES[case])
+    want_msg, want = _run_case(cpu, mod, ORACLE_CASES[case])
+    assert got_msg == want_msg
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
 
 
 # ---------------------------------------------------------------- the error word's life
