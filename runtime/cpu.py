@@ -17,7 +17,6 @@ order, then statement order, then lowest lane); only lanes that really perform t
 
 from __future__ import annotations
 
-import itertools
 import os
 import platform
 from typing import Any, Optional
@@ -71,20 +70,22 @@ def _contiguous(dims: tuple, strides: tuple) -> bool:
 
 class _Bound:
     """A recorded dispatch's arguments as the generated function wants them (R), and its
-    chunk geometry, kept across submits when the grid is one chunk."""
+    chunk geometry, kept across submits when the grid is small and one chunk."""
 
     def __init__(self, d: Dispatch, chunk_threads: int):
         ck: CpuKernel = d.compiled
         k = d.kernel
-        self.structs = {s.name: s for s in k.structs}
-        self.slots = ck.slots
-        self.R: list[Any] = [self.value(s, k.params[s.param], d.args[s.param]) for s in ck.slots]
+        self.kernel, self.slots = k, ck.slots
+        params, args = k.params, d.args
+        self.R: list[Any] = [getattr(self, "bind_" + s.kind)(s, params[s.param], args[s.param]) for s in ck.slots]
         self.wg, self.groups, self.chunk, self.atomics = k.workgroup_size, tuple(d.groups), chunk_threads, ck.atomics
-        plan = list(itertools.islice(rt.chunks(self.wg, self.groups, chunk_threads, ck.atomics), 2))
-        threads = self.groups[0] * self.groups[1] * self.groups[2] * int(np.prod(self.wg))
+        wx, wy, wz = self.wg
+        gx, gy, gz = self.groups
         self.single = None
-        if len(plan) == 1 and threads <= KEEP_THREADS:
-            self.single = [rt.Geometry(self.wg, self.groups, 0, plan[0][1])]
+        if gx * gy * gz * wx * wy * wz <= min(KEEP_THREADS, chunk_threads):
+            plan = list(rt.chunks(self.wg, self.groups, chunk_threads, ck.atomics))
+            if len(plan) == 1:
+                self.single = [rt.Geometry(self.wg, self.groups, 0, plan[0][1])]
 
     def geometries(self):
         if self.single is not None:
@@ -98,47 +99,53 @@ class _Bound:
             if s.param == index and s.kind == "value":
                 self.R[pos] = _SCALAR[arg.ty](arg.value)
 
-    def comps(self, handle, base: int, n: int, stride: int, ty: str) -> tuple:
-        offs = rt.component_offsets(ty, self.structs)
-        types = [t for _, t in rt.components(ty, self.structs)]
-        return tuple(_strided(handle, base + o, n, stride, rt.DTYPES[t]) for o, t in zip(offs, types))
+    # one binder per slot kind (codegen.cpu.Slot)
+    def bind_value(self, s: Slot, p: N.Param, arg: ScalarArg):
+        return _SCALAR[arg.ty](arg.value)
 
-    def value(self, s: Slot, p: N.Param, arg: Any) -> Any:
-        kind = s.kind
-        if isinstance(arg, ScalarArg):
-            return _SCALAR[arg.ty](arg.value)
-        if isinstance(arg, BufferArg):
-            if kind == "len":
-                return np.uint32(arg.length)
-            if kind == "comps":
-                return self.comps(arg.handle, arg.offset * arg.stride, arg.length, arg.stride, p.ty)
-            return _strided(arg.handle, arg.offset * arg.stride, arg.length, arg.stride, rt.DTYPES[p.ty])
-        if isinstance(arg, TensorArg):
-            off, rank, numel = arg.layout[0:3]
-            dims, strides = tuple(arg.layout[3:3 + rank]), tuple(arg.layout[7:7 + rank])
-            if kind == "len":
-                return np.uint32(numel)
-            if kind == "dims":
-                return np.array(arg.layout[3:7], dtype=np.uint32)
-            if kind == "rank":
-                return np.uint32(rank)
-            data = _strided(arg.handle, 0, arg.buffer_length, 4, rt.DTYPES[arg.elem])
-            if _contiguous(dims, strides):
-                return data[off:off + numel]
-            return rt.Strided(data, off, dims, strides, numel)
-        if isinstance(arg, UniformArg):
-            offs = rt.component_offsets(p.ty, self.structs)
-            ty = rt.components(p.ty, self.structs)[s.comp][1]
-            return np.frombuffer(arg.data, rt.DTYPES[ty], count=1, offset=offs[s.comp])[0]
+    def bind_view(self, s: Slot, p: N.Param, arg: BufferArg):
+        return _strided(arg.handle, arg.offset * arg.stride, arg.length, arg.stride, rt.DTYPES[p.ty])
+
+    def bind_len(self, s: Slot, p: N.Param, arg):
+        return np.uint32(arg.length if isinstance(arg, BufferArg) else arg.layout[2])
+
+    def bind_comps(self, s: Slot, p: N.Param, arg):
+        """Struct buffer fields, or an image's texel lanes: one strided view per component."""
         if isinstance(arg, ImageArg):
-            if kind == "width":
-                return np.uint32(arg.width)
-            if kind == "height":
-                return np.uint32(arg.height)
-            n = arg.width * arg.height
-            stride = 4 * (T.vec_len(arg.elem) if T.is_vector(arg.elem) else 1)
-            return self.comps(arg.handle, 0, n, stride, arg.elem)
-        raise BackendError(f"cpu backend: cannot bind {type(arg).__name__} to parameter `{p.name}`")
+            base, n, ty = 0, arg.width * arg.height, arg.elem
+            stride = 4 * (T.vec_len(ty) if T.is_vector(ty) else 1)
+        else:
+            base, n, stride, ty = arg.offset * arg.stride, arg.length, arg.stride, p.ty
+        structs = {d.name: d for d in self.kernel.structs}
+        offs = rt.component_offsets(ty, structs)
+        types = [t for _, t in rt.components(ty, structs)]
+        return tuple(_strided(arg.handle, base + o, n, stride, rt.DTYPES[t]) for o, t in zip(offs, types))
+
+    def bind_tensor(self, s: Slot, p: N.Param, arg: TensorArg):
+        off, rank, numel = arg.layout[0:3]
+        dims, strides = tuple(arg.layout[3:3 + rank]), tuple(arg.layout[7:7 + rank])
+        data = _strided(arg.handle, 0, arg.buffer_length, 4, rt.DTYPES[arg.elem])
+        if _contiguous(dims, strides):
+            return data[off:off + numel]
+        return rt.Strided(data, off, dims, strides, numel)
+
+    def bind_dims(self, s: Slot, p: N.Param, arg: TensorArg):
+        return np.array(arg.layout[3:7], dtype=np.uint32)
+
+    def bind_rank(self, s: Slot, p: N.Param, arg: TensorArg):
+        return np.uint32(arg.layout[1])
+
+    def bind_ucomp(self, s: Slot, p: N.Param, arg: UniformArg):
+        structs = {d.name: d for d in self.kernel.structs}
+        off = rt.component_offsets(p.ty, structs)[s.comp]
+        ty = rt.components(p.ty, structs)[s.comp][1]
+        return np.frombuffer(arg.data, rt.DTYPES[ty], count=1, offset=off)[0]
+
+    def bind_width(self, s: Slot, p: N.Param, arg: ImageArg):
+        return np.uint32(arg.width)
+
+    def bind_height(self, s: Slot, p: N.Param, arg: ImageArg):
+        return np.uint32(arg.height)
 
 
 class CpuBackend(Backend):
