@@ -12,7 +12,11 @@ Trapping checks: a kernel whose IR carries check sites (ir/checks.py) takes a
 `GoldyFaults` error word. Each submit gives every such dispatch its own 8-u32 slot of one
 error buffer (cleared by the command encoder before the dispatches), reads the buffer
 back once after the wait, and returns a FaultReport per slot whose flag is set. Kernels
-without sites (checks off, or every check proven) bind no error word at all.
+without sites (checks off, or every check proven) bind no error word at all. The first
+failure of a dispatch wins through InterlockedCompareExchange on Vulkan/CUDA; slangpy's
+CPU device has no atomics but runs a dispatch serially, so there the flag is tested and
+set with plain accesses (goldy_abi.slang `_goldy_fault`). Accesses the check pass proved
+in range (check == -1) keep the silent guard of the ABI types (load 0, store dropped).
 """
 
 from __future__ import annotations
