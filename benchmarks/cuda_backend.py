@@ -1,12 +1,19 @@
 """CUDA backend benchmark (run on a GPU machine; see benchmarks/RESULTS.md).
 
-    python benchmarks/cuda_backend.py [--mib 256] [--reps 20]
+    python benchmarks/cuda_backend.py [--mib 256] [--reps 20] [--matmul 4096]
 
 Prints one table: device-to-device copy bandwidth (the ceiling), then saxpy, a 3-op
-element-wise chain, a workgroup_sum reduction and a row softmax over >= 256 MiB arrays:
+element-wise chain, a workgroup_sum reduction and row softmaxes over >= 256 MiB arrays:
 GB/s (bytes each kernel must move / median time) and % of the copy ceiling, for the Rust
 kernels through goldy-import's CUDA backend, the same algorithms in CUDA C
-(benchmarks/cuda_ref/kernels.cu, `nvcc -O3 -arch=sm_90`), CuPy and PyTorch; then host
+(benchmarks/cuda_ref/kernels.cu, `nvcc -O3 -arch=sm_90`), CuPy and PyTorch. Element-wise
+kernels run through the backend's batched entry (4 workgroups per block); the
+"one workgroup per block" rows force the plain entry. The row softmax appears as the
+dialect's collective (one element per thread) and as kernels written for speed (several
+values per thread in registers). Then a second table: f32 matrix multiply at
+`--matmul`^3, GFLOP/s of rust_examples/matmul.rs (16 x 16 tiles), of a 4 x 4 register-
+blocked kernel with the same product order (so the same bits), of nvcc's build of the
+latter, and of PyTorch's f32 matmul with TF32 off, and the ratio to PyTorch. Last, host
 overhead per dispatch (a Scheme of 100 tiny dispatches vs 100 CuPy RawKernel launches).
 
 Method (METHOD.md): random inputs, every result checked before it is timed, 3 warm-ups,
@@ -74,6 +81,74 @@ fn tiny(y: &mut [f32], a: f32) {
 
 ROW = 1024
 PER_THREAD = 16
+SOFTMAX_SHAPES = ((32, 32), (128, 8))  # (threads per row, values per thread): 1024-wide rows
+
+
+def _tree(names: list[str], join) -> str:
+    while len(names) > 1:
+        names = [join(names[i], names[i + 1]) for i in range(0, len(names), 2)]
+    return names[0]
+
+
+def softmax_source(width: int, per: int) -> str:
+    """Row softmax as a performance-minded user writes it in the dialect: one workgroup of
+    `width` threads per row of width * per elements, each thread holding `per` values
+    (elements t, t + width, ...: every load and store is coalesced) in registers, so each
+    element is read once and written once; max and sum combine in a tree per thread, then
+    across the workgroup with the collectives."""
+    row = width * per
+    out = [f"""
+#[goldy::compute(workgroup_size = [{width}, 1, 1])]
+fn softmax_{width}x{per}(buf: &mut [f32]) {{
+    let s = gpu::workgroup_array::<f32, {width}>();
+    let base = gpu::workgroup_id().x * {row} + gpu::local_id().x;"""]
+    out += [f"    let x{j} = buf[base + {width * j}];" for j in range(per)]
+    out.append(f"    let m = {_tree([f'x{j}' for j in range(per)], lambda a, b: f'max({a}, {b})')};")
+    out.append(f"    let row_max = gpu::workgroup_max::<{width}>(m, s);")
+    out += [f"    let e{j} = exp(x{j} - row_max);" for j in range(per)]
+    out.append(f"    let part = {_tree([f'e{j}' for j in range(per)], lambda a, b: f'({a} + {b})')};")
+    out.append(f"    let total = gpu::workgroup_sum::<{width}>(part, s);")
+    out.append("    let inv = 1.0 / total;")
+    out += [f"    buf[base + {width * j}] = e{j} * inv;" for j in range(per)]
+    return "\n".join(out) + "\n}\n"
+
+
+def matmul_4x4_source() -> str:
+    """c = a * b like rust_examples/matmul.rs and in its product order (so the same bits),
+    written for speed: a workgroup computes a 64 x 64 block of c, each thread 4 x 4 outputs
+    (rows ty + 16 r, columns tx + 16 q) from 64 x 16 and 16 x 64 tiles of a and b in
+    workgroup memory; per k step a thread reads 8 values for 16 products."""
+    out = ["""
+#[goldy::compute(workgroup_size = [16, 16, 1])]
+fn matmul_4x4(a: &[f32], b: &[f32], c: gpu::Scattered<f32>, m: u32, n: u32, k: u32) {
+    let ta = gpu::workgroup_array::<f32, 1024>();
+    let tb = gpu::workgroup_array::<f32, 1024>();
+    let tx = gpu::local_id().x;
+    let ty = gpu::local_id().y;
+    let row0 = gpu::workgroup_id().y * 64;
+    let col0 = gpu::workgroup_id().x * 64;"""]
+    rq = [(r, q) for r in range(4) for q in range(4)]
+    out += [f"    let mut acc{r}{q} = 0.0;" for r, q in rq]
+    out += ["    for t in 0..(k + 15) / 16 {", "        let ka = t * 16 + tx;", "        let kb = t * 16 + ty;"]
+    for r in range(4):
+        out += [f"        let mut va{r} = 0.0;",
+                f"        if row0 + ty + {16 * r} < m && ka < k {{ va{r} = a[(row0 + ty + {16 * r}) * k + ka]; }}",
+                f"        ta[(ty + {16 * r}) * 16 + tx] = va{r};"]
+    for q in range(4):
+        out += [f"        let mut vb{q} = 0.0;",
+                f"        if kb < k && col0 + tx + {16 * q} < n {{ vb{q} = b[kb * n + col0 + tx + {16 * q}]; }}",
+                f"        tb[ty * 64 + tx + {16 * q}] = vb{q};"]
+    out += ["        gpu::workgroup_barrier();", "        for kk in 0..16 {"]
+    out += [f"            let a{r} = ta[(ty + {16 * r}) * 16 + kk];" for r in range(4)]
+    out += [f"            let b{q} = tb[kk * 64 + tx + {16 * q}];" for q in range(4)]
+    out += [f"            acc{r}{q} = acc{r}{q} + a{r} * b{q};" for r, q in rq]
+    out += ["        }", "        gpu::workgroup_barrier();", "    }"]
+    out += [f"    if row0 + ty + {16 * r} < m && col0 + tx + {16 * q} < n {{ "
+            f"c[(row0 + ty + {16 * r}) * n + col0 + tx + {16 * q}] = acc{r}{q}; }}" for r, q in rq]
+    return "\n".join(out) + "\n}\n"
+
+
+RUST += "".join(softmax_source(w, p) for w, p in SOFTMAX_SHAPES) + matmul_4x4_source()
 
 
 class Events:
@@ -125,10 +200,71 @@ def softmax_ref(x: np.ndarray) -> np.ndarray:
     return (e / e.sum(axis=1, keepdims=True)).reshape(-1)
 
 
+def matmul_table(size, dev, b, stream, ev, ours, launch_ref, P, U, ptr, rng, torch, th_time) -> None:
+    """GFLOP/s of f32 c = a * b at size^3 (2 size^3 operations per product)."""
+    from goldy_import.examples import matmul_reference  # noqa: F401  (documents the order checked below)
+    m = n = k = size
+    reps = 10
+    a0 = rng.standard_normal((m, k)).astype(np.float32)
+    b0 = rng.standard_normal((k, n)).astype(np.float32)
+    A, B = dev.buffer(a0.reshape(-1)), dev.buffer(b0.reshape(-1))
+    C1, C2 = dev.empty(m * n, np.float32), dev.empty(m * n, np.float32)
+    example = gi.load(os.path.join(HERE, "..", "rust_examples", "matmul.rs"))
+    flops = 2.0 * m * n * k
+    gf = lambda ms: flops / ms / 1e6  # noqa: E731
+
+    # sampled checks: the documented order bit for bit, and the float64 error bound
+    si, sj = rng.integers(0, m, 256), rng.integers(0, n, 256)
+    seq = np.zeros(256, np.float32)
+    for p in range(k):
+        seq = seq + a0[si, p] * b0[p, sj]
+    exact = np.einsum("ij,ji->i", a0[si].astype(np.float64), b0[:, sj].astype(np.float64))
+    bound = 1.01 * k * 2.0**-24 * np.einsum("ij,ji->i", np.abs(a0[si]).astype(np.float64),
+                                            np.abs(b0[:, sj]).astype(np.float64))
+
+    def check(c: np.ndarray, what: str) -> None:
+        got = c.reshape(m, n)[si, sj]
+        assert np.array_equal(got, seq), f"{what}: not the documented product order"
+        assert (np.abs(got - exact) <= bound).all(), f"{what}: beyond the f32 error bound"
+
+    print(f"\nf32 matrix multiply {m} x {k} @ {k} x {n}, median of {reps} after 3 warm-ups")
+    print(f"{'kernel':34} {'GFLOP/s':>9} {'vs torch':>9}  note")
+    rows = []
+    run, _s = ours("matmul", [A, B, C1, m, n, k], (-(-n // 16), -(-m // 16), 1), module=example)
+    check(C1.numpy(), "matmul.rs")
+    rows.append(("rust_examples/matmul.rs (16x16 tiles)", ev.median_ms(run, stream, reps, warm=3), "1 output/thread"))
+    run, _s = ours("matmul_4x4", [A, B, C2, m, n, k], (-(-n // 64), -(-m // 64), 1))
+    c2 = C2.numpy()
+    assert np.array_equal(c2, C1.numpy()), "matmul_4x4 differs from matmul.rs"
+    rows.append(("matmul_4x4 (dialect, 4x4/thread)", ev.median_ms(run, stream, reps, warm=3), "same bits as matmul.rs"))
+    C2.write(np.zeros(m * n, np.float32))
+    ref = launch_ref("matmul_4x4", (-(-n // 64), -(-m // 64)), (16, 16),
+                     [P(ptr(A)), P(ptr(B)), P(ptr(C2)), U(m), U(n), U(k)])
+    ref()
+    b._cu("cuStreamSynchronize", stream)
+    assert np.array_equal(C2.numpy(), c2), "nvcc matmul_4x4 differs"
+    rows.append(("nvcc matmul_4x4 (same algorithm)", ev.median_ms(ref, stream, reps, warm=3), "CUDA C, -O3"))
+    t_th = None
+    if torch is not None:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.set_float32_matmul_precision("highest")
+        ta, tb = torch.from_numpy(a0).cuda(), torch.from_numpy(b0).cuda()
+        tc = torch.empty((m, n), dtype=torch.float32, device="cuda")
+        torch.mm(ta, tb, out=tc)
+        got = tc.cpu().numpy()[si, sj]
+        assert (np.abs(got - exact) <= bound).all(), "torch beyond the f32 error bound (TF32 on?)"
+        t_th = th_time(lambda: torch.mm(ta, tb, out=tc))
+        rows.append(("torch.mm f32, TF32 off", t_th, f"cuBLAS; allow_tf32={torch.backends.cuda.matmul.allow_tf32}"))
+    for name, ms, note in rows:
+        ratio = f"{t_th / ms:9.3f}" if t_th else "        -"
+        print(f"{name:34} {gf(ms):9.0f} {ratio}  {note}", flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mib", type=int, default=256, help="size of each array in MiB (>= 256 for the table)")
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--matmul", type=int, default=4096, help="square matrix size for the matmul table (0: skip)")
     args = ap.parse_args()
     n = args.mib * (1 << 20) // 4
     n -= n % (ROW * 256 * PER_THREAD)
@@ -152,13 +288,15 @@ def main() -> int:
             image = np.frombuffer(f.read(), dtype=np.uint8)
     ref_mod = b._cu("cuModuleLoadData", image.ctypes.data)
     ref_fn = {k: b._cu("cuModuleGetFunction", ref_mod, k.encode())
-              for k in ("saxpy", "chain3", "block_sum", "row_softmax", "tiny")}
+              for k in ("saxpy", "chain3", "block_sum", "row_softmax", "tiny", "row_softmax_regs", "matmul_4x4")}
     keep = []
 
     def launch_ref(name, grid, block, values):
         pb = ParamBlock(values)
         keep.append(pb)
-        return lambda: b._cu("cuLaunchKernel", ref_fn[name], grid, 1, 1, block, 1, 1, 0, stream,
+        gx, gy = grid if isinstance(grid, tuple) else (grid, 1)
+        bx, by = block if isinstance(block, tuple) else (block, 1)
+        return lambda: b._cu("cuLaunchKernel", ref_fn[name], gx, gy, 1, bx, by, 1, 0, stream,
                              pb.address, 0, kernel=name)
 
     P = lambda v: struct.pack("<Q", v)  # noqa: E731
@@ -181,25 +319,33 @@ def main() -> int:
     fmt = lambda v: f"{v:8.0f}" if v is not None else "       -"  # noqa: E731
     pct = lambda v: f"{100 * v / ceiling:5.1f}%" if v is not None else "     -"  # noqa: E731
     print()
-    print(f"{'kernel':26} {'ours GB/s':>9} {'%copy':>6} {'nvcc GB/s':>9} {'%copy':>6} {'ours/nvcc':>9} "
+    print(f"{'kernel':32} {'ours GB/s':>9} {'%copy':>6} {'nvcc GB/s':>9} {'%copy':>6} {'ours/nvcc':>9} "
           f"{'CuPy GB/s':>9} {'torch GB/s':>10}  note")
 
     class Rows(list):
         def append(self, row):
             name, o, r, c, t, note = row
             ratio = f"{o / r:9.2f}" if r else "        -"
-            print(f"{name:26} {fmt(o)} {pct(o)} {fmt(r)} {pct(r)} {ratio} {fmt(c)} {fmt(t):>10}  {note or ''}",
+            print(f"{name:32} {fmt(o)} {pct(o)} {fmt(r)} {pct(r)} {ratio} {fmt(c)} {fmt(t):>10}  {note or ''}",
                   flush=True)
             super().append(row)
 
     rows_out = Rows()
     rows_out.append(("d2d copy (ceiling)", ceiling, None, None, None, "cuMemcpyDtoDAsync, read + write"))
 
-    def ours(kernel, bind, groups):
-        """Record one dispatch, submit it once (builds its graph), return a replay thunk."""
-        pk = getattr(mod, kernel).prepare(dev)
+    def ours(kernel, bind, groups, module=None, batched=True):
+        """Record one dispatch, submit it once (builds its graph), return a replay thunk.
+        `batched=False` keeps element-wise kernels on their plain entry."""
+        pk = getattr(module or mod, kernel).prepare(dev)
         scheme = gi.Scheme(dev)
-        pk.record(scheme, kernel, *bind).groups(groups)
+        saved = b.batch_min_threads
+        if not batched:
+            b.batch_min_threads = 1 << 62
+        try:
+            node = pk.record(scheme, kernel, *bind).groups(groups)
+        finally:
+            b.batch_min_threads = saved
+        assert node.dispatch.state.batched == (batched and node.dispatch.compiled.batched is not None)
         scheme.submit()
         g = b._graphs[tuple(id(nd.dispatch) for nd in scheme.nodes)]
         return (lambda: b._cu("cuGraphLaunch", g.exec, stream)), scheme
@@ -237,7 +383,13 @@ def main() -> int:
     t_cp = cp_time(lambda: cp.add(2.0 * cx, cy, out=cy)) if cp else None
     t_th = th_time(lambda: ty.add_(tx, alpha=2.0)) if torch else None
     rows_out.append(("saxpy", gbps(nb, t_ours), gbps(nb, t_ref), gbps(nb, t_cp) if cp else None,
-                     gbps(nb, t_th) if torch else None, "cupy: 2 kernels (2*x, add)"))
+                     gbps(nb, t_th) if torch else None, "batched entry; cupy: 2 kernels (2*x, add)"))
+    y.write(y0)
+    run, _s = ours("saxpy", [x, y, 2.0], (n // 256, 1, 1), batched=False)
+    assert np.array_equal(y.numpy(), (np.float32(2.0) * x0 + y0).astype(np.float32)), "plain saxpy wrong"
+    t_plain = ev.median_ms(run, stream, reps)
+    rows_out.append(("saxpy, 1 workgroup/block", gbps(nb, t_plain), gbps(nb, t_ref), None, None,
+                     "the plain entry, as before batching"))
 
     # ------------------------------------------------------------ chain: z = (x + y) * x - 1
     run, _s = ours("chain3", [x, y, z], (n // 256, 1, 1))
@@ -253,7 +405,13 @@ def main() -> int:
     t_cp = cp_time(lambda: (cx + cy) * cx - 1.0) if cp else None
     t_th = th_time(lambda: (tx + ty) * tx - 1.0) if torch else None
     rows_out.append(("chain (x+y)*x-1", gbps(nb, t_ours), gbps(nb, t_ref), gbps(nb, t_cp) if cp else None,
-                     gbps(nb, t_th) if torch else None, "cupy/torch: 3 kernels"))
+                     gbps(nb, t_th) if torch else None, "batched entry; cupy/torch: 3 kernels"))
+    z.write(np.zeros(n, np.float32))
+    run, _s = ours("chain3", [x, y, z], (n // 256, 1, 1), batched=False)
+    assert np.array_equal(z.numpy(), want), "plain chain3 wrong"
+    t_plain = ev.median_ms(run, stream, reps)
+    rows_out.append(("chain, 1 workgroup/block", gbps(nb, t_plain), gbps(nb, t_ref), None, None,
+                     "the plain entry"))
 
     # ------------------------------------------------------------ reduction
     nb = 4 * n
@@ -292,8 +450,28 @@ def main() -> int:
             return e / e.sum(axis=1, keepdims=True)
         t_cp = cp_time(cp_softmax)
     t_th = th_time(lambda: torch.softmax(tx.view(-1, ROW), dim=1)) if torch else None
-    rows_out.append((f"row softmax ({ROW})", gbps(nb, t_ours), gbps(nb, t_ref), gbps(nb, t_cp) if cp else None,
-                     gbps(nb, t_th) if torch else None, "torch out of place; cupy 5 kernels"))
+    rows_out.append((f"row softmax ({ROW}), collective", gbps(nb, t_ours), gbps(nb, t_ref),
+                     gbps(nb, t_cp) if cp else None, gbps(nb, t_th) if torch else None,
+                     "1 element/thread; torch out of place; cupy 5 kernels"))
+    for width, per in SOFTMAX_SHAPES:
+        sm.write(x0)
+        run, _s = ours(f"softmax_{width}x{per}", [sm], (rows, 1, 1))
+        np.testing.assert_allclose(sm.numpy(), want, rtol=1e-5, atol=1e-9)
+        t_ours = ev.median_ms(run, stream, reps)
+        t_ref = None
+        if width == 32:
+            sm.write(x0)
+            ref = launch_ref("row_softmax_regs", rows, 32, [P(ptr(sm))])
+            ref()
+            b._cu("cuStreamSynchronize", stream)
+            np.testing.assert_allclose(sm.numpy(), want, rtol=1e-5, atol=1e-9)
+            t_ref = ev.median_ms(ref, stream, reps)
+        rows_out.append((f"row softmax {width} thr x {per} val", gbps(nb, t_ours), gbps(nb, t_ref) if t_ref else None,
+                         None, None, "values in registers, 1 read + 1 write"))
+
+    # ------------------------------------------------------------ matrix multiply
+    if args.matmul:
+        matmul_table(args.matmul, dev, b, stream, ev, ours, launch_ref, P, U, ptr, rng, torch, th_time)
 
     # ------------------------------------------------------------ host overhead
     small = dev.buffer(rng.standard_normal(256).astype(np.float32))

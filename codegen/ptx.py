@@ -176,13 +176,18 @@ def _lanes(k: N.Kernel, ty: str) -> list[str]:
         return [T.elem_of(ty)] * T.vec_len(ty)
     if T.is_matrix(ty):
         return ["f32"] * T.vec_len(ty) ** 2
+    return [t for f in _decl(k, ty).fields for t in _lanes(k, f.ty)]
+
+
+def _decl(k: N.Kernel, ty: str) -> N.StructDecl:
     decl = k.struct(T.struct_name(ty))
-    return [t for f in decl.fields for t in _lanes(k, f.ty)]
+    assert decl is not None, ty  # the verifier checked every struct type
+    return decl
 
 
 def _field_slice(k: N.Kernel, struct_ty: str, name: str) -> tuple[int, int]:
     start = 0
-    for f in k.struct(T.struct_name(struct_ty)).fields:
+    for f in _decl(k, struct_ty).fields:
         n = len(_lanes(k, f.ty))
         if f.name == name:
             return start, n
@@ -202,13 +207,13 @@ def _pieces(k: N.Kernel, ty: str, off: int = 0) -> list[tuple[int, int]]:
         n = T.vec_len(ty)
         col = 8 if n == 2 else 16
         return [p for c in range(n) for p in _pieces(k, T.vec("f32", n), off + c * col)]
-    lay = struct_layout(k.struct(T.struct_name(ty)))
+    lay = struct_layout(_decl(k, ty))
     return [p for f in lay.fields for p in _pieces(k, f.ty, off + f.offset)]
 
 
 def _stride(k: N.Kernel, ty: str) -> int:
     if T.is_struct(ty):
-        return struct_layout(k.struct(T.struct_name(ty))).stride
+        return struct_layout(_decl(k, ty)).stride
     if T.is_vector(ty):
         return 16 if T.vec_len(ty) >= 3 else 8
     return 4
@@ -413,7 +418,8 @@ class _Emitter:
             if isinstance(s, N.Return):
                 for j, p in enumerate(outer):
                     gone = self.new("p", "not.pred {}, {};", p)
-                    self.alive[j] = gone if self.alive[j] is None else self.pred_and(self.alive[j], gone)
+                    alive = self.alive[j]
+                    self.alive[j] = gone if alive is None else self.pred_and(alive, gone)
             elif isinstance(s, N.If):
                 then_p, else_p = [], []
                 for j, p in enumerate(preds):
@@ -497,7 +503,7 @@ class _Emitter:
         return d
 
     def const_u32(self, e: N.Expr) -> Optional[int]:
-        return e.value & 0xFFFFFFFF if isinstance(e, N.Const) and e.ty in T.INTS else None
+        return int(e.value) & 0xFFFFFFFF if isinstance(e, N.Const) and e.ty in T.INTS else None
 
     def pred_and(self, a: str, b: str) -> str:
         return self.new("p", "and.pred {}, {}, {};", a, b)
@@ -644,13 +650,17 @@ class _Emitter:
     def access(self, name: str, index: Optional[N.Expr], vals: Optional[list[str]] = None):
         """(space, pred in range, address register, element type, cache op) of one element;
         the index is an expression or already evaluated (`vals`)."""
-        ev = (lambda: vals) if vals is not None else (lambda: self.expr(index))
+        def ev() -> list[str]:
+            if vals is not None:
+                return vals
+            assert index is not None
+            return self.expr(index)
         w = self.k.workgroup_array(name)
         if w is not None:
             idx = ev()[0]
-            r = self.uni.range(index) if index is not None else None
+            bounds = self.uni.range(index) if index is not None else None
             # in range whatever the thread (tile indices from local_id and constant loops): no check
-            ok = "" if r is not None and r[1] < w.size else self.lt_u(idx, str(w.size))
+            ok = "" if bounds is not None and bounds[1] < w.size else self.lt_u(idx, str(w.size))
             base = self.new("r", f"mov.u32 {{}}, S_{name};")
             addr = self.new("r", "mad.lo.s32 {}, {}, 4, {};", self.reg_of(idx, "r"), base)
             return "shared", ok, addr, w.ty, ""
@@ -743,7 +753,7 @@ class _Emitter:
     def uniform_field(self, e: N.Field) -> Optional[list[str]]:
         """`p.f` / `p.a.b` on a Uniform or `buf[i].f` on a struct buffer: load just that field."""
         path = []
-        root = e
+        root: N.Expr = e
         while isinstance(root, N.Field):
             path.append(root)
             root = root.value
@@ -756,7 +766,7 @@ class _Emitter:
         off = 0
         ty = root.ty
         for f in reversed(path):
-            lay = struct_layout(self.k.struct(T.struct_name(ty)))
+            lay = struct_layout(_decl(self.k, ty))
             fl = next(x for x in lay.fields if x.name == f.name)
             off += fl.offset
             ty = fl.ty
@@ -770,7 +780,9 @@ class _Emitter:
         b = self.b
         kind = SCALAR_KIND[ty]
         v = self.reg_of(v, kind)
-        size = self.k.workgroup_array(scratch).size
+        arr = self.k.workgroup_array(scratch)
+        assert arr is not None  # the verifier checked the name
+        size = arr.size
         base = self.new("r", f"mov.u32 {{}}, S_{scratch};")
         my = self.new("r", "mad.lo.s32 {}, {}, 4, {};", self.reg_of(self.lid, "r"), base)
         in_scratch = self.lt_u(self.lid, str(size))
@@ -889,6 +901,7 @@ class _Emitter:
         if e.name in self.scalars:
             return [self.scalars[e.name]]
         p = self.k.param(e.name)  # a whole uniform struct
+        assert p is not None  # the verifier checked the name
         one = self.new("p", "setp.eq.u32 {}, 0, 0;")
         return self.load_mem("global", one, self.res[e.name]["ptr"], p.ty, ".nc")
 

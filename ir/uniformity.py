@@ -186,14 +186,14 @@ class Uniformity:
         if isinstance(e, N.Var):
             return self.ranges.get(e.name)
         if isinstance(e, N.Len):
-            w = self.k.workgroup_array(e.resource)
-            return (w.size, w.size) if w is not None else None
+            arr = self.k.workgroup_array(e.resource)
+            return (arr.size, arr.size) if arr is not None else None
         if isinstance(e, N.Swizzle) and isinstance(e.value, N.Builtin) and len(e.lanes) == 1:
-            w = self.k.workgroup_size["xyz".index(e.lanes)]
+            extent = self.k.workgroup_size["xyz".index(e.lanes)]
             if e.value.name == "local_id":
-                return (0, w - 1)
+                return (0, extent - 1)
             if e.value.name == "workgroup_size":
-                return (w, w)
+                return (extent, extent)
             return None
         if isinstance(e, N.Call) and e.func in ("min", "max") and len(e.args) == 2:
             a, b = self.range(e.args[0]), self.range(e.args[1])
@@ -235,10 +235,10 @@ class Uniformity:
             d = self.decided(e.operand)
             return None if d is None else not d
         if isinstance(e, N.Binary) and e.op in N.LOGICAL:
-            a, b = self.decided(e.lhs), self.decided(e.rhs)
+            p, q = self.decided(e.lhs), self.decided(e.rhs)
             if e.op == "and":
-                return False if False in (a, b) else (True if a is True and b is True else None)
-            return True if True in (a, b) else (False if a is False and b is False else None)
+                return False if False in (p, q) else (True if p is True and q is True else None)
+            return True if True in (p, q) else (False if p is False and q is False else None)
         if isinstance(e, N.Binary) and e.op in N.COMPARISONS and e.lhs.ty == "u32":
             a, b = self.range(e.lhs), self.range(e.rhs)
             if a is None or b is None:
@@ -302,8 +302,8 @@ class Uniformity:
             if isinstance(s, N.Reduce):
                 self._taint(s.target, [False], ctx if self.mode == "may" else _Ctx(None, None))
         elif isinstance(s, N.If):
-            r = Reason("branch", s.cond.span) if self.varies(s.cond) else None
-            inner = _Ctx(ctx.kernel or r, ctx.loop or r)
+            why = Reason("branch", s.cond.span) if self.varies(s.cond) else None
+            inner = _Ctx(ctx.kernel or why, ctx.loop or why)
             exits = self._block(s.then_body, inner)
             exits.merge(self._block(s.else_body, inner))
             return exits
@@ -314,10 +314,10 @@ class Uniformity:
         elif isinstance(s, (N.Break, N.Continue)):
             if ctx.loop is None:
                 return _Exits()
-            r = Reason("break" if isinstance(s, N.Break) else "continue", s.span)
+            left = Reason("break" if isinstance(s, N.Break) else "continue", s.span)
             if self._loop_spans and s.span == self._loop_spans[-1] and ctx.loop.kind == "branch":
-                r = Reason("loop", ctx.loop.span)  # a `while` whose condition needed statements
-            return _Exits(brk=r) if isinstance(s, N.Break) else _Exits(cont=r)
+                left = Reason("loop", ctx.loop.span)  # a `while` whose condition needed statements
+            return _Exits(brk=left) if isinstance(s, N.Break) else _Exits(cont=left)
         return _Exits()
 
     def _assign(self, target: N.Expr, lanes: Lanes, ctx: _Ctx) -> None:
@@ -350,8 +350,9 @@ class Uniformity:
                 if hi >= a[0]:
                     self.ranges[s.var] = (a[0], hi)
             if self.varies(s.start) or self.varies(s.end):
-                a, b = s.start.span, s.end.span
-                reason = Reason("loop", N.Span(a.start, b.end, a.line, a.col, b.end_line, b.end_col))
+                lo, hi_span = s.start.span, s.end.span
+                reason = Reason("loop", N.Span(lo.start, hi_span.end, lo.line, lo.col, hi_span.end_line,
+                                               hi_span.end_col))
             self._taint(s.var, [reason is not None], ctx)
         body_ctx = _Ctx(ctx.kernel or reason, None)
         self._loop_spans.append(s.span)

@@ -72,3 +72,71 @@ extern "C" __global__ void tiny(float* y, unsigned n, float a) {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) y[i] = a * y[i] + 1.0f;
 }
+
+// one 32-thread block (one warp) per 1024-wide row, 32 values per thread in registers:
+// the same algorithm as the Rust `softmax_32x32` (shuffles stand in for the collectives)
+extern "C" __global__ void __launch_bounds__(32) row_softmax_regs(float* buf) {
+    float x[32];
+    unsigned base = blockIdx.x * 1024u + threadIdx.x;
+#pragma unroll
+    for (int j = 0; j < 32; ++j) x[j] = buf[base + 32u * j];
+    float m = x[0];
+#pragma unroll
+    for (int j = 1; j < 32; ++j) m = fmaxf(m, x[j]);
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    float s = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 32; ++j) {
+        x[j] = expf(x[j] - m);
+        s += x[j];
+    }
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    float inv = 1.0f / s;
+#pragma unroll
+    for (int j = 0; j < 32; ++j) buf[base + 32u * j] = x[j] * inv;
+}
+
+// c = a * b: a 64 x 64 block of c per 16 x 16 threads, 4 x 4 per thread, 16-deep tiles of a
+// and b in shared memory; the same algorithm and product order as the Rust `matmul_4x4`
+// (no contraction into fma)
+extern "C" __global__ void __launch_bounds__(256) matmul_4x4(const float* __restrict__ a, const float* __restrict__ b,
+                                                             float* __restrict__ c, unsigned m, unsigned n, unsigned k) {
+    __shared__ float ta[64 * 16], tb[16 * 64];
+    unsigned tx = threadIdx.x, ty = threadIdx.y;
+    unsigned row0 = blockIdx.y * 64u, col0 = blockIdx.x * 64u;
+    float acc[4][4] = {};
+    for (unsigned t = 0; t < (k + 15u) / 16u; ++t) {
+        unsigned ka = t * 16u + tx, kb = t * 16u + ty;
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+            unsigned row = row0 + ty + 16u * r;
+            ta[(ty + 16u * r) * 16u + tx] = row < m && ka < k ? a[row * k + ka] : 0.0f;
+        }
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            unsigned col = col0 + tx + 16u * q;
+            tb[ty * 64u + tx + 16u * q] = kb < k && col < n ? b[kb * n + col] : 0.0f;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < 16; ++kk) {
+            float av[4], bv[4];
+#pragma unroll
+            for (int r = 0; r < 4; ++r) av[r] = ta[(ty + 16u * r) * 16u + kk];
+#pragma unroll
+            for (int q = 0; q < 4; ++q) bv[q] = tb[kk * 64u + tx + 16u * q];
+#pragma unroll
+            for (int r = 0; r < 4; ++r)
+#pragma unroll
+                for (int q = 0; q < 4; ++q) acc[r][q] = __fadd_rn(acc[r][q], __fmul_rn(av[r], bv[q]));
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            unsigned row = row0 + ty + 16u * r, col = col0 + tx + 16u * q;
+            if (row < m && col < n) c[row * n + col] = acc[r][q];
+        }
+}
