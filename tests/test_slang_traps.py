@@ -110,10 +110,10 @@ fn both_fault(x: &[f32], k: &[u32], y: &mut [f32], which: u32) {
 }
 
 #[goldy::compute(workgroup_size = [8, 8, 1])]
-fn shift_image(img: gpu::DirectSpatial<f32>, dx: u32) {
+fn shift_image(src: gpu::DirectSpatial<f32>, img: gpu::DirectSpatial<f32>, dx: u32) {
     let p = gpu::global_id();
     if p.x < img.width() && p.y < img.height() {
-        img[gpu::uint2(p.x + dx, p.y)] = 1.0;
+        img[gpu::uint2(p.x + dx, p.y)] = src[gpu::uint2(p.x, p.y)] + 1.0;
     }
 }
 """
@@ -285,24 +285,27 @@ def test_tensor_index_checked_against_numel(dev, mod):
 def test_image_coordinate_reports_x_y_and_width(dev, mod):
     """Images are not bound by the core yet: drive the backend contract directly."""
     kernel = insert_checks(mod.shift_image.definition().ir)
-    [site] = check_sites(kernel)
+    load, store = check_sites(kernel)  # coordinates are always checked: the read too
+    assert (store.resource, load.resource) == ("img", "src")
     be = dev.backend
     w, h = 8, 2
+    source = np.arange(w * h, dtype=np.float32)
     pixels = np.zeros(w * h + 8, np.float32)
     pixels[w * h:] = SENTINEL_F
-    handle = be.alloc(pixels.nbytes)
+    src_h, handle = be.alloc(source.nbytes), be.alloc(pixels.nbytes)
+    be.write(src_h, 0, memoryview(source.view(np.uint8)))
     be.write(handle, 0, memoryview(pixels.view(np.uint8)))
-    d = Dispatch(kernel, be.compile(kernel, CompileOptions()), [ImageArg(handle, w, h, "f32"), ScalarArg("u32", 3)],
-                 (1, 1, 1), "img")
+    args = [ImageArg(src_h, w, h, "f32"), ImageArg(handle, w, h, "f32"), ScalarArg("u32", 3)]
+    d = Dispatch(kernel, be.compile(kernel, CompileOptions()), args, (1, 1, 1), "img")
     be.record(d)
     faults = be.submit([d])
     assert len(faults) == 1
     f = faults[0]
-    assert (f.dispatch, f.site, f.length) == (0, site.id, w)
+    assert (f.dispatch, f.site, f.length) == (0, store.id, w)
     assert f.index in (8, 9, 10) and f.index_y in (0, 1)  # some lane x in 5..8 of row 0 or 1
     got = np.frombuffer(be.read(handle, 0, pixels.nbytes), np.float32).reshape(-1)
     image = got[:w * h].reshape(h, w)
-    np.testing.assert_array_equal(image[:, 3:], 1.0)
+    np.testing.assert_array_equal(image[:, 3:], source.reshape(h, w)[:, :5] + 1.0)
     np.testing.assert_array_equal(image[:, :3], 0.0)
     np.testing.assert_array_equal(got[w * h:], SENTINEL_F)
 
