@@ -12,6 +12,7 @@ import importlib
 import logging
 import math
 import os
+import struct
 import threading
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
@@ -26,12 +27,14 @@ from goldy_import.ir.checks import check_sites, insert_checks
 from goldy_import.ir.serialize import to_json
 
 from . import dtypes as DT
+from .tensor import TensorView, bind_tensor, check_contracts
 from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, ScalarArg, TensorArg,
                       UniformArg)
 
 log = logging.getLogger("goldy_import")
 
 BACKEND_NAMES = ("cpu", "wgpu", "cuda", "slang")
+_F32 = struct.Struct("<f")
 INSTALL_HINTS = {
     "wgpu": "pip install 'goldy-import[wgpu]' (wgpu-py) and a Vulkan, Metal or DX12 driver "
             "(on Debian: apt-get install mesa-vulkan-drivers for lavapipe)",
@@ -379,8 +382,8 @@ class KernelDef:
             hit = device._kernel_cache.get(key)
             if hit is None:
                 _check_kernel_limits(self.ir, device)
-                _maybe_dump(self.ir)
                 target_ir = insert_checks(self.ir) if options.checks else self.ir
+                _maybe_dump(target_ir)
                 compiled = device.backend.compile(target_ir, options)
                 hit = PreparedKernel(self, device, compiled, options, target_ir)
                 device._kernel_cache[key] = hit
@@ -430,6 +433,10 @@ class PreparedKernel:
         self.kdef = kdef
         self.ir = kdef.ir
         self.target_ir = target_ir if target_ir is not None else kdef.ir  # with check sites
+        # per-parameter facts the record path needs, computed once
+        self.where = [f"kernel `{kdef.name}` parameter `{p.name}` ({rust_param_type(p)})" for p in self.ir.params]
+        self.has_contracts = any(p.shape is not None for p in self.ir.params)
+        self.has_resources = any(p.category not in ("scalar", "uniform") for p in self.ir.params)
         self.name = kdef.name
         self.device = device
         self.compiled = compiled
@@ -480,14 +487,14 @@ def bind_arguments(pk: PreparedKernel, args: Sequence[Any]) -> Bound:
     if len(args) != len(params):
         sig = ", ".join(f"{p.name}: {rust_param_type(p)}" for p in params)
         raise BindingError(f"kernel `{k.name}` takes {len(params)} arguments ({sig}), got {len(args)}")
-    from .tensor import check_contracts
-    check_contracts(k, args)  # before anything is bound
+    if pk.has_contracts:
+        check_contracts(k, args)  # before anything is bound
     out: list = []
     keep: list = []
     buffers: list[tuple[N.Param, Buffer]] = []
-    args = [_adopt_external(pk, p, v) for p, v in zip(params, args)]
-    for p, v in zip(params, args):
-        where = f"kernel `{k.name}` parameter `{p.name}` ({rust_param_type(p)})"
+    if pk.has_resources:
+        args = [_adopt_external(pk, p, v) for p, v in zip(params, args)]
+    for p, v, where in zip(params, args, pk.where):
         if p.category == "scalar":
             out.append(ScalarArg(p.ty, _check_scalar(where, p.ty, v)))
         elif p.category in N.BUFFER_CATEGORIES:
@@ -496,7 +503,6 @@ def bind_arguments(pk: PreparedKernel, args: Sequence[Any]) -> Bound:
             keep.append(buf)
             out.append(BufferArg(buf.handle, buf.offset, buf.length, p.ty, buf.dtype.itemsize))
         elif p.category in N.TENSOR_CATEGORIES:
-            from .tensor import bind_tensor
             arg, buf = bind_tensor(where, p, v, pk)
             buffers.append((p, buf))
             keep.append(v)
@@ -545,16 +551,13 @@ def _check_scalar(where: str, ty: str, v: Any) -> Union[int, float, bool]:
         return v
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise BindingError(f"{where}: expected a float, got {_describe_value(v)}")
-    f = float(v)
-    with np.errstate(over="ignore"):
-        f32 = float(np.float32(f))
-    if math.isfinite(f) and not math.isfinite(f32):
-        raise BindingError(f"{where}: value {v} is out of range for f32 (|x| <= 3.4028235e38)")
-    return f32
+    try:
+        return _F32.unpack(_F32.pack(v))[0]  # rounds to f32; overflow raises
+    except OverflowError:
+        raise BindingError(f"{where}: value {v} is out of range for f32 (|x| <= 3.4028235e38)") from None
 
 
 def _check_buffer(where: str, p: N.Param, v: Any, pk: PreparedKernel) -> Buffer:
-    from .tensor import TensorView
     if isinstance(v, TensorView):
         v = v.as_physical_buffer(where)
     if not isinstance(v, Buffer):
