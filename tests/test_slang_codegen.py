@@ -350,6 +350,7 @@ def test_dump_on_prepare(tmp_path, monkeypatch):
         mod.saxpy.prepare(dev)
     finally:
         dev.close()
-    assert (tmp_path / "d" / "saxpy.slang").read_text() == S.emit_slang(import_file(
-        os.path.join(REPO, "rust_examples", "saxpy.rs")).kernel("saxpy"))
+    from goldy_import.ir.checks import insert_checks  # prepare dumps what it compiles: checks on
+    assert (tmp_path / "d" / "saxpy.slang").read_text() == S.emit_slang(insert_checks(import_file(
+        os.path.join(REPO, "rust_examples", "saxpy.rs")).kernel("saxpy")))
     assert json.loads((tmp_path / "d" / "saxpy.abi.json").read_text())["kernel"] == "saxpy"
