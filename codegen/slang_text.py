@@ -185,7 +185,7 @@ def const(c: N.Const) -> str:
     if c.ty == "i32":
         v = int(c.value)
         if v == -(2 ** 31):
-            return "asint(0x80000000u)"
+            return "int(0x80000000u)"
         return str(v) if v >= 0 else f"(-{-v})"
     if c.ty == "f32":
         text = f32_literal(float(c.value))
@@ -366,10 +366,12 @@ class Printer:
             return f"rust_f32_to_{dst}({v})" if dst in T.INTS else v
         if dst == "f32":
             return f"float({v})"
+        # int(x)/uint(x) are modular conversions, bit for bit; asint() must not be used here:
+        # slangpy's CPU target compares its result as unsigned
         if (src, dst) == ("i32", "u32"):
-            return f"asuint({v})"
+            return f"uint({v})"
         if (src, dst) == ("u32", "i32"):
-            return f"asint({v})"
+            return f"int({v})"
         return v
 
     def e_Call(self, e: N.Call) -> str:
