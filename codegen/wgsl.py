@@ -997,7 +997,12 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         return f"(!{v})" if e.ty == "bool" else f"(~{v})"
 
     def x_Select(self, e: N.Select) -> str:
-        args = f"{_strip(self.expr(e.if_false))}, {_strip(self.expr(e.if_true))}, {_strip(self.expr(e.cond))}"
+        parts = [_strip(self.expr(x)) for x in (e.if_false, e.if_true, e.cond)]
+        # WGSL reads `select(a < b, c >= d, f)` as the template list `a<b, c>`: an argument
+        # with a `<` comparison keeps its parentheses when a later one has a `>`
+        parts = [f"({p})" if (" < " in p or " <= " in p) and any(">" in q for q in parts[k + 1:]) else p
+                 for k, p in enumerate(parts)]
+        args = ", ".join(parts)
         if T.is_scalar(e.ty) or T.is_vector(e.ty):
             return f"select({args})"
         # WGSL's select takes scalars and vectors only
