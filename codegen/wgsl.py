@@ -22,11 +22,12 @@ casts, exact int->float conversion, round half away from zero, NaN-ignoring min/
 f32 `/`, `%` and `sqrt` computed exactly in integer arithmetic (WGSL only promises 2.5 ulp
 for `/` and less for sqrt), and dot / matrix products summed left to right.
 
-Float algebra: WGSL lets a driver fuse `a * b + c` into an FMA, reassociate and distribute
-(Mesa's lavapipe does all three: naga emits no NoContraction). Rust rounds every `+ - *`
-on its own, so each f32 operation's result is pinned: its bits are XOR-ed with a runtime
-zero from the uniform block (`gi_exact_*`), which no optimiser can see through. `mul_add`
-is computed exactly in integer arithmetic (lavapipe's `fma` rounds twice).
+Float algebra: WGSL lets a driver fuse `a * b + c` into an FMA, reassociate, distribute
+and apply identities such as `x * 0 = 0` (Mesa's lavapipe does, as naga emits no
+NoContraction). Rust rounds every `+ - *` on its own, so each f32 operation is a helper
+(`gi_fadd_f32` ...) whose operands and result have their bits XOR-ed with runtime zeros
+from the uniform block, which no optimiser can see through (`_Emitter.pins`). `mul_add` is
+computed exactly in integer arithmetic (lavapipe's `fma` rounds twice).
 
 What this relies on from the driver: each f32 `+ - *` instruction correctly rounded (WGSL
 guarantees it), and the transcendentals' accuracy (tests allow rtol 2e-6 + atol
@@ -76,7 +77,7 @@ class UniformField:
 
     name: str
     kind: str  # "scalar" | "uniform" | "layout" | "off" | "len" | "blen" | "width" | "height" | "zero"
-    param: int  # -1 for "zero" (the constant 0u, see _Emitter.exact)
+    param: int  # -1 for "zero" (a runtime 0u, see _Emitter.pins)
     ty: str  # IR type ("u32" for metadata words)
     offset: int
     size: int
@@ -218,8 +219,11 @@ def fold(e: N.Expr):
     infinite floats, where Rust wraps and IEEE gives infinity, so they are folded here."""
     if isinstance(e, N.Const):
         return e.value
-    if not T.is_scalar(e.ty) or not isinstance(e, (N.Unary, N.Binary, N.Cast)):
+    if not T.is_scalar(e.ty) or not isinstance(e, (N.Unary, N.Binary, N.Cast, N.Call, N.Select)):
         return None
+    if isinstance(e, N.Select):
+        c = fold(e.cond)
+        return None if c is None else fold(e.if_true if c else e.if_false)
     kids = N.expr_children(e)
     if any(not T.is_scalar(k.ty) for k in kids):
         return None
@@ -228,6 +232,8 @@ def fold(e: N.Expr):
         return None
     f = np.float32
     with np.errstate(all="ignore"):
+        if isinstance(e, N.Call):
+            return _fold_call(e.func, vals, kids[0].ty)
         if isinstance(e, N.Cast):
             v, src, dst = vals[0], e.value.ty, e.ty
             if src == "bool":
@@ -269,6 +275,56 @@ def fold(e: N.Expr):
         return None if r is None else _wrap(r, t)
 
 
+def _fmin(a, b, take_b) -> float:
+    """Rust's f32::min/max as the runtime helpers compute them (a NaN yields the other)."""
+    if np.isnan(a):
+        return float(b)
+    if np.isnan(b):
+        return float(a)
+    return float(b) if take_b else float(a)
+
+
+def _fold_call(fn: str, vals: list, ty: str):
+    """Constant intrinsic calls with an exact value; None leaves them to the runtime."""
+    f = np.float32
+    if fn == "to_bits":
+        return int(f(vals[0]).view(np.uint32))
+    if fn == "from_bits":
+        return float(np.uint32(vals[0]).view(np.float32))
+    if ty in T.INTS:
+        if fn == "abs":
+            return _wrap(abs(vals[0]), ty)
+        if fn in ("min", "max"):
+            return min(vals) if fn == "min" else max(vals)
+        if fn == "clamp":
+            return min(max(vals[0], vals[1]), vals[2])
+        return None
+    if ty != "f32":
+        return None
+    x = [f(v) for v in vals]
+    if fn == "abs":
+        return float(np.abs(x[0]))
+    if fn in ("floor", "ceil", "trunc", "sqrt"):
+        return float(getattr(np, fn)(x[0]))
+    if fn == "round":
+        t = np.trunc(x[0])
+        return float(t + np.sign(x[0]) if abs(float(x[0]) - float(t)) >= 0.5 else t)
+    if fn == "min":
+        return _fmin(x[0], x[1], x[1] < x[0])
+    if fn == "max":
+        return _fmin(x[0], x[1], x[1] > x[0])
+    if fn == "clamp":
+        lo = f(_fmin(x[0], x[1], x[1] > x[0]))
+        return _fmin(lo, x[2], x[2] < lo)
+    return None
+
+
+def _constant_tree(e: N.Expr) -> bool:
+    """Built from literals alone, so naga would try to evaluate it at shader creation."""
+    return all(isinstance(x, (N.Const, N.Unary, N.Binary, N.Cast, N.Call, N.Construct, N.Swizzle, N.Select))
+               for x in N.walk_expr(e))
+
+
 def _suffix(t: str) -> str:
     """Helper-name suffix for a type: f32, u32, v3f32 ..."""
     if T.is_vector(t):
@@ -278,9 +334,28 @@ def _suffix(t: str) -> str:
     return t
 
 
-def _strip(e: str) -> str:
-    """Drop one pair of enclosing parentheses, for readability at statement level."""
+_COMPARISON = (" < ", " <= ", " > ", " >= ")
+
+
+def _bare(e: str) -> str:
+    """Drop one pair of enclosing parentheses where no argument list follows (a whole
+    statement, a condition)."""
     if e.startswith("(") and e.endswith(")"):
+        depth = 0
+        for i, c in enumerate(e):
+            depth += c == "("
+            depth -= c == ")"
+            if depth == 0 and i < len(e) - 1:
+                return e
+        return e[1:-1]
+    return e
+
+
+def _strip(e: str) -> str:
+    """Drop one pair of enclosing parentheses, for readability at statement level and in
+    argument lists. A comparison keeps them: WGSL reads `f(a < b, c > d)` as the template
+    list `a<b, c>`."""
+    if e.startswith("(") and e.endswith(")") and not any(c in e for c in _COMPARISON):
         depth = 0
         for i, c in enumerate(e):
             depth += c == "("
@@ -349,11 +424,11 @@ fn gi_max_f32(a: f32, b: f32) -> f32 {
     if (gi_isnan_f32(b)) { return a; }
     return select(a, b, b > a);
 }"""),
-    "gi_round_f32": (("gi_exact_f32",), """
+    "gi_round_f32": (("gi_fsub_f32", "gi_fadd_f32"), """
 // Round half away from zero; x - trunc(x) is exact, so the comparison is too.
 fn gi_round_f32(x: f32) -> f32 {
     let t = trunc(x);
-    if (abs(gi_exact_f32(x - t)) >= 0.5f) { return gi_exact_f32(t + sign(x)); }
+    if (abs(gi_fsub_f32(x, t)) >= 0.5f) { return gi_fadd_f32(t, sign(x)); }
     return t;
 }"""),
     "gi_f32_to_i32": (("gi_isnan_f32",), """
@@ -371,11 +446,11 @@ fn gi_f32_to_u32(x: f32) -> u32 {
     if (x >= 4294967296.0f) { return 4294967295u; }
     return u32(x);
 }"""),
-    "gi_u32_to_f32": (("gi_exact_f32",), """
+    "gi_u32_to_f32": (("gi_fmul_f32", "gi_fadd_f32"), """
 // Round to nearest even without trusting the driver's conversion: both halves convert
 // exactly, the scaling is exact, and the one addition rounds correctly.
 fn gi_u32_to_f32(x: u32) -> f32 {
-    return gi_exact_f32(gi_exact_f32(f32(x >> 16u) * 65536.0f) + f32(x & 0xffffu));
+    return gi_fadd_f32(gi_fmul_f32(f32(x >> 16u), 65536.0f), f32(x & 0xffffu));
 }"""),
     "gi_i32_to_f32": (("gi_u32_to_f32",), """
 fn gi_i32_to_f32(x: i32) -> f32 {
@@ -628,6 +703,10 @@ fn gi_pow_f32(x: f32, y: f32) -> f32 {
 }
 
 
+_PINS_DOC = """// Float operations as Rust rounds them. Drivers may rewrite float algebra (fuse a * b + c,
+// reassociate, x * 0 = 0, x - x = 0 ...), so operands and results pass through an XOR
+// with runtime zeros (gi_u.gi_zero_*) that no optimiser can see through."""
+
 # ---------------------------------------------------------------- the emitter
 
 
@@ -649,7 +728,7 @@ class _Emitter:
         self.counter = 0
         self.atomic = {s.resource for s in N.walk_stmts(k.body) if isinstance(s, N.AtomicAdd)}
         self.flag_mode = _contains(k.body, N.Return) and _contains(k.body, _BARRIERS)
-        self.uses_zero = False  # whether the uniform block needs `gi_zero` (see `exact`)
+        self.uses_zero = False  # whether the uniform block needs the `gi_zero_*` words (see `pins`)
         self.names: dict[str, str] = {}
         taken: set[str] = set()
         for s in k.structs:
@@ -683,8 +762,8 @@ class _Emitter:
         return wgsl_type(t, self.names)
 
     def need(self, name: str) -> str:
-        if name == "gi_exact_f32":
-            return self.exact("f32")
+        if name in ("gi_fadd_f32", "gi_fsub_f32", "gi_fmul_f32"):
+            return self.fop(name[4:7], "f32")
         if name not in self.helpers:
             deps, text = _LIB[name]
             for d in deps:
@@ -801,8 +880,9 @@ class _Emitter:
                 fields.append(UniformField(name, kind, i, ty, off, 4))
                 off += 4
         if self.uses_zero:
-            fields.append(UniformField("gi_zero", "zero", -1, "u32", off, 4))
-            off += 4
+            for role in "abc":
+                fields.append(UniformField(f"gi_zero_{role}", "zero", -1, "u32", off, 4))
+                off += 4
         ubinding = len(bindings) if fields else None
         return bindings, fields, ubinding, L.round_up(max(off, 4), 16)
 
@@ -992,6 +1072,8 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
 
     def x_Unary(self, e: N.Unary) -> str:
         v = self.expr(e.operand)
+        if _constant_tree(e):
+            v = self.opaque(v, e.operand.ty)
         if e.op == "neg":
             return f"(-{v})"
         return f"(!{v})" if e.ty == "bool" else f"(~{v})"
@@ -1021,11 +1103,13 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
     def x_Binary(self, e: N.Binary) -> str:
         op, lt, rt = e.op, e.lhs.ty, e.rhs.ty
         a, b = self.expr(e.lhs), self.expr(e.rhs)
+        if _constant_tree(e):  # not foldable here (vectors): keep naga from evaluating it
+            a, b = self.opaque(a, lt), self.opaque(b, rt)
         if op in ("shl", "shr"):
             if isinstance(e.rhs, N.Const):  # Rust's wrapping_shl/shr: the amount modulo 32
                 amount = f"{int(e.rhs.value) & 31}u"
             elif rt == "u32":
-                amount = f"({_strip(b)} & 31u)"
+                amount = f"({b} & 31u)"
             else:
                 amount = f"(bitcast<u32>({_strip(b)}) & 31u)"
             if T.is_vector(lt):
@@ -1035,7 +1119,7 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
             return self.matmul(e, a, b)
         elem = T.elem_of(e.ty) if op not in N.COMPARISONS else T.elem_of(lt)
         if op in ("div", "rem"):
-            native = self.native_division(e)
+            native = self.native_division(e, a)
             if native is not None:
                 return native
             if elem == "f32" and op == "rem":
@@ -1044,6 +1128,9 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
             return f"{fn}({self.splat(a, lt, e.ty)}, {self.splat(b, rt, e.ty)})"
         if op in ("add", "sub", "mul") and elem == "f32":
             return self.float_op(op, e, a, b)
+        if op in N.COMPARISONS and lt == "f32":
+            pa, pb, _ = self.pins("f32")
+            a, b = f"{pa}({_strip(a)})", f"{pb}({_strip(b)})"
         if op == "bitxor" and e.ty == "bool":
             return f"({a} != {b})"
         sym = {"add": "+", "sub": "-", "mul": "*", "bitand": "&", "bitor": "|", "bitxor": "^", "eq": "==",
@@ -1052,55 +1139,71 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
             self.fail(f"unsupported operator `{op}`", e.span)
         return f"({a} {sym} {b})"
 
-    def exact(self, t: str) -> str:
-        """The helper that pins one f32 operation's rounded result (scalar or vector).
+    def pins(self, t: str) -> tuple[str, str, str]:
+        """Three helpers that pass an f32 (or f32 vector) through unchanged but opaquely.
 
-        WGSL does not forbid drivers from fusing, reassociating or distributing float
-        arithmetic, and Mesa does all three (naga emits no NoContraction). XOR-ing the bits
-        with a runtime zero from the uniform block makes each result opaque to that algebra,
-        so every `+ - *` is rounded exactly where Rust rounds it."""
+        Rust rounds every `+ - *` on its own. WGSL lets drivers rewrite float algebra, and
+        Mesa does, since naga marks nothing NoContraction: it fuses a * b + c into an FMA,
+        reassociates, distributes and applies identities such as x * 0 = 0 (wrong for -x,
+        inf, NaN) or x - x = 0. XOR-ing the bits with a runtime zero from the uniform block
+        hides every operand and result from that algebra; three different zeros keep equal
+        operands from being recognised as equal."""
         self.uses_zero = True
-        if T.is_vector(t):
-            n = T.vec_len(t)
-            name = f"gi_exact_v{n}f32"
-            return self.define(name, f"fn {name}(x: vec{n}<f32>) -> vec{n}<f32> {{\n"
-                                     f"    return bitcast<vec{n}<f32>>(bitcast<vec{n}<u32>>(x) ^ vec{n}<u32>(gi_u.gi_zero));\n}}")
-        return self.define("gi_exact_f32", """
-// One rounded f32 result, opaque to the driver's float algebra: WGSL lets drivers fuse
-// a * b + c, reassociate and distribute (Mesa does); Rust rounds every operation.
-fn gi_exact_f32(x: f32) -> f32 {
-    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero);
-}""")
+        sfx = _suffix(t)
+        wt = self.ty(t)
+        ut = f"vec{T.vec_len(t)}<u32>" if T.is_vector(t) else "u32"  # works for u32/i32 too
+        names = []
+        for role in "abc":
+            name = f"gi_p{role}_{sfx}"
+            zero = f"gi_u.gi_zero_{role}" if ut == "u32" else f"{ut}(gi_u.gi_zero_{role})"
+            self.define(name, f"fn {name}(x: {wt}) -> {wt} {{\n    return bitcast<{wt}>(bitcast<{ut}>(x) ^ {zero});\n}}")
+            names.append(name)
+        if "gi_pins_doc" not in self.helpers:  # say once why, ahead of the first pin
+            self.helpers = {"gi_pins_doc": _PINS_DOC, **self.helpers}
+        return names[0], names[1], names[2]
+
+    def opaque(self, text: str, t: str) -> str:
+        """`text` (a constant naga would evaluate, and might reject as overflowing or
+        infinite) turned into a runtime value."""
+        if T.elem_of(t) == "bool" or T.is_matrix(t) or T.is_struct(t):
+            return text
+        return f"{self.pins(t)[0]}({_strip(text)})"
+
+    def fop(self, op: str, t: str) -> str:
+        """`gi_fadd_f32(a, b)` etc.: one f32 operation rounded exactly where Rust rounds it."""
+        pa, pb, pc = self.pins(t)
+        name = f"gi_f{op}_{_suffix(t)}"
+        wt = self.ty(t)
+        sym = {"add": "+", "sub": "-", "mul": "*"}[op]
+        return self.define(name, f"fn {name}(a: {wt}, b: {wt}) -> {wt} {{\n"
+                                 f"    return {pc}({pa}(a) {sym} {pb}(b));\n}}")
 
     def float_op(self, op: str, e: N.Binary, a: str, b: str) -> str:
-        sym = {"add": "+", "sub": "-", "mul": "*"}[op]
-        if isinstance(e.lhs, N.Const) and isinstance(e.rhs, N.Const):
-            return f"({a} {sym} {b})"  # folded by naga with f32 rounding
         if T.is_matrix(e.ty):  # column by column
             n = T.vec_len(e.ty)
-            pin = self.exact(T.vec("f32", n))
+            vt = T.vec("f32", n)
+            fn = self.fop(op, vt)
             cols = []
             for c in range(n):
-                ca = f"{a}[{c}]" if T.is_matrix(e.lhs.ty) else a
-                cb = f"{b}[{c}]" if T.is_matrix(e.rhs.ty) else b
-                cols.append(f"{pin}({ca} {sym} {cb})")
+                ca = f"{a}[{c}]" if T.is_matrix(e.lhs.ty) else f"{self.ty(vt)}({_strip(a)})"
+                cb = f"{b}[{c}]" if T.is_matrix(e.rhs.ty) else f"{self.ty(vt)}({_strip(b)})"
+                cols.append(f"{fn}({ca}, {cb})")
             return f"mat{n}x{n}<f32>({', '.join(cols)})"
-        return f"{self.exact(e.ty)}({_strip(a)} {sym} {_strip(b)})"
+        return f"{self.fop(op, e.ty)}({self.splat(a, e.lhs.ty, e.ty)}, {self.splat(b, e.rhs.ty, e.ty)})"
 
-    def native_division(self, e: N.Binary) -> Optional[str]:
+    def native_division(self, e: N.Binary, a: str) -> Optional[str]:
         """WGSL's own operator where it provably agrees with Rust: integer division by a
         constant other than 0 and -1, and f32 division by a power of two (the same real
         quotient as multiplying by its exact inverse, hence the same rounding)."""
         c = e.rhs
         if not isinstance(c, N.Const) or T.is_vector(e.rhs.ty):
             return None
-        a = self.expr(e.lhs)
         if c.ty in T.INTS and c.value not in (0, -1):
             return f"({a} {'/' if e.op == 'div' else '%'} {self.expr(c)})"
         if c.ty == "f32" and e.op == "div":
             m, x = np.frexp(np.float32(c.value))
             if abs(m) == 0.5 and -124 <= x <= 126:
-                return f"{self.exact('f32')}({_strip(a)} * {f32_literal(1.0 / float(c.value))})"
+                return f"{self.fop('mul', 'f32')}({_strip(a)}, {f32_literal(1.0 / float(c.value))})"
         return None
 
     def matmul(self, e: N.Binary, a: str, b: str) -> str:
@@ -1108,10 +1211,10 @@ fn gi_exact_f32(x: f32) -> f32 {
         n = T.vec_len(e.lhs.ty)
         mt, vt = f"mat{n}x{n}<f32>", f"vec{n}<f32>"
         mv = f"gi_mul_m{n}v{n}"
-        pin = self.exact(vt)
-        acc = f"{pin}(m[0] * v.x)"
+        mul, add = self.fop("mul", T.vec("f32", n)), self.fop("add", T.vec("f32", n))
+        acc = f"{mul}(m[0], {vt}(v.x))"
         for c in range(1, n):
-            acc = f"{pin}({acc} + {pin}(m[{c}] * v.{'xyzw'[c]}))"
+            acc = f"{add}({acc}, {mul}(m[{c}], {vt}(v.{'xyzw'[c]})))"
         self.define(mv, f"fn {mv}(m: {mt}, v: {vt}) -> {vt} {{\n    return {acc};\n}}")
         if T.is_vector(e.rhs.ty):
             return f"{mv}({_strip(a)}, {_strip(b)})"
@@ -1122,9 +1225,10 @@ fn gi_exact_f32(x: f32) -> f32 {
 
     def x_Cast(self, e: N.Cast) -> str:
         src, dst = e.value.ty, e.ty
-        v = _strip(self.expr(e.value))
+        text = self.expr(e.value)
+        v = _strip(text)
         if src == dst:
-            return self.expr(e.value)
+            return text
         if src == "bool":
             return f"select({const_text(0, dst) if dst != 'f32' else '0.0f'}, " \
                    f"{const_text(1, dst) if dst != 'f32' else '1.0f'}, {v})"
@@ -1143,6 +1247,8 @@ fn gi_exact_f32(x: f32) -> f32 {
             return f"bitcast<f32>({vals[0]})"
         if f == "to_bits":
             return f"bitcast<u32>({vals[0]})"
+        if _constant_tree(e):  # not foldable here: keep naga from evaluating it
+            vals = [self.opaque(v, a.ty) for v, a in zip(vals, args)]
         if f in ("floor", "ceil", "trunc", "sin", "cos", "tan", "exp", "exp2", "log", "log2"):
             return f"{f}({vals[0]})"
         if f in ("sqrt", "round", "pow") or (f == "abs" and elem != "u32"):
@@ -1163,10 +1269,10 @@ fn gi_exact_f32(x: f32) -> f32 {
         if f in ("dot", "length"):
             n = T.vec_len(t0)
             fn = f"gi_dot{n}"
-            pin = self.exact("f32")
-            acc = f"{pin}(a.x * b.x)"
+            mul, add = self.fop("mul", "f32"), self.fop("add", "f32")
+            acc = f"{mul}(a.x, b.x)"
             for c in "yzw"[:n - 1]:
-                acc = f"{pin}({acc} + {pin}(a.{c} * b.{c}))"
+                acc = f"{add}({acc}, {mul}(a.{c}, b.{c}))"
             self.define(fn, f"// lane products summed left to right\nfn {fn}(a: vec{n}<f32>, b: vec{n}<f32>) -> f32 {{\n"
                             f"    return {acc};\n}}")
             if f == "dot":
@@ -1209,7 +1315,7 @@ fn gi_exact_f32(x: f32) -> f32 {
                 self.line(f"var {n}: {self.ty(s.ty)};", sp)
             else:
                 kw = "var" if s.mutable else "let"
-                self.line(f"{kw} {n}: {self.ty(s.ty)} = {_strip(self.expr(s.value))};", sp)
+                self.line(f"{kw} {n}: {self.ty(s.ty)} = {_bare(self.expr(s.value))};", sp)
         elif isinstance(s, N.Assign):
             self.assign(s)
         elif isinstance(s, N.Store):
@@ -1254,7 +1360,7 @@ fn gi_exact_f32(x: f32) -> f32 {
             lanes = t.lanes if lanes is None else "".join(t.lanes["xyzw".index(c)] for c in lanes)
             t = t.value
         base = self.expr(t)
-        value = _strip(self.expr(s.value))
+        value = _bare(self.expr(s.value))
         if lanes is None:
             self.line(f"{base} = {value};", s.span)
         elif len(lanes) == 1:
@@ -1266,7 +1372,7 @@ fn gi_exact_f32(x: f32) -> f32 {
                 self.line(f"{base}.{c} = {tmp}.{'xyzw'[i]};", s.span)
 
     def if_stmt(self, s: N.If, loop, maybe_done: bool, kw: str) -> bool:
-        self.line(f"{kw} ({_strip(self.expr(s.cond))}) {{", s.span)
+        self.line(f"{kw} ({_bare(self.expr(s.cond))}) {{", s.span)
         after_then = self.nested(s.then_body, loop, maybe_done)
         after = after_then
         if len(s.else_body) == 1 and isinstance(s.else_body[0], N.If):  # `} else if (...) {`
@@ -1282,7 +1388,7 @@ fn gi_exact_f32(x: f32) -> f32 {
         inner_done = maybe_done or has_return
         sp = s.span
         if isinstance(s, N.While):
-            self.line(f"while ({_strip(self.expr(s.cond))}) {{", sp)
+            self.line(f"while ({_bare(self.expr(s.cond))}) {{", sp)
             self.nested(s.body, s, inner_done)
             self.line("}")
         elif isinstance(s, N.Loop):
@@ -1299,8 +1405,8 @@ fn gi_exact_f32(x: f32) -> f32 {
         v, t = self.names[s.var], s.ty
         one = const_text(1, t)
         end = self.fresh("end")
-        self.line(f"let {end}: {t} = {_strip(self.expr(s.end))};", s.span)
-        start = _strip(self.expr(s.start))
+        self.line(f"let {end}: {t} = {_bare(self.expr(s.end))};", s.span)
+        start = _bare(self.expr(s.start))
         if not s.inclusive:
             self.line(f"for (var {v}: {t} = {start}; {v} < {end}; {v} = {v} + {one}) {{", s.span)
             self.nested(s.body, s, maybe_done)
@@ -1331,7 +1437,9 @@ fn gi_exact_f32(x: f32) -> f32 {
     def tree(self, op: str, ty: str, n: int, scratch: str, maybe_done: bool, span: N.Span) -> None:
         """Pairwise tree (docs/semantics.md): lane l with l % 2^(s+1) == 0 combines lanes l
         and l + 2^s, the lower lane on the left; a barrier after every step."""
-        if op == "sum":
+        if op == "sum" and ty == "f32":
+            combine = f"{self.fop('add', 'f32')}({scratch}[gi_local_index], {scratch}[gi_local_index + gi_step])"
+        elif op == "sum":
             combine = f"{scratch}[gi_local_index] + {scratch}[gi_local_index + gi_step]"
         elif ty == "f32":
             combine = f"{self.need('gi_max_f32')}({scratch}[gi_local_index], {scratch}[gi_local_index + gi_step])"
@@ -1367,8 +1475,8 @@ fn gi_exact_f32(x: f32) -> f32 {
         self.line(f"// workgroup_softmax_in_place::<{n}>", sp)
         self.line("{", sp)
         self.indent += 1
-        self.line(f"let gi_base = {_strip(self.expr(s.base))};", sp)
-        self.line(f"let gi_in = gi_local_index < {_strip(self.expr(s.count))};", sp)
+        self.line(f"let gi_base = {_bare(self.expr(s.base))};", sp)
+        self.line(f"let gi_in = gi_local_index < {self.expr(s.count)};", sp)
         self.line("var gi_x = -1e30f;", sp)
         self.line(f"if (gi_in) {{ gi_x = {load}(gi_base + gi_local_index); }}", sp)
         self.line(f"if (gi_local_index < {n}u{guard}) {{ {scratch}[gi_local_index] = gi_x; }}", sp)
@@ -1377,7 +1485,7 @@ fn gi_exact_f32(x: f32) -> f32 {
         self.line(f"let gi_max = {scratch}[0];", sp)
         self.line("workgroupBarrier();", sp)
         self.line("var gi_e = 0.0f;", sp)
-        self.line("if (gi_in) { gi_e = exp(gi_x - gi_max); }", sp)
+        self.line(f"if (gi_in) {{ gi_e = exp({self.fop('sub', 'f32')}(gi_x, gi_max)); }}", sp)
         self.line(f"if (gi_local_index < {n}u{guard}) {{ {scratch}[gi_local_index] = gi_e; }}", sp)
         self.line("workgroupBarrier();", sp)
         self.tree("sum", "f32", n, scratch, maybe_done, sp)

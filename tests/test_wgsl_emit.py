@@ -171,3 +171,33 @@ def test_every_importable_kernel_emits():
             assert f"fn {emit_wgsl_module(k).entry_point}(" in code
             count += 1
     assert count >= 10
+
+
+def test_emission_visits_each_expression_a_bounded_number_of_times(monkeypatch):
+    """A chain of divisions by constants, of identity casts and of float products must be
+    emitted in linear work (re-emitting an operand per level once made this exponential)."""
+    from goldy_import.codegen import wgsl as W
+
+    k = _kernels(os.path.join(SNAP, "cases", "saxpy.rs"))[0]
+    sp = k.span
+    u = N.Var("u32", sp, "i")
+    f = N.Var("f32", sp, "a")
+    depth = 60
+    for _ in range(depth):
+        u = N.Cast("u32", sp, N.Binary("u32", sp, "div", u, N.Const("u32", sp, 3)))
+        f = N.Binary("f32", sp, "mul", N.Binary("f32", sp, "div", f, N.Const("f32", sp, 2.0)), N.Var("f32", sp, "a"))
+    body = [N.Let(sp, "i", "u32", N.Swizzle("u32", sp, N.Builtin("vec3<u32>", sp, "global_id"), "x"), False),
+            N.Store(sp, "y", u, f)]
+    deep = dataclasses.replace(k, body=body, locals={"i": "u32"})
+    calls = []
+    real = W._Emitter.expr
+
+    def counting(self, e):
+        calls.append(e)
+        return real(self, e)
+
+    monkeypatch.setattr(W._Emitter, "expr", counting)
+    code = emit_wgsl(deep)
+    nodes = 2 * 3 * depth + 4
+    assert len(calls) <= 3 * nodes, f"{len(calls)} expression visits for {nodes} nodes"
+    assert code.count("/ 3u") == depth

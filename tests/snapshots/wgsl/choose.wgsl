@@ -20,12 +20,18 @@ struct gi_Uniforms {
     gi_off_out: u32,
     gi_len_out: u32,
     flag: u32,
-    gi_zero: u32,
+    gi_zero_a: u32,
+    gi_zero_b: u32,
+    gi_zero_c: u32,
 }
 
 @group(0) @binding(0) var<storage, read> ps: array<Particle>;
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
 @group(0) @binding(2) var<uniform> gi_u: gi_Uniforms;
+
+// Float operations as Rust rounds them. Drivers may rewrite float algebra (fuse a * b + c,
+// reassociate, x * 0 = 0, x - x = 0 ...), so operands and results pass through an XOR
+// with runtime zeros (gi_u.gi_zero_*) that no optimiser can see through.
 
 fn gi_load_ps(i: u32) -> Particle {
     if (i < gi_u.gi_len_ps) { return ps[gi_u.gi_off_ps + i]; }
@@ -37,8 +43,20 @@ fn gi_select_Particle(f: Particle, t: Particle, c: bool) -> Particle {
     return f;
 }
 
-fn gi_exact_v4f32(x: vec4<f32>) -> vec4<f32> {
-    return bitcast<vec4<f32>>(bitcast<vec4<u32>>(x) ^ vec4<u32>(gi_u.gi_zero));
+fn gi_pa_v4f32(x: vec4<f32>) -> vec4<f32> {
+    return bitcast<vec4<f32>>(bitcast<vec4<u32>>(x) ^ vec4<u32>(gi_u.gi_zero_a));
+}
+
+fn gi_pb_v4f32(x: vec4<f32>) -> vec4<f32> {
+    return bitcast<vec4<f32>>(bitcast<vec4<u32>>(x) ^ vec4<u32>(gi_u.gi_zero_b));
+}
+
+fn gi_pc_v4f32(x: vec4<f32>) -> vec4<f32> {
+    return bitcast<vec4<f32>>(bitcast<vec4<u32>>(x) ^ vec4<u32>(gi_u.gi_zero_c));
+}
+
+fn gi_fmul_v4f32(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    return gi_pc_v4f32(gi_pa_v4f32(a) * gi_pb_v4f32(b));
 }
 
 fn gi_select_m4(f: mat4x4<f32>, t: mat4x4<f32>, c: bool) -> mat4x4<f32> {
@@ -46,18 +64,32 @@ fn gi_select_m4(f: mat4x4<f32>, t: mat4x4<f32>, c: bool) -> mat4x4<f32> {
     return f;
 }
 
+fn gi_fadd_v4f32(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    return gi_pc_v4f32(gi_pa_v4f32(a) + gi_pb_v4f32(b));
+}
+
 fn gi_mul_m4v4(m: mat4x4<f32>, v: vec4<f32>) -> vec4<f32> {
-    return gi_exact_v4f32(gi_exact_v4f32(gi_exact_v4f32(gi_exact_v4f32(m[0] * v.x) + gi_exact_v4f32(m[1] * v.y)) + gi_exact_v4f32(m[2] * v.z)) + gi_exact_v4f32(m[3] * v.w));
+    return gi_fadd_v4f32(gi_fadd_v4f32(gi_fadd_v4f32(gi_fmul_v4f32(m[0], vec4<f32>(v.x)), gi_fmul_v4f32(m[1], vec4<f32>(v.y))), gi_fmul_v4f32(m[2], vec4<f32>(v.z))), gi_fmul_v4f32(m[3], vec4<f32>(v.w)));
 }
 
 fn gi_store_out(i: u32, v: f32) {
     if (i < gi_u.gi_len_out) { out[gi_u.gi_off_out + i] = v; }
 }
 
-// One rounded f32 result, opaque to the driver's float algebra: WGSL lets drivers fuse
-// a * b + c, reassociate and distribute (Mesa does); Rust rounds every operation.
-fn gi_exact_f32(x: f32) -> f32 {
-    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero);
+fn gi_pa_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_a);
+}
+
+fn gi_pb_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_b);
+}
+
+fn gi_pc_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
+}
+
+fn gi_fadd_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
 }
 
 @compute @workgroup_size(64, 1, 1)
@@ -67,9 +99,9 @@ fn choose(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     let a: Particle = gi_load_ps(0u);
     let b: Particle = gi_load_ps(1u);
     let q: Particle = gi_select_Particle(b, a, flag);
-    let m: mat4x4<f32> = gi_select_m4(mat4x4<f32>(gi_exact_v4f32(gi_u.p.m[0] * 2.0f), gi_exact_v4f32(gi_u.p.m[1] * 2.0f), gi_exact_v4f32(gi_u.p.m[2] * 2.0f), gi_exact_v4f32(gi_u.p.m[3] * 2.0f)), gi_u.p.m, (i % 2u) == 0u);
+    let m: mat4x4<f32> = gi_select_m4(mat4x4<f32>(gi_fmul_v4f32(gi_u.p.m[0], vec4<f32>(2.0f)), gi_fmul_v4f32(gi_u.p.m[1], vec4<f32>(2.0f)), gi_fmul_v4f32(gi_u.p.m[2], vec4<f32>(2.0f)), gi_fmul_v4f32(gi_u.p.m[3], vec4<f32>(2.0f))), gi_u.p.m, (i % 2u) == 0u);
     let w: vec4<f32> = gi_mul_m4v4(m, vec4<f32>(1.0f, 2.0f, 3.0f, q.mass));
     if (i < gi_u.gi_len_out) {
-        gi_store_out(i, gi_exact_f32(q.position.y + w.z));
+        gi_store_out(i, gi_fadd_f32(q.position.y, w.z));
     }
 }

@@ -7,12 +7,19 @@ struct gi_Uniforms {
     gi_len_uo: u32,
     gi_off_fo: u32,
     gi_len_fo: u32,
+    gi_zero_a: u32,
+    gi_zero_b: u32,
+    gi_zero_c: u32,
 }
 
 @group(0) @binding(0) var<storage, read_write> out: array<i32>;
 @group(0) @binding(1) var<storage, read_write> uo: array<u32>;
 @group(0) @binding(2) var<storage, read_write> fo: array<f32>;
 @group(0) @binding(3) var<uniform> gi_u: gi_Uniforms;
+
+// Float operations as Rust rounds them. Drivers may rewrite float algebra (fuse a * b + c,
+// reassociate, x * 0 = 0, x - x = 0 ...), so operands and results pass through an XOR
+// with runtime zeros (gi_u.gi_zero_*) that no optimiser can see through.
 
 fn gi_store_out(i: u32, v: i32) {
     if (i < gi_u.gi_len_out) { out[gi_u.gi_off_out + i] = v; }
@@ -24,6 +31,54 @@ fn gi_store_uo(i: u32, v: u32) {
 
 fn gi_store_fo(i: u32, v: f32) {
     if (i < gi_u.gi_len_fo) { fo[gi_u.gi_off_fo + i] = v; }
+}
+
+fn gi_pa_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_a);
+}
+
+fn gi_pb_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_b);
+}
+
+fn gi_pc_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
+}
+
+fn gi_pa_v3u32(x: vec3<u32>) -> vec3<u32> {
+    return bitcast<vec3<u32>>(bitcast<vec3<u32>>(x) ^ vec3<u32>(gi_u.gi_zero_a));
+}
+
+fn gi_pb_v3u32(x: vec3<u32>) -> vec3<u32> {
+    return bitcast<vec3<u32>>(bitcast<vec3<u32>>(x) ^ vec3<u32>(gi_u.gi_zero_b));
+}
+
+fn gi_pc_v3u32(x: vec3<u32>) -> vec3<u32> {
+    return bitcast<vec3<u32>>(bitcast<vec3<u32>>(x) ^ vec3<u32>(gi_u.gi_zero_c));
+}
+
+fn gi_pa_u32(x: u32) -> u32 {
+    return bitcast<u32>(bitcast<u32>(x) ^ gi_u.gi_zero_a);
+}
+
+fn gi_pb_u32(x: u32) -> u32 {
+    return bitcast<u32>(bitcast<u32>(x) ^ gi_u.gi_zero_b);
+}
+
+fn gi_pc_u32(x: u32) -> u32 {
+    return bitcast<u32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
+}
+
+fn gi_pa_v2i32(x: vec2<i32>) -> vec2<i32> {
+    return bitcast<vec2<i32>>(bitcast<vec2<u32>>(x) ^ vec2<u32>(gi_u.gi_zero_a));
+}
+
+fn gi_pb_v2i32(x: vec2<i32>) -> vec2<i32> {
+    return bitcast<vec2<i32>>(bitcast<vec2<u32>>(x) ^ vec2<u32>(gi_u.gi_zero_b));
+}
+
+fn gi_pc_v2i32(x: vec2<i32>) -> vec2<i32> {
+    return bitcast<vec2<i32>>(bitcast<vec2<u32>>(x) ^ vec2<u32>(gi_u.gi_zero_c));
 }
 
 @compute @workgroup_size(64, 1, 1)
@@ -40,5 +95,12 @@ fn constants(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
         gi_store_fo(0u, bitcast<f32>(0x7f800000u));
         gi_store_fo(1u, bitcast<f32>(0xff800000u));
         gi_store_fo(2u, 1.5f);
+        gi_store_uo(3u, 0u);
+        gi_store_uo(4u, 4294967291u);
+        gi_store_fo(3u, exp(gi_pa_f32(1000.0f)));
+        gi_store_fo(4u, 7.0f);
+        let v: vec3<u32> = gi_pa_v3u32(vec3<u32>(1u, 2u, 3u)) * gi_pa_u32(4294967295u);
+        let w: vec2<i32> = -gi_pa_v2i32(vec2<i32>(i32(-2147483648), 5i));
+        gi_store_uo(5u, ((v.x + v.y) + bitcast<u32>(w.x)) + bitcast<u32>(w.y));
     }
 }

@@ -10,7 +10,9 @@ struct gi_Uniforms {
     gi_off_ints: u32,
     gi_len_ints: u32,
     n: u32,
-    gi_zero: u32,
+    gi_zero_a: u32,
+    gi_zero_b: u32,
+    gi_zero_c: u32,
 }
 
 @group(0) @binding(0) var<storage, read> a: array<f32>;
@@ -18,6 +20,10 @@ struct gi_Uniforms {
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @group(0) @binding(3) var<storage, read_write> ints: array<i32>;
 @group(0) @binding(4) var<uniform> gi_u: gi_Uniforms;
+
+// Float operations as Rust rounds them. Drivers may rewrite float algebra (fuse a * b + c,
+// reassociate, x * 0 = 0, x - x = 0 ...), so operands and results pass through an XOR
+// with runtime zeros (gi_u.gi_zero_*) that no optimiser can see through.
 
 fn gi_load_a(i: u32) -> f32 {
     if (i < gi_u.gi_len_a) { return a[gi_u.gi_off_a + i]; }
@@ -159,17 +165,35 @@ fn gi_max_f32(a: f32, b: f32) -> f32 {
     return select(a, b, b > a);
 }
 
-// One rounded f32 result, opaque to the driver's float algebra: WGSL lets drivers fuse
-// a * b + c, reassociate and distribute (Mesa does); Rust rounds every operation.
-fn gi_exact_f32(x: f32) -> f32 {
-    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero);
+fn gi_pa_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_a);
+}
+
+fn gi_pb_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_b);
+}
+
+fn gi_pc_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
+}
+
+fn gi_fsub_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) - gi_pb_f32(b));
+}
+
+fn gi_fadd_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
 }
 
 // Round half away from zero; x - trunc(x) is exact, so the comparison is too.
 fn gi_round_f32(x: f32) -> f32 {
     let t = trunc(x);
-    if (abs(gi_exact_f32(x - t)) >= 0.5f) { return gi_exact_f32(t + sign(x)); }
+    if (abs(gi_fsub_f32(x, t)) >= 0.5f) { return gi_fadd_f32(t, sign(x)); }
     return t;
+}
+
+fn gi_fmul_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
 }
 
 // 64-bit unsigned integers as vec2<u32>(low word, high word), for the exact fma.
@@ -326,7 +350,7 @@ fn float_ops(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     gi_store_out(o + 3u, gi_min_f32(x, y));
     gi_store_out(o + 4u, gi_max_f32(x, y));
     gi_store_out(o + 5u, gi_round_f32(x));
-    gi_store_out(o + 6u, gi_exact_f32(gi_exact_f32(x * y) + y));
+    gi_store_out(o + 6u, gi_fadd_f32(gi_fmul_f32(x, y), y));
     gi_store_out(o + 7u, gi_fma_f32(x, y, y));
     gi_store_out(o + 8u, gi_min_f32(gi_max_f32(x, -1.0f), gi_abs_f32(y)));
     gi_store_out(o + 9u, bitcast<f32>(bitcast<u32>(x) ^ 2147483648u));

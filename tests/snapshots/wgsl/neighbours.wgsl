@@ -8,7 +8,9 @@ struct gi_Uniforms {
     gi_off_sums: u32,
     gi_len_sums: u32,
     n: u32,
-    gi_zero: u32,
+    gi_zero_a: u32,
+    gi_zero_b: u32,
+    gi_zero_c: u32,
 }
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
@@ -16,6 +18,10 @@ struct gi_Uniforms {
 @group(0) @binding(2) var<storage, read_write> sums: array<f32>;
 @group(0) @binding(3) var<uniform> gi_u: gi_Uniforms;
 var<workgroup> scratch: array<f32, 64>;
+
+// Float operations as Rust rounds them. Drivers may rewrite float algebra (fuse a * b + c,
+// reassociate, x * 0 = 0, x - x = 0 ...), so operands and results pass through an XOR
+// with runtime zeros (gi_u.gi_zero_*) that no optimiser can see through.
 
 fn gi_load_x(i: u32) -> f32 {
     if (i < gi_u.gi_len_x) { return x[gi_u.gi_off_x + i]; }
@@ -35,10 +41,24 @@ fn gi_load_scratch(i: u32) -> f32 {
     return 0.0f;
 }
 
-// One rounded f32 result, opaque to the driver's float algebra: WGSL lets drivers fuse
-// a * b + c, reassociate and distribute (Mesa does); Rust rounds every operation.
-fn gi_exact_f32(x: f32) -> f32 {
-    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero);
+fn gi_pa_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_a);
+}
+
+fn gi_pb_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_b);
+}
+
+fn gi_pc_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
+}
+
+fn gi_fmul_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
+}
+
+fn gi_fadd_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
 }
 
 @compute @workgroup_size(64, 1, 1)
@@ -58,5 +78,5 @@ fn neighbours(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
     }
     storageBarrier();
     workgroupBarrier();
-    if (!gi_done) { gi_store_out(i, gi_exact_f32(gi_exact_f32(gi_load_scratch(lid ^ 1u) * 2.0f) + v)); }
+    if (!gi_done) { gi_store_out(i, gi_fadd_f32(gi_fmul_f32(gi_load_scratch(lid ^ 1u), 2.0f), v)); }
 }

@@ -11,6 +11,9 @@ struct gi_Uniforms {
     gi_len_ksum: u32,
     gi_off_kmax: u32,
     gi_len_kmax: u32,
+    gi_zero_a: u32,
+    gi_zero_b: u32,
+    gi_zero_c: u32,
 }
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
@@ -23,6 +26,10 @@ var<workgroup> fs: array<f32, 64>;
 var<workgroup> is: array<i32, 64>;
 var<workgroup> us: array<u32, 64>;
 
+// Float operations as Rust rounds them. Drivers may rewrite float algebra (fuse a * b + c,
+// reassociate, x * 0 = 0, x - x = 0 ...), so operands and results pass through an XOR
+// with runtime zeros (gi_u.gi_zero_*) that no optimiser can see through.
+
 fn gi_load_x(i: u32) -> f32 {
     if (i < gi_u.gi_len_x) { return x[gi_u.gi_off_x + i]; }
     return f32();
@@ -31,6 +38,22 @@ fn gi_load_x(i: u32) -> f32 {
 fn gi_load_k(i: u32) -> i32 {
     if (i < gi_u.gi_len_k) { return k[gi_u.gi_off_k + i]; }
     return i32();
+}
+
+fn gi_pa_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_a);
+}
+
+fn gi_pb_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_b);
+}
+
+fn gi_pc_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
+}
+
+fn gi_fadd_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
 }
 
 fn gi_store_sums(i: u32, v: f32) {
@@ -71,7 +94,7 @@ fn partial_sums(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin
     workgroupBarrier();
     for (var gi_step = 1u; gi_step < 64u; gi_step = gi_step * 2u) {
         if ((gi_local_index & (2u * gi_step - 1u)) == 0u && gi_local_index < 64u && !gi_done) {
-            fs[gi_local_index] = fs[gi_local_index] + fs[gi_local_index + gi_step];
+            fs[gi_local_index] = gi_fadd_f32(fs[gi_local_index], fs[gi_local_index + gi_step]);
         }
         workgroupBarrier();
     }

@@ -6,12 +6,18 @@ struct gi_Uniforms {
     gi_off_y: u32,
     gi_len_y: u32,
     a: f32,
-    gi_zero: u32,
+    gi_zero_a: u32,
+    gi_zero_b: u32,
+    gi_zero_c: u32,
 }
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read_write> y: array<f32>;
 @group(0) @binding(2) var<uniform> gi_u: gi_Uniforms;
+
+// Float operations as Rust rounds them. Drivers may rewrite float algebra (fuse a * b + c,
+// reassociate, x * 0 = 0, x - x = 0 ...), so operands and results pass through an XOR
+// with runtime zeros (gi_u.gi_zero_*) that no optimiser can see through.
 
 fn gi_store_y(i: u32, v: f32) {
     if (i < gi_u.gi_len_y) { y[gi_u.gi_off_y + i] = v; }
@@ -22,10 +28,20 @@ fn gi_load_x(i: u32) -> f32 {
     return f32();
 }
 
-// One rounded f32 result, opaque to the driver's float algebra: WGSL lets drivers fuse
-// a * b + c, reassociate and distribute (Mesa does); Rust rounds every operation.
-fn gi_exact_f32(x: f32) -> f32 {
-    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero);
+fn gi_pa_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_a);
+}
+
+fn gi_pb_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_b);
+}
+
+fn gi_pc_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
+}
+
+fn gi_fmul_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
 }
 
 fn gi_load_y(i: u32) -> f32 {
@@ -33,11 +49,15 @@ fn gi_load_y(i: u32) -> f32 {
     return f32();
 }
 
+fn gi_fadd_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+}
+
 @compute @workgroup_size(256, 1, 1)
 fn saxpy(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     let a: f32 = gi_u.a;
     let i: u32 = gi_global_id.x;
     if (i < gi_u.gi_len_y) {
-        gi_store_y(i, gi_exact_f32(gi_exact_f32(a * gi_load_x(i)) + gi_load_y(i)));
+        gi_store_y(i, gi_fadd_f32(gi_fmul_f32(a, gi_load_x(i)), gi_load_y(i)));
     }
 }

@@ -4,11 +4,18 @@ struct gi_Uniforms {
     gi_off_buf: u32,
     gi_len_buf: u32,
     cols: u32,
+    gi_zero_a: u32,
+    gi_zero_b: u32,
+    gi_zero_c: u32,
 }
 
 @group(0) @binding(0) var<storage, read_write> buf: array<f32>;
 @group(0) @binding(1) var<uniform> gi_u: gi_Uniforms;
 var<workgroup> scratch: array<f32, 64>;
+
+// Float operations as Rust rounds them. Drivers may rewrite float algebra (fuse a * b + c,
+// reassociate, x * 0 = 0, x - x = 0 ...), so operands and results pass through an XOR
+// with runtime zeros (gi_u.gi_zero_*) that no optimiser can see through.
 
 fn gi_load_buf(i: u32) -> f32 {
     if (i < gi_u.gi_len_buf) { return buf[gi_u.gi_off_buf + i]; }
@@ -78,6 +85,26 @@ fn gi_max_f32(a: f32, b: f32) -> f32 {
     return select(a, b, b > a);
 }
 
+fn gi_pa_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_a);
+}
+
+fn gi_pb_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_b);
+}
+
+fn gi_pc_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
+}
+
+fn gi_fsub_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) - gi_pb_f32(b));
+}
+
+fn gi_fadd_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+}
+
 @compute @workgroup_size(64, 1, 1)
 fn softmax_rows(@builtin(workgroup_id) gi_workgroup_id: vec3<u32>, @builtin(local_invocation_index) gi_local_index: u32) {
     let cols: u32 = gi_u.cols;
@@ -99,12 +126,12 @@ fn softmax_rows(@builtin(workgroup_id) gi_workgroup_id: vec3<u32>, @builtin(loca
         let gi_max = scratch[0];
         workgroupBarrier();
         var gi_e = 0.0f;
-        if (gi_in) { gi_e = exp(gi_x - gi_max); }
+        if (gi_in) { gi_e = exp(gi_fsub_f32(gi_x, gi_max)); }
         if (gi_local_index < 64u) { scratch[gi_local_index] = gi_e; }
         workgroupBarrier();
         for (var gi_step = 1u; gi_step < 64u; gi_step = gi_step * 2u) {
             if ((gi_local_index & (2u * gi_step - 1u)) == 0u && gi_local_index < 64u) {
-                scratch[gi_local_index] = scratch[gi_local_index] + scratch[gi_local_index + gi_step];
+                scratch[gi_local_index] = gi_fadd_f32(scratch[gi_local_index], scratch[gi_local_index + gi_step]);
             }
             workgroupBarrier();
         }

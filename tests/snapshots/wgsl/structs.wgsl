@@ -24,7 +24,9 @@ struct gi_Uniforms {
     gi_off_out: u32,
     gi_len_out: u32,
     on: u32,
-    gi_zero: u32,
+    gi_zero_a: u32,
+    gi_zero_b: u32,
+    gi_zero_c: u32,
 }
 
 @group(0) @binding(0) var<storage, read> ps: array<Particle>;
@@ -33,17 +35,37 @@ struct gi_Uniforms {
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 @group(0) @binding(4) var<uniform> gi_u: gi_Uniforms;
 
+// Float operations as Rust rounds them. Drivers may rewrite float algebra (fuse a * b + c,
+// reassociate, x * 0 = 0, x - x = 0 ...), so operands and results pass through an XOR
+// with runtime zeros (gi_u.gi_zero_*) that no optimiser can see through.
+
 fn gi_load_ps(i: u32) -> Particle {
     if (i < gi_u.gi_len_ps) { return ps[gi_u.gi_off_ps + i]; }
     return Particle();
 }
 
-fn gi_exact_v4f32(x: vec4<f32>) -> vec4<f32> {
-    return bitcast<vec4<f32>>(bitcast<vec4<u32>>(x) ^ vec4<u32>(gi_u.gi_zero));
+fn gi_pa_v4f32(x: vec4<f32>) -> vec4<f32> {
+    return bitcast<vec4<f32>>(bitcast<vec4<u32>>(x) ^ vec4<u32>(gi_u.gi_zero_a));
+}
+
+fn gi_pb_v4f32(x: vec4<f32>) -> vec4<f32> {
+    return bitcast<vec4<f32>>(bitcast<vec4<u32>>(x) ^ vec4<u32>(gi_u.gi_zero_b));
+}
+
+fn gi_pc_v4f32(x: vec4<f32>) -> vec4<f32> {
+    return bitcast<vec4<f32>>(bitcast<vec4<u32>>(x) ^ vec4<u32>(gi_u.gi_zero_c));
+}
+
+fn gi_fmul_v4f32(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    return gi_pc_v4f32(gi_pa_v4f32(a) * gi_pb_v4f32(b));
+}
+
+fn gi_fadd_v4f32(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    return gi_pc_v4f32(gi_pa_v4f32(a) + gi_pb_v4f32(b));
 }
 
 fn gi_mul_m4v4(m: mat4x4<f32>, v: vec4<f32>) -> vec4<f32> {
-    return gi_exact_v4f32(gi_exact_v4f32(gi_exact_v4f32(gi_exact_v4f32(m[0] * v.x) + gi_exact_v4f32(m[1] * v.y)) + gi_exact_v4f32(m[2] * v.z)) + gi_exact_v4f32(m[3] * v.w));
+    return gi_fadd_v4f32(gi_fadd_v4f32(gi_fadd_v4f32(gi_fmul_v4f32(m[0], vec4<f32>(v.x)), gi_fmul_v4f32(m[1], vec4<f32>(v.y))), gi_fmul_v4f32(m[2], vec4<f32>(v.z))), gi_fmul_v4f32(m[3], vec4<f32>(v.w)));
 }
 
 fn gi_load_mask(i: u32) -> bool {
@@ -55,15 +77,29 @@ fn gi_store_flags(i: u32, v: bool) {
     if (i < gi_u.gi_len_flags) { flags[gi_u.gi_off_flags + i] = select(0u, 1u, v); }
 }
 
-// One rounded f32 result, opaque to the driver's float algebra: WGSL lets drivers fuse
-// a * b + c, reassociate and distribute (Mesa does); Rust rounds every operation.
-fn gi_exact_f32(x: f32) -> f32 {
-    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero);
+fn gi_pa_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_a);
+}
+
+fn gi_pb_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_b);
+}
+
+fn gi_pc_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
+}
+
+fn gi_fadd_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+}
+
+fn gi_fmul_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
 }
 
 // lane products summed left to right
 fn gi_dot3(a: vec3<f32>, b: vec3<f32>) -> f32 {
-    return gi_exact_f32(gi_exact_f32(gi_exact_f32(a.x * b.x) + gi_exact_f32(a.y * b.y)) + gi_exact_f32(a.z * b.z));
+    return gi_fadd_f32(gi_fadd_f32(gi_fmul_f32(a.x, b.x), gi_fmul_f32(a.y, b.y)), gi_fmul_f32(a.z, b.z));
 }
 
 fn gi_store_out(i: u32, v: f32) {
@@ -73,7 +109,7 @@ fn gi_store_out(i: u32, v: f32) {
 // Round to nearest even without trusting the driver's conversion: both halves convert
 // exactly, the scaling is exact, and the one addition rounds correctly.
 fn gi_u32_to_f32(x: u32) -> f32 {
-    return gi_exact_f32(gi_exact_f32(f32(x >> 16u) * 65536.0f) + f32(x & 0xffffu));
+    return gi_fadd_f32(gi_fmul_f32(f32(x >> 16u), 65536.0f), f32(x & 0xffffu));
 }
 
 @compute @workgroup_size(64, 1, 1)
@@ -88,6 +124,6 @@ fn structs(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     let t: vec4<f32> = gi_mul_m4v4(gi_u.p.m, v);
     let keep: bool = gi_load_mask(i) && on;
     gi_store_flags(i, keep || ((i % 3u) == 0u));
-    let e: f32 = select(gi_exact_f32(t.y + gi_u.p.offset.x), gi_exact_f32(gi_exact_f32(q.mass * gi_dot3(q.velocity, q.velocity)) * gi_u.p.scale), keep);
-    gi_store_out(i, gi_exact_f32(gi_exact_f32(e + gi_u32_to_f32(gi_u.p.count)) + q.position.z));
+    let e: f32 = select(gi_fadd_f32(t.y, gi_u.p.offset.x), gi_fmul_f32(gi_fmul_f32(q.mass, gi_dot3(q.velocity, q.velocity)), gi_u.p.scale), keep);
+    gi_store_out(i, gi_fadd_f32(gi_fadd_f32(e, gi_u32_to_f32(gi_u.p.count)), q.position.z));
 }

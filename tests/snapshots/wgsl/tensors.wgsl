@@ -7,13 +7,19 @@ struct gi_Uniforms {
     gi_blen_t: u32,
     gi_blen_u: u32,
     gi_blen_o: u32,
-    gi_zero: u32,
+    gi_zero_a: u32,
+    gi_zero_b: u32,
+    gi_zero_c: u32,
 }
 
 @group(0) @binding(0) var<storage, read> t: array<f32>;
 @group(0) @binding(1) var<storage, read_write> u: array<f32>;
 @group(0) @binding(2) var<storage, read_write> o: array<f32>;
 @group(0) @binding(3) var<uniform> gi_u: gi_Uniforms;
+
+// Float operations as Rust rounds them. Drivers may rewrite float algebra (fuse a * b + c,
+// reassociate, x * 0 = 0, x - x = 0 ...), so operands and results pass through an XOR
+// with runtime zeros (gi_u.gi_zero_*) that no optimiser can see through.
 
 // Physical element of logical index i of a tensor view: delinearise row-major over the
 // rank's extents, then offset + sum(coord * stride). Layout words: off, rank, numel,
@@ -43,16 +49,30 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
     return vec4<u32>(l[0].w, l[1].x, l[1].y, l[1].z)[a];
 }
 
-// One rounded f32 result, opaque to the driver's float algebra: WGSL lets drivers fuse
-// a * b + c, reassociate and distribute (Mesa does); Rust rounds every operation.
-fn gi_exact_f32(x: f32) -> f32 {
-    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero);
+fn gi_pa_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_a);
+}
+
+fn gi_pb_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_b);
+}
+
+fn gi_pc_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
+}
+
+fn gi_fmul_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
+}
+
+fn gi_fadd_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
 }
 
 // Round to nearest even without trusting the driver's conversion: both halves convert
 // exactly, the scaling is exact, and the one addition rounds correctly.
 fn gi_u32_to_f32(x: u32) -> f32 {
-    return gi_exact_f32(gi_exact_f32(f32(x >> 16u) * 65536.0f) + f32(x & 0xffffu));
+    return gi_fadd_f32(gi_fmul_f32(f32(x >> 16u), 65536.0f), f32(x & 0xffffu));
 }
 
 fn gi_store_u(i: u32, v: f32) {
@@ -75,8 +95,8 @@ fn gi_store_o(i: u32, v: f32) {
 fn tensors(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     let i: u32 = gi_global_id.x;
     if (i < gi_u.gi_layout_t[0].z) {
-        let x: f32 = gi_exact_f32(gi_load_t(i) + gi_u32_to_f32(((gi_tensor_dim(gi_u.gi_layout_t, 0u) * 10u) + gi_tensor_dim(gi_u.gi_layout_t, 1u)) + (gi_u.gi_layout_t[0].y * 1000u)));
-        gi_store_u(i, gi_exact_f32(gi_exact_f32(gi_load_u(i) * 2.0f) + x));
+        let x: f32 = gi_fadd_f32(gi_load_t(i), gi_u32_to_f32(((gi_tensor_dim(gi_u.gi_layout_t, 0u) * 10u) + gi_tensor_dim(gi_u.gi_layout_t, 1u)) + (gi_u.gi_layout_t[0].y * 1000u)));
+        gi_store_u(i, gi_fadd_f32(gi_fmul_f32(gi_load_u(i), 2.0f), x));
         gi_store_o(i, x);
     }
 }

@@ -6,26 +6,50 @@ struct gi_Uniforms {
     gi_off_out: u32,
     gi_len_out: u32,
     n: u32,
-    gi_zero: u32,
+    gi_zero_a: u32,
+    gi_zero_b: u32,
+    gi_zero_c: u32,
 }
 
 @group(0) @binding(0) var<storage, read> a: array<f32>;
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
 @group(0) @binding(2) var<uniform> gi_u: gi_Uniforms;
 
+// Float operations as Rust rounds them. Drivers may rewrite float algebra (fuse a * b + c,
+// reassociate, x * 0 = 0, x - x = 0 ...), so operands and results pass through an XOR
+// with runtime zeros (gi_u.gi_zero_*) that no optimiser can see through.
+
 fn gi_load_a(i: u32) -> f32 {
     if (i < gi_u.gi_len_a) { return a[gi_u.gi_off_a + i]; }
     return f32();
 }
 
-// One rounded f32 result, opaque to the driver's float algebra: WGSL lets drivers fuse
-// a * b + c, reassociate and distribute (Mesa does); Rust rounds every operation.
-fn gi_exact_f32(x: f32) -> f32 {
-    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero);
+fn gi_pa_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_a);
+}
+
+fn gi_pb_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_b);
+}
+
+fn gi_pc_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
+}
+
+fn gi_fmul_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
+}
+
+fn gi_fsub_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) - gi_pb_f32(b));
 }
 
 fn gi_store_out(i: u32, v: f32) {
     if (i < gi_u.gi_len_out) { out[gi_u.gi_off_out + i] = v; }
+}
+
+fn gi_fadd_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
 }
 
 fn gi_abs_f32(x: f32) -> f32 {
@@ -60,12 +84,12 @@ fn gi_pow_f32(x: f32, y: f32) -> f32 {
 
 // lane products summed left to right
 fn gi_dot4(a: vec4<f32>, b: vec4<f32>) -> f32 {
-    return gi_exact_f32(gi_exact_f32(gi_exact_f32(gi_exact_f32(a.x * b.x) + gi_exact_f32(a.y * b.y)) + gi_exact_f32(a.z * b.z)) + gi_exact_f32(a.w * b.w));
+    return gi_fadd_f32(gi_fadd_f32(gi_fadd_f32(gi_fmul_f32(a.x, b.x), gi_fmul_f32(a.y, b.y)), gi_fmul_f32(a.z, b.z)), gi_fmul_f32(a.w, b.w));
 }
 
 // lane products summed left to right
 fn gi_dot3(a: vec3<f32>, b: vec3<f32>) -> f32 {
-    return gi_exact_f32(gi_exact_f32(gi_exact_f32(a.x * b.x) + gi_exact_f32(a.y * b.y)) + gi_exact_f32(a.z * b.z));
+    return gi_fadd_f32(gi_fadd_f32(gi_fmul_f32(a.x, b.x), gi_fmul_f32(a.y, b.y)), gi_fmul_f32(a.z, b.z));
 }
 
 // Correctly rounded square root, digit by digit on the significand: WGSL does not
@@ -101,8 +125,28 @@ fn gi_sqrt_f32(x: f32) -> f32 {
     return bitcast<f32>((u32(biased - 1i) << 23u) + kept);
 }
 
-fn gi_exact_v4f32(x: vec4<f32>) -> vec4<f32> {
-    return bitcast<vec4<f32>>(bitcast<vec4<u32>>(x) ^ vec4<u32>(gi_u.gi_zero));
+fn gi_pa_v4f32(x: vec4<f32>) -> vec4<f32> {
+    return bitcast<vec4<f32>>(bitcast<vec4<u32>>(x) ^ vec4<u32>(gi_u.gi_zero_a));
+}
+
+fn gi_pb_v4f32(x: vec4<f32>) -> vec4<f32> {
+    return bitcast<vec4<f32>>(bitcast<vec4<u32>>(x) ^ vec4<u32>(gi_u.gi_zero_b));
+}
+
+fn gi_pc_v4f32(x: vec4<f32>) -> vec4<f32> {
+    return bitcast<vec4<f32>>(bitcast<vec4<u32>>(x) ^ vec4<u32>(gi_u.gi_zero_c));
+}
+
+fn gi_fmul_v4f32(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    return gi_pc_v4f32(gi_pa_v4f32(a) * gi_pb_v4f32(b));
+}
+
+fn gi_fsub_v4f32(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    return gi_pc_v4f32(gi_pa_v4f32(a) - gi_pb_v4f32(b));
+}
+
+fn gi_fadd_v4f32(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    return gi_pc_v4f32(gi_pa_v4f32(a) + gi_pb_v4f32(b));
 }
 
 // Correctly rounded f32 division (round to nearest even, subnormals kept), by long
@@ -186,22 +230,22 @@ fn vector_ops(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
         return;
     }
     let x: f32 = gi_load_a(i);
-    let v: vec4<f32> = vec4<f32>(x, gi_exact_f32(x * 0.5f), gi_exact_f32(1.0f - x), 2.0f);
+    let v: vec4<f32> = vec4<f32>(x, gi_fmul_f32(x, 0.5f), gi_fsub_f32(1.0f, x), 2.0f);
     let w: vec4<f32> = vec4<f32>(0.25f, x, -x, 3.0f);
     let o: u32 = i * 12u;
-    gi_store_out(o, gi_exact_f32(sin(x) + cos(x)));
-    gi_store_out(o + 1u, gi_exact_f32(gi_exact_f32(exp(gi_exact_f32(x * 0.1f)) + log(gi_abs_f32(x))) - log2(gi_exact_f32(gi_abs_f32(x) + 1.0f))));
-    gi_store_out(o + 2u, gi_exact_f32(gi_pow_f32(gi_abs_f32(x), 1.5f) + gi_pow_f32(-2.0f, 3.0f)));
+    gi_store_out(o, gi_fadd_f32(sin(x), cos(x)));
+    gi_store_out(o + 1u, gi_fsub_f32(gi_fadd_f32(exp(gi_fmul_f32(x, 0.1f)), log(gi_abs_f32(x))), log2(gi_fadd_f32(gi_abs_f32(x), 1.0f))));
+    gi_store_out(o + 2u, gi_fadd_f32(gi_pow_f32(gi_abs_f32(x), 1.5f), gi_pow_f32(gi_pa_f32(-2.0f), gi_pa_f32(3.0f))));
     gi_store_out(o + 3u, gi_dot4(v, w));
     gi_store_out(o + 4u, gi_sqrt_f32(gi_dot3(v.xyz, v.xyz)));
     var z: vec3<f32> = v.zyx;
     z.y = 7.0f;
-    gi_store_out(o + 5u, gi_exact_f32(z.x + z.y));
-    gi_store_out(o + 6u, gi_exact_v4f32(gi_exact_v4f32(v * w) - v).w);
-    let s: vec4<f32> = gi_fdiv_v4f32(gi_exact_v4f32(v + gi_exact_v4f32(w * 2.0f)), vec4<f32>(3.0f));
-    gi_store_out(o + 7u, gi_exact_f32(s.y + s.z));
-    gi_store_out(o + 8u, gi_exact_f32(gi_max_v4f32(v, w).x + gi_min_v4f32(v, w).y));
-    gi_store_out(o + 9u, tan(gi_exact_f32(x * 0.01f)));
-    gi_store_out(o + 10u, exp2(gi_exact_f32(x * 0.5f)));
-    gi_store_out(o + 11u, gi_exact_f32(gi_exact_f32(floor(x) + gi_exact_f32(ceil(x) * 2.0f)) + gi_exact_f32(trunc(x) * 4.0f)));
+    gi_store_out(o + 5u, gi_fadd_f32(z.x, z.y));
+    gi_store_out(o + 6u, gi_fsub_v4f32(gi_fmul_v4f32(v, w), v).w);
+    let s: vec4<f32> = gi_fdiv_v4f32(gi_fadd_v4f32(v, gi_fmul_v4f32(w, vec4<f32>(2.0f))), vec4<f32>(3.0f));
+    gi_store_out(o + 7u, gi_fadd_f32(s.y, s.z));
+    gi_store_out(o + 8u, gi_fadd_f32(gi_max_v4f32(v, w).x, gi_min_v4f32(v, w).y));
+    gi_store_out(o + 9u, tan(gi_fmul_f32(x, 0.01f)));
+    gi_store_out(o + 10u, exp2(gi_fmul_f32(x, 0.5f)));
+    gi_store_out(o + 11u, gi_fadd_f32(gi_fadd_f32(floor(x), gi_fmul_f32(ceil(x), 2.0f)), gi_fmul_f32(trunc(x), 4.0f)));
 }

@@ -98,5 +98,13 @@ fn constants(out: &mut [i32], uo: &mut [u32], fo: &mut [f32]) {
         fo[0] = f32::MAX * 2.0;
         fo[1] = -1.0 / 0.0 + (16777217u32 as f32);
         fo[2] = 7.5 % -2.0;
+        // calls and vectors of constants: folded here, or kept from naga's evaluator
+        uo[3] = 32u32.max(3).min(100) << 31;
+        uo[4] = (if 3 > 2 { 5u32 } else { 7u32 }) * 0xffffffff;
+        fo[3] = (1000.0f32).exp();
+        fo[4] = (2.5f32).round() + (-0.0f32).min(0.0) + (4.0f32).sqrt() + (-2.0f32).abs().floor();
+        let v = gpu::uint3(1, 2, 3) * 0xffffffff;
+        let w = -gpu::int2(i32::MIN, 5);
+        uo[5] = v.x + v.y + (w.x as u32) + (w.y as u32);
     }
 }
