@@ -46,7 +46,7 @@ it leaves the loop at once.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import NoReturn, Optional
 
 import numpy as np
 
@@ -744,7 +744,7 @@ class _Emitter:
 
     # -------------------------------------------------------- errors
 
-    def fail(self, msg: str, span: Optional[N.Span]) -> None:
+    def fail(self, msg: str, span: Optional[N.Span]) -> NoReturn:
         sp = span or self.k.span
         raise WgslEmitError(f"kernel `{self.k.name}`: cannot emit WGSL: {msg}\n"
                             f"  --> {self.k.source_file}:{sp.line}:{sp.col}")
@@ -1279,7 +1279,6 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
                 return f"{fn}({vals[0]}, {vals[1]})"
             return f"{self.need('gi_sqrt_f32')}({fn}({vals[0]}, {vals[0]}))"
         self.fail(f"unsupported intrinsic `{f}`", e.span)
-        return ""
 
     # -------------------------------------------------------- statements
 
