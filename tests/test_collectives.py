@@ -157,7 +157,8 @@ def test_integer_sums_wrap_and_float_order_matters():
     xu = args[1].reshape(-1, 256).astype(np.uint64)
     assert (xu.sum(axis=1) >= 2**32).all()
     xf = args[0].reshape(-1, 256)[5:]
-    sequential = np.array([np.float32(np.add.reduce(r, dtype=np.float32)) for r in xf])
+    # cumsum adds strictly left to right (np.add.reduce itself sums pairwise in blocks)
+    sequential = np.array([np.cumsum(r, dtype=np.float32)[-1] for r in xf])
     assert (pairwise_tree(xf, np.add) != sequential).any()
 
 
