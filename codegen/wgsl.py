@@ -15,7 +15,22 @@ Module shape (all in bind group 0):
   binding may start before the buffer's first element or extend past its logical end.
 
 Every access goes through a small bounds-checked helper (out-of-range loads give 0,
-out-of-range stores are dropped). Rust semantics that WGSL leaves open or defines
+out-of-range stores are dropped).
+
+Trapping checks (issue 9): when the IR carries check sites (ir/checks.py: `check >= 0`
+on a Load, Store, AtomicAdd or integer div/rem), the module gets one more binding after
+the uniform block, `gi_faults: array<atomic<u32>, 8>`, the dispatch's error word (flag,
+site, index, length, y of a texel, 3 spare; the runtime binds each dispatch's slot of one
+shared buffer with a dynamic offset). A checked node goes through a `gi_checked_*` helper
+taking the site id: a failing check is suppressed exactly as above (load 0, store/atomic
+dropped, quotient 0), and `gi_fault` records it, the first failure of the dispatch
+winning through a compare-exchange on the flag; the thread carries on, so no control flow
+is added around barriers. Where `return` is lowered to `gi_done` (below), `gi_done` lives
+in the private address space and a returned thread records nothing. A store whose value
+can fault evaluates the value before the place (Rust's order). Nodes with `check == -1`
+keep the silent helpers; a kernel without sites has no error word at all.
+
+Rust semantics that WGSL leaves open or defines
 differently are written out as helper functions (see `_LIB`): integer division and
 remainder by zero, i32::MIN / -1, shift amounts masked by 31, saturating float->int
 casts, exact int->float conversion, round half away from zero, NaN-ignoring min/max,
@@ -94,6 +109,7 @@ class WgslModule:
     uniform_binding: Optional[int]
     uniform_size: int
     line_spans: dict[int, N.Span] = field(default_factory=dict)  # 1-based WGSL line -> Rust span
+    fault_binding: Optional[int] = None  # the error word's binding (kernels with check sites)
 
     def span_of_line(self, line: int) -> Optional[N.Span]:
         return self.line_spans.get(line)
@@ -268,7 +284,7 @@ def fold(e: N.Expr):
             return _wrap(a << s, t) if op == "shl" else a >> s  # i32: arithmetic, u32: logical
         if op in ("div", "rem"):
             if b == 0:
-                return 0
+                return None if e.check >= 0 else 0  # a trapping check must run (and fault)
             q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
             return _wrap(q if op == "div" else a - q * b, t)
         r = {"add": a + b, "sub": a - b, "mul": a * b, "bitand": a & b, "bitor": a | b, "bitxor": a ^ b}.get(op)
@@ -716,6 +732,24 @@ def _contains(stmts: list[N.Stmt], kinds) -> bool:
 
 _BARRIERS = (N.Barrier, N.Reduce, N.Softmax)
 
+FAULT_WORDS = 8  # u32 per dispatch in the error word: flag, site, index, length, index_y, 3 spare
+
+
+def has_checks(kernel: N.Kernel) -> bool:
+    """Whether any node carries a trapping-check site (ir/checks.py), i.e. whether the
+    module takes an error word. Without one it has no error-word binding or traffic."""
+    for s in N.walk_stmts(kernel.body):
+        if getattr(s, "check", -1) >= 0:
+            return True
+        for e in N.stmt_exprs(s):
+            if any(getattr(x, "check", -1) >= 0 for x in N.walk_expr(e)):
+                return True
+    return False
+
+
+def _has_site(e: N.Expr) -> bool:
+    return any(getattr(x, "check", -1) >= 0 for x in N.walk_expr(e))
+
 
 class _Emitter:
     def __init__(self, k: N.Kernel, force_writable: frozenset):
@@ -728,6 +762,7 @@ class _Emitter:
         self.counter = 0
         self.atomic = {s.resource for s in N.walk_stmts(k.body) if isinstance(s, N.AtomicAdd)}
         self.flag_mode = _contains(k.body, N.Return) and _contains(k.body, _BARRIERS)
+        self.checked = has_checks(k)  # trapping-check sites: the module takes an error word
         self.uses_zero = False  # whether the uniform block needs the `gi_zero_*` words (see `pins`)
         self.names: dict[str, str] = {}
         taken: set[str] = set()
@@ -816,6 +851,13 @@ class _Emitter:
             head.append(f"@group(0) @binding({b.binding}) var<storage, {access}> {b.name}: array<{self.elem_decl(p)}>;")
         if ubinding is not None:
             head.append(f"@group(0) @binding({ubinding}) var<uniform> gi_u: gi_Uniforms;")
+        fbinding = None
+        if self.checked:
+            fbinding = len(bindings) + (ubinding is not None)
+            head.append(f"@group(0) @binding({fbinding}) var<storage, read_write> gi_faults: "
+                        f"array<atomic<u32>, {FAULT_WORDS}>;")
+            if self.flag_mode:  # gi_fault reads it: a returned thread records no failure
+                head.append("var<private> gi_done: bool = false;")
         for w in k.workgroup_arrays:
             head.append(f"var<workgroup> {self.names[w.name]}: array<{w.ty}, {w.size}>;")
         head.append("")
@@ -832,7 +874,7 @@ class _Emitter:
                 spans[len(out)] = sp
         out.append("}")
         return WgslModule("\n".join(out) + "\n", k.name, self.entry, k.source_file, bindings, fields, ubinding,
-                          usize, spans)
+                          usize, spans, fbinding)
 
     def elem_decl(self, p: N.Param) -> str:
         st = storage_type(p.ty, self.names)
@@ -911,7 +953,7 @@ class _Emitter:
                 n = self.names[p.name]
                 value = f"gi_u.{n} != 0u" if p.ty == "bool" else f"gi_u.{n}"
                 out.append((f"    let {n}: {p.ty} = {value};", p.span))
-        if self.flag_mode:
+        if self.flag_mode and not self.checked:  # checked: a module-scope private (gi_fault reads it)
             out.append(("    // set by `return`: barriers must stay in uniform control flow", None))
             out.append(("    var gi_done = false;", None))
         return out
@@ -988,6 +1030,120 @@ class _Emitter:
                                f"    if (i < gi_u.gi_len_{n}) {{ return atomicAdd(&{n}[gi_u.gi_off_{n} + i], v); }}\n"
                                f"    return {zero};\n}}")
 
+    # -------------------------------------------------------- trapping checks
+
+    def fault_helper(self) -> str:
+        """`gi_fault(site, index, length, index_y)`: record a failed check in the error word."""
+        done = "    if (gi_done) { return; }  // a returned thread's accesses are not Rust's\n" if self.flag_mode else ""
+        return self.define("gi_fault", f"""
+// A failed trapping check (ir/checks.py site): the first failure of the dispatch takes the
+// flag (a weak compare-exchange may fail spuriously, hence the loop) and then writes the
+// site, the index, the length it was checked against and the y of a texel. The caller
+// suppresses the access and the thread carries on.
+fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {{
+{done}    loop {{
+        let r = atomicCompareExchangeWeak(&gi_faults[0], 0u, 1u);
+        if (r.exchanged) {{ break; }}
+        if (r.old_value != 0u) {{ return; }}
+    }}
+    atomicStore(&gi_faults[1], site);
+    atomicStore(&gi_faults[2], index);
+    atomicStore(&gi_faults[3], length);
+    atomicStore(&gi_faults[4], index_y);
+}}""")
+
+    def checked_access(self, res: str, span: N.Span) -> tuple[str, str, str, str, str, str]:
+        """A checked access of a parameter: (index argument, the check, gi_fault's arguments,
+        code computing the slot, the silent guard on the slot or "", the slot)."""
+        n = self.names[res]
+        p = self.param(res)
+        if p is None:
+            self.fail(f"`{res}` is not a resource", span)
+        if p.category == "image":  # x < width and y < height; reports x, the width and y
+            w, h = f"gi_u.gi_width_{n}", f"gi_u.gi_height_{n}"
+            return "c: vec2<u32>", f"c.x < {w} && c.y < {h}", f"site, c.x, {w}, c.y", "", "", f"c.y * {w} + c.x"
+        if p.category in N.TENSOR_CATEGORIES:  # the logical index against numel
+            self.tensor_index_helper()
+            numel = f"gi_u.gi_layout_{n}[0].z"
+            return ("i: u32", f"i < {numel}", f"site, i, {numel}, 0u",
+                    f"    let j = gi_tensor_index(gi_u.gi_layout_{n}, i);\n", f"j < gi_u.gi_blen_{n}", "j")
+        length = f"gi_u.gi_len_{n}"
+        return "i: u32", f"i < {length}", f"site, i, {length}, 0u", "", "", f"gi_u.gi_off_{n} + i"
+
+    def checked_loader(self, res: str, span: N.Span) -> str:
+        """`gi_checked_load_<res>(index, site)`: a load whose check failure is recorded."""
+        n = self.names[res]
+        fn = f"gi_checked_load_{n}"
+        if fn in self.helpers:
+            return fn
+        fault = self.fault_helper()
+        w = self.k.workgroup_array(res)
+        if w is not None:
+            zero = const_text(0.0 if w.ty == "f32" else 0, w.ty)
+            return self.define(fn, f"fn {fn}(i: u32, site: u32) -> {w.ty} {{\n"
+                                   f"    if (i < {w.size}u) {{ return {n}[i]; }}\n"
+                                   f"    {fault}(site, i, {w.size}u, 0u);\n    return {zero};\n}}")
+        arg, check, fargs, pre, guard, slot = self.checked_access(res, span)
+        p = self.param(res)
+        assert p is not None
+        rt = self.ty(p.ty)
+        value = f"atomicLoad(&{n}[{slot}])" if res in self.atomic else f"{n}[{slot}]"
+        if p.ty == "bool":
+            value = f"{value} != 0u"
+        tail = f"    if ({guard}) {{ return {value}; }}\n    return {rt}();\n" if guard else f"    return {value};\n"
+        return self.define(fn, f"fn {fn}({arg}, site: u32) -> {rt} {{\n"
+                               f"    if (!({check})) {{\n        {fault}({fargs});\n        return {rt}();\n    }}\n"
+                               f"{pre}{tail}}}")
+
+    def checked_storer(self, res: str, span: N.Span) -> str:
+        """`gi_checked_store_<res>(index, value, site)`: a store whose check failure is recorded."""
+        n = self.names[res]
+        fn = f"gi_checked_store_{n}"
+        if fn in self.helpers:
+            return fn
+        fault = self.fault_helper()
+        w = self.k.workgroup_array(res)
+        if w is not None:
+            return self.define(fn, f"fn {fn}(i: u32, v: {w.ty}, site: u32) {{\n"
+                                   f"    if (i < {w.size}u) {{ {n}[i] = v; }} else {{ {fault}(site, i, {w.size}u, 0u); }}\n}}")
+        arg, check, fargs, pre, guard, slot = self.checked_access(res, span)
+        p = self.param(res)
+        assert p is not None
+        value = "select(0u, 1u, v)" if p.ty == "bool" else "v"
+        store = f"atomicStore(&{n}[{slot}], {value});" if res in self.atomic else f"{n}[{slot}] = {value};"
+        tail = f"    if ({guard}) {{ {store} }}\n" if guard else f"    {store}\n"
+        return self.define(fn, f"fn {fn}({arg}, v: {self.ty(p.ty)}, site: u32) {{\n"
+                               f"    if (!({check})) {{\n        {fault}({fargs});\n        return;\n    }}\n"
+                               f"{pre}{tail}}}")
+
+    def checked_atomic_adder(self, res: str, span: N.Span) -> str:
+        """`gi_checked_atomic_add_<res>(index, value, site)`: out of range adds nothing,
+        returns 0 and records the failure."""
+        n = self.names[res]
+        fn = f"gi_checked_atomic_add_{n}"
+        if fn in self.helpers:
+            return fn
+        fault = self.fault_helper()
+        arg, check, fargs, _, _, slot = self.checked_access(res, span)
+        p = self.param(res)
+        assert p is not None
+        return self.define(fn, f"fn {fn}({arg}, v: {p.ty}, site: u32) -> {p.ty} {{\n"
+                               f"    if ({check}) {{ return atomicAdd(&{n}[{slot}], v); }}\n"
+                               f"    {fault}({fargs});\n    return {const_text(0, p.ty)};\n}}")
+
+    def checked_division(self, op: str, ty: str) -> str:
+        """`gi_checked_div_u32(a, b, site)` etc.: a zero divisor gives 0 and records the
+        failure; otherwise the unchecked helper's Rust semantics (i32::MIN / -1 ...)."""
+        fn = f"gi_checked_{op}_{ty}"
+        if fn in self.helpers:
+            return fn
+        fault = self.fault_helper()
+        plain = self.need(f"gi_{op}_{ty}")
+        zero = const_text(0, ty)
+        return self.define(fn, f"fn {fn}(a: {ty}, b: {ty}, site: u32) -> {ty} {{\n"
+                               f"    if (b == {zero}) {{\n        {fault}(site, 0u, 0u, 0u);\n        return {zero};\n    }}\n"
+                               f"    return {plain}(a, b);\n}}")
+
     def tensor_index_helper(self) -> None:
         self.define("gi_tensor_index", """
 // Physical element of logical index i of a tensor view: delinearise row-major over the
@@ -1042,6 +1198,8 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         return f"gi_{e.name}"
 
     def x_Load(self, e: N.Load) -> str:
+        if e.check >= 0:
+            return f"{self.checked_loader(e.resource, e.span)}({_strip(self.expr(e.index))}, {e.check}u)"
         return f"{self.loader(e.resource, e.span)}({_strip(self.expr(e.index))})"
 
     def x_Len(self, e: N.Len) -> str:
@@ -1119,6 +1277,8 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
             return self.matmul(e, a, b)
         elem = T.elem_of(e.ty) if op not in N.COMPARISONS else T.elem_of(lt)
         if op in ("div", "rem"):
+            if e.check >= 0:  # scalar integer division with a trapping check
+                return f"{self.checked_division(op, elem)}({_strip(a)}, {_strip(b)}, {e.check}u)"
             native = self.native_division(e, a)
             if native is not None:
                 return native
@@ -1317,6 +1477,8 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
                 self.line(f"{kw} {n}: {self.ty(s.ty)} = {_bare(self.expr(s.value))};", sp)
         elif isinstance(s, N.Assign):
             self.assign(s)
+        elif isinstance(s, N.Store) and self.checked:
+            self.guarded(self.checked_store(s), sp, maybe_done)
         elif isinstance(s, N.Store):
             call = f"{self.storer(s.resource, sp)}({_strip(self.expr(s.index))}, {_strip(self.expr(s.value))});"
             self.guarded(call, sp, maybe_done)
@@ -1344,13 +1506,30 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         elif isinstance(s, N.Softmax):
             self.softmax(s, maybe_done)
         elif isinstance(s, N.AtomicAdd):
-            call = f"{self.atomic_adder(s.resource)}({_strip(self.expr(s.index))}, {_strip(self.expr(s.value))});"
+            args = f"{_strip(self.expr(s.index))}, {_strip(self.expr(s.value))}"
+            if s.check >= 0:
+                call = f"{self.checked_atomic_adder(s.resource, sp)}({args}, {s.check}u);"
+            else:
+                call = f"{self.atomic_adder(s.resource)}({args});"
             if s.target is not None:
                 call = f"{self.names[s.target]} = {call}"
             self.guarded(call, sp, maybe_done)
         else:
             self.fail(f"unsupported statement `{type(s).__name__}`", sp)
         return maybe_done
+
+    def checked_store(self, s: N.Store) -> str:
+        """A store in a kernel with check sites. Rust evaluates the assigned value before
+        the place: a value that can fault is computed first when the place can fault too,
+        so a thread's first recorded failure is Rust's first."""
+        index, value = _strip(self.expr(s.index)), _strip(self.expr(s.value))
+        pre = ""
+        if _has_site(s.value) and (s.check >= 0 or _has_site(s.index)):
+            v = self.fresh("v")
+            pre, value = f"let {v}: {self.ty(s.value.ty)} = {_bare(value)}; ", v
+        if s.check >= 0:
+            return f"{pre}{self.checked_storer(s.resource, s.span)}({index}, {value}, {s.check}u);"
+        return f"{pre}{self.storer(s.resource, s.span)}({index}, {value});"
 
     def assign(self, s: N.Assign) -> None:
         lanes = None

@@ -8,6 +8,15 @@ Each kernel compiles once into a shader module and pipeline (the core caches the
 Recording a dispatch builds its bind group and its own small uniform buffer (scalars,
 lengths, offsets, tensor layouts); `update_scalar` rewrites a few bytes of that buffer, so
 nothing is re-recorded. All dispatches of a submit go into one command buffer.
+
+Trapping checks: a kernel whose IR carries check sites (ir/checks.py) has one more
+storage binding, its error word (codegen/wgsl.py `gi_faults`, FAULT_WORDS u32), bound with
+a dynamic offset into one error buffer shared by the device: each submit gives every
+checked dispatch its own slot, clears the slots in the command buffer before the compute
+pass, copies them to a mappable buffer after it (that mapping is also the completion
+wait) and returns a FaultReport per slot whose flag is set. Kernels without sites (checks
+off, or every check proven) bind no error word, and a submit without checked dispatches
+neither clears nor reads one.
 """
 
 from __future__ import annotations
@@ -18,12 +27,13 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from goldy_import.codegen.wgsl import WgslModule, emit_wgsl_module
+from goldy_import.codegen.wgsl import FAULT_WORDS, WgslModule, emit_wgsl_module
 from goldy_import.errors import BackendError, BackendUnavailable, DeviceLimitError, GoldyError
 from goldy_import.ir import nodes as N
+from goldy_import.ir.checks import check_sites
 
-from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, Limits, ScalarArg, TensorArg,
-                      UniformArg)
+from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport, ImageArg, Limits, ScalarArg,
+                      TensorArg, UniformArg)
 
 try:
     import wgpu
@@ -96,6 +106,7 @@ class _Variant:
 class _Compiled:
     kernel: N.Kernel
     variants: dict[frozenset, _Variant] = field(default_factory=dict)
+    texel_sites: frozenset = frozenset()  # check sites on an image coordinate (report x and y)
 
 
 @dataclass
@@ -104,6 +115,8 @@ class _State:
     bind_group: Any
     uniform: Optional[Any]  # GPUBuffer
     packed: bytearray
+    entries: list = field(default_factory=list)  # bind group entries, less the error word
+    fault_gen: int = -1  # generation of the error buffer the bind group holds (checked kernels)
 
 
 class WgpuBackend(Backend):
@@ -159,6 +172,13 @@ class WgpuBackend(Backend):
         self._fence_src = self.device.create_buffer(size=4, usage=u.COPY_SRC)
         self._fence_dst = self.device.create_buffer(size=4, usage=u.COPY_DST | u.MAP_READ)
         self._staging: Optional[Any] = None  # reused for readbacks, grown as needed
+        # Error words of checked dispatches: one slot per dispatch of a submit, at offsets the
+        # device accepts as dynamic storage offsets. Made on the first checked record.
+        self._fault_stride = -(-4 * FAULT_WORDS // self._align) * self._align
+        self._faults: Optional[Any] = None  # STORAGE | COPY_SRC | COPY_DST
+        self._fault_read: Optional[Any] = None  # COPY_DST | MAP_READ, same size
+        self._fault_slots = 0
+        self._fault_gen = 0  # bumped when the error buffer is replaced (bind groups rebuilt)
         self._lock = threading.RLock()  # one queue: submits, reads and writes take turns
         self._closed = False
 
@@ -231,7 +251,9 @@ class WgpuBackend(Backend):
     # ------------------------------------------------------------ kernels
 
     def compile(self, kernel: N.Kernel, options: CompileOptions) -> _Compiled:
-        c = _Compiled(kernel)
+        texel = frozenset(site.id for site in check_sites(kernel) if site.resource is not None
+                          and (p := kernel.param(site.resource)) is not None and p.category == "image")
+        c = _Compiled(kernel, texel_sites=texel)
         self._variant(c, frozenset())  # compile now, so errors surface at prepare time
         return c
 
@@ -248,6 +270,15 @@ class WgpuBackend(Backend):
         if module.uniform_binding is not None:
             entries.append({"binding": module.uniform_binding, "visibility": wgpu.ShaderStage.COMPUTE,
                             "buffer": {"type": "uniform"}})
+        storage = len(module.bindings) + (module.fault_binding is not None)
+        if storage > self.limits.max_storage_buffers_per_stage:
+            extra = " (one of them the trapping-check error word)" if module.fault_binding is not None else ""
+            raise DeviceLimitError(f"kernel `{c.kernel.name}` on wgpu: {storage} storage buffers{extra} exceed "
+                                   f"max_storage_buffers_per_stage = {self.limits.max_storage_buffers_per_stage}")
+        if module.fault_binding is not None:
+            entries.append({"binding": module.fault_binding, "visibility": wgpu.ShaderStage.COMPUTE,
+                            "buffer": {"type": "storage", "has_dynamic_offset": True,
+                                       "min_binding_size": 4 * FAULT_WORDS}})
         try:
             layout = self.device.create_bind_group_layout(entries=entries)
             pipeline = self.device.create_compute_pipeline(
@@ -314,10 +345,46 @@ class WgpuBackend(Backend):
                 self.queue.write_buffer(ubuf, 0, packed)
                 entries.append({"binding": module.uniform_binding,
                                 "resource": {"buffer": ubuf, "offset": 0, "size": len(packed)}})
-            group = self.device.create_bind_group(layout=variant.layout, entries=entries)
+            state = _State(variant, None, ubuf, packed, entries)
+            self._bind_group(state, k.name)
+        except GoldyError:
+            raise
         except Exception as e:
             raise BackendError(f"wgpu: cannot bind the arguments of kernel `{k.name}`: {e}") from None
-        d.state = _State(variant, group, ubuf, packed)
+        d.state = state
+
+    def _bind_group(self, st: _State, kname: str) -> None:
+        """(Re)build the bind group: the recorded entries plus, for a checked kernel, the
+        current error buffer (its slot is chosen per submit by the dynamic offset)."""
+        entries = list(st.entries)
+        fb = st.variant.module.fault_binding
+        if fb is not None:
+            if self._faults is None:
+                self._grow_faults(64)
+            entries.append({"binding": fb, "resource": {"buffer": self._faults, "offset": 0,
+                                                        "size": 4 * FAULT_WORDS}})
+            st.fault_gen = self._fault_gen
+        try:
+            st.bind_group = self.device.create_bind_group(layout=st.variant.layout, entries=entries)
+        except Exception as e:
+            raise BackendError(f"wgpu: cannot bind the arguments of kernel `{kname}`: {e}") from None
+
+    def _grow_faults(self, slots: int) -> None:
+        """An error buffer of at least `slots` slots (doubling); bind groups holding the old
+        one are rebuilt before their next use (`fault_gen`)."""
+        slots = max(slots, 2 * self._fault_slots)
+        size = slots * self._fault_stride
+        u = wgpu.BufferUsage
+        try:
+            faults = self.device.create_buffer(size=size, usage=u.STORAGE | u.COPY_SRC | u.COPY_DST)
+            read = self.device.create_buffer(size=size, usage=u.COPY_DST | u.MAP_READ)
+        except Exception as e:
+            raise BackendError(f"wgpu: cannot allocate the error words of {slots} dispatches: {e}") from None
+        for old in (self._faults, self._fault_read):
+            if old is not None:
+                old.destroy()
+        self._faults, self._fault_read, self._fault_slots = faults, read, slots
+        self._fault_gen += 1
 
     @staticmethod
     def _aliased_reads(k: N.Kernel, args: list) -> frozenset:
@@ -368,38 +435,73 @@ class WgpuBackend(Backend):
                 except Exception as e:
                     raise BackendError(f"wgpu: cannot update parameter of kernel `{d.kernel.name}`: {e}") from None
 
-    def submit(self, dispatches: list[Dispatch]) -> None:
+    def submit(self, dispatches: list[Dispatch]) -> Optional[list[FaultReport]]:
         if not dispatches:
-            return
+            return None
         with self._lock:
-            self._submit(dispatches)
+            return self._submit(dispatches)
 
-    def _submit(self, dispatches: list[Dispatch]) -> None:
+    def _submit(self, dispatches: list[Dispatch]) -> Optional[list[FaultReport]]:
         try:
-            enc = self.device.create_command_encoder()
-            cpass = enc.begin_compute_pass()
             for d in dispatches:
                 if d.state is None:
                     self.record(d)
-                cpass.set_pipeline(d.state.variant.pipeline)
-                cpass.set_bind_group(0, d.state.bind_group)
+            checked = [i for i, d in enumerate(dispatches) if d.state.variant.module.fault_binding is not None]
+            if len(checked) > self._fault_slots:
+                self._grow_faults(len(checked))
+            slot = {i: n for n, i in enumerate(checked)}
+            used = len(checked) * self._fault_stride
+            enc = self.device.create_command_encoder()
+            if checked:
+                enc.clear_buffer(self._faults, 0, used)
+            cpass = enc.begin_compute_pass()
+            for i, d in enumerate(dispatches):
+                st: _State = d.state
+                cpass.set_pipeline(st.variant.pipeline)
+                if i in slot:
+                    if st.fault_gen != self._fault_gen:
+                        self._bind_group(st, d.kernel.name)
+                    cpass.set_bind_group(0, st.bind_group, [slot[i] * self._fault_stride])
+                else:
+                    cpass.set_bind_group(0, st.bind_group)
                 cpass.dispatch_workgroups(*d.groups)
             cpass.end()
-            enc.copy_buffer_to_buffer(self._fence_src, 0, self._fence_dst, 0, 4)
+            if not checked:
+                enc.copy_buffer_to_buffer(self._fence_src, 0, self._fence_dst, 0, 4)
+                self.queue.submit([enc.finish()])
+                self._fence_dst.map_sync(wgpu.MapMode.READ)
+                self._fence_dst.unmap()
+                return None
+            # all error words in one copy; mapping them waits for the whole submission
+            enc.copy_buffer_to_buffer(self._faults, 0, self._fault_read, 0, used)
             self.queue.submit([enc.finish()])
-            self._fence_dst.map_sync(wgpu.MapMode.READ)
-            self._fence_dst.unmap()
+            self._fault_read.map_sync(wgpu.MapMode.READ, 0, used)
+            try:
+                raw = bytes(self._fault_read.read_mapped(0, used, copy=False))
+            finally:
+                self._fault_read.unmap()
         except GoldyError:
             raise
         except Exception as e:
             names = ", ".join(dict.fromkeys(d.kernel.name for d in dispatches))
             raise BackendError(f"wgpu: submit of {len(dispatches)} dispatch(es) ({names}) failed: {e}") from None
+        words = self._fault_stride // 4
+        every = struct.unpack(f"<{len(checked) * words}I", raw)
+        faults = []
+        for n, i in enumerate(checked):
+            flag, site, index, length, index_y = every[n * words:n * words + 5]
+            if flag:
+                texel = site in dispatches[i].compiled.texel_sites
+                faults.append(FaultReport(dispatch=i, site=site, index=index, length=length,
+                                          index_y=index_y if texel else None))
+        return faults or None
 
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
-        for b in list(self._dummies.values()) + [self._staging, self._fence_src, self._fence_dst]:
+        for b in list(self._dummies.values()) + [self._staging, self._fence_src, self._fence_dst, self._faults,
+                                                 self._fault_read]:
             if b is not None:
                 b.destroy()
         self._dummies.clear()
