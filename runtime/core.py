@@ -159,7 +159,15 @@ class Device:
         return self._alloc(int(n), elem, gpu_dtype, read_only)
 
     def zeros(self, n: int, dtype: Any = np.float32) -> "Buffer":
-        return self.buffer(np.zeros(n, dtype=dtype))
+        self._check_open()
+        if not isinstance(n, (int, np.integer)) or n < 0:
+            raise BindingError(f"device.zeros: expected a non-negative element count, got {n!r}")
+        try:
+            host = np.zeros(n, dtype=dtype)
+        except MemoryError:
+            raise DeviceLimitError(f"out of host memory for {n} zeros of {np.dtype(dtype)} "
+                                   f"(device.zeros on {self.backend_name})") from None
+        return self.buffer(host)
 
     def tensor(self, array: Any):
         """A contiguous TensorView holding a copy of an array of rank 0 to 4."""
@@ -789,6 +797,7 @@ class Scheme:
         self.device._check_open()
         for n in self.nodes:
             for b in n.keep:
+                b = getattr(b, "buffer", b)  # a tensor view: its buffer (wgpu aborts on a destroyed one)
                 if isinstance(b, Buffer) and b._alloc.freed:
                     raise BindingError(f"node {n.index} ({n.label!r}, kernel `{n.kernel.name}`) uses a buffer "
                                        f"that was freed after recording")

@@ -12,7 +12,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from goldy_import.errors import BindingError, ShapeContractError
+from goldy_import.errors import BindingError, DeviceLimitError, ShapeContractError
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 
@@ -205,7 +205,14 @@ def tensor_from_array(device, array: Any) -> TensorView:
 
 
 def tensor_zeros(device, shape: Sequence[int], dtype: Any = np.float32) -> TensorView:
-    return tensor_from_array(device, np.zeros(tuple(shape), dtype=dtype))
+    try:
+        host = np.zeros(tuple(shape), dtype=dtype)
+    except MemoryError:
+        raise DeviceLimitError(f"out of host memory for a tensor of shape {list(shape)} "
+                               f"(device.tensor_zeros on {device.backend_name})") from None
+    except (TypeError, ValueError) as e:
+        raise BindingError(f"device.tensor_zeros: bad shape {shape!r} or dtype {dtype!r}: {e}") from None
+    return tensor_from_array(device, host)
 
 
 def bind_tensor(where: str, p: N.Param, v: Any, pk) -> tuple[TensorArg, Any]:
