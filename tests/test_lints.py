@@ -106,6 +106,14 @@ def test_guarded_or_thread_indexed_writes_are_not_reported(body):
     assert lints(kernel(body)) == []
 
 
+def test_stream_compaction_through_an_atomic_slot_is_not_reported():
+    src = kernel("    let i = gpu::global_id().x;\n    if i < xs.len() && xs[i] > 0 {\n"
+                 "        let slot = gpu::atomic_add(count, 0, 1u32);\n        out[slot] = xs[i];\n    }\n"
+                 "    let first = gpu::atomic_add(count, 1, 1u32);\n    out[first + 64] = 7;",
+                 "xs: &[u32], out: &mut [u32], count: &mut [u32]")
+    assert lints(src) == []
+
+
 def test_atomics_are_exempt():
     src = kernel("    let i = gpu::global_id().x;\n    gpu::atomic_add(hist, 0, xs[i]);\n"
                  "    let old = gpu::atomic_add(hist, 1, 1u32);\n    if old > 100 { hist[2] = old; }",
@@ -205,6 +213,11 @@ def test_unsynchronised_read_of_another_lane(body, line, col, text):
     # barrier on both arms
     SHARED + "    s[lid] = xs[i];\n    if xs.len() > 3 { gpu::workgroup_barrier(); } else { gpu::workgroup_barrier(); }\n"
              "    out[i] = s[lid + 1];",
+    # double buffering: read one half, write the other, barrier once per step
+    SHARED + "    s[lid] = xs[i];\n    gpu::workgroup_barrier();\n    let mut cur = 0u32;\n"
+             "    for t in 0..3u32 {\n        let v = s[cur * 64 + (lid + 1) % 64];\n"
+             "        s[(1 - cur) * 64 + lid] = v;\n        gpu::workgroup_barrier();\n        cur = 1 - cur;\n    }\n"
+             "    out[i] = s[cur * 64 + lid];",
     # reads before any write, and reads after a barrier in every iteration
     SHARED + "    let mut acc = 0.0;\n    for t in 0..4u32 {\n        s[lid] = xs[t];\n        gpu::workgroup_barrier();\n"
              "        acc += s[lid ^ 1];\n        gpu::workgroup_barrier();\n    }\n    out[i] = acc;",
