@@ -389,8 +389,8 @@ class KernelDef:
         with device._lock:
             hit = device._kernel_cache.get(key)
             if hit is None:
-                _check_kernel_limits(self.ir, device)
                 target_ir = insert_checks(self.ir) if options.checks else self.ir
+                _check_kernel_limits(self.ir, device, error_word=bool(check_sites(target_ir)))
                 _maybe_dump(target_ir)
                 compiled = device.backend.compile(target_ir, options)
                 hit = PreparedKernel(self, device, compiled, options, target_ir)
@@ -411,7 +411,9 @@ def _maybe_dump(kernel: N.Kernel) -> None:
     dump(kernel, directory)
 
 
-def _check_kernel_limits(k: N.Kernel, device: Device) -> None:
+def _check_kernel_limits(k: N.Kernel, device: Device, error_word: bool = False) -> None:
+    """`error_word`: the checked kernel has trapping-check sites, so the backend binds one
+    more storage buffer (the per-dispatch error word)."""
     lim = device.backend.limits
     wx, wy, wz = k.workgroup_size
     where = f"kernel `{k.name}` on {device.backend_name}"
@@ -428,8 +430,11 @@ def _check_kernel_limits(k: N.Kernel, device: Device) -> None:
                                f"max_workgroup_storage_bytes = {lim.max_workgroup_storage_bytes}")
     storage = sum(1 for p in k.params if p.category not in ("scalar", "uniform"))
     storage += sum(1 for p in k.params if p.category in N.TENSOR_CATEGORIES) and 1
+    storage += error_word
     if storage > lim.max_storage_buffers_per_stage:
-        raise DeviceLimitError(f"{where}: {storage} storage buffers exceed "
+        extra = (" (one of them the trapping-check error word; prepare(device, checks=False) binds none)"
+                 if error_word else "")
+        raise DeviceLimitError(f"{where}: {storage} storage buffers{extra} exceed "
                                f"max_storage_buffers_per_stage = {lim.max_storage_buffers_per_stage}")
 
 

@@ -380,9 +380,8 @@ class WgpuBackend(Backend):
             read = self.device.create_buffer(size=size, usage=u.COPY_DST | u.MAP_READ)
         except Exception as e:
             raise BackendError(f"wgpu: cannot allocate the error words of {slots} dispatches: {e}") from None
-        for old in (self._faults, self._fault_read):
-            if old is not None:
-                old.destroy()
+        # the old buffers are dropped, not destroyed: bind groups of dispatches outside this
+        # submit still hold them until they are rebuilt
         self._faults, self._fault_read, self._fault_slots = faults, read, slots
         self._fault_gen += 1
 
