@@ -46,6 +46,7 @@ def reproduce(extra: str = "") -> str:
 
 
 def import_clean(gk: G.GenKernel):
+    note(reproduce())
     note(gk.source)
     r = import_source(gk.source, "fuzz.rs")
     assert r.diagnostics == [], f"the generator wrote an invalid kernel:\n{r.render()}\n{gk.source}"
