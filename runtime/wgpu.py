@@ -358,16 +358,17 @@ class WgpuBackend(Backend):
         current error buffer (its slot is chosen per submit by the dynamic offset)."""
         entries = list(st.entries)
         fb = st.variant.module.fault_binding
-        if fb is not None:
-            if self._faults is None:
-                self._grow_faults(64)
-            entries.append({"binding": fb, "resource": {"buffer": self._faults, "offset": 0,
-                                                        "size": 4 * FAULT_WORDS}})
-            st.fault_gen = self._fault_gen
-        try:
-            st.bind_group = self.device.create_bind_group(layout=st.variant.layout, entries=entries)
-        except Exception as e:
-            raise BackendError(f"wgpu: cannot bind the arguments of kernel `{kname}`: {e}") from None
+        with self._lock:  # a record may run while another thread submits (and grows the buffer)
+            if fb is not None:
+                if self._faults is None:
+                    self._grow_faults(64)
+                entries.append({"binding": fb, "resource": {"buffer": self._faults, "offset": 0,
+                                                            "size": 4 * FAULT_WORDS}})
+                st.fault_gen = self._fault_gen
+            try:
+                st.bind_group = self.device.create_bind_group(layout=st.variant.layout, entries=entries)
+            except Exception as e:
+                raise BackendError(f"wgpu: cannot bind the arguments of kernel `{kname}`: {e}") from None
 
     def _grow_faults(self, slots: int) -> None:
         """An error buffer of at least `slots` slots (doubling); bind groups holding the old
@@ -472,13 +473,15 @@ class WgpuBackend(Backend):
                 self._fence_dst.unmap()
                 return None
             # all error words in one copy; mapping them waits for the whole submission
-            enc.copy_buffer_to_buffer(self._faults, 0, self._fault_read, 0, used)
+            read = self._fault_read
+            assert read is not None
+            enc.copy_buffer_to_buffer(self._faults, 0, read, 0, used)
             self.queue.submit([enc.finish()])
-            self._fault_read.map_sync(wgpu.MapMode.READ, 0, used)
+            read.map_sync(wgpu.MapMode.READ, 0, used)
             try:
-                raw = bytes(self._fault_read.read_mapped(0, used, copy=False))
+                raw = bytes(read.read_mapped(0, used, copy=False))
             finally:
-                self._fault_read.unmap()
+                read.unmap()
         except GoldyError:
             raise
         except Exception as e:
