@@ -325,6 +325,10 @@ class _Emitter:
             if self.lin_kind(s.index) == "l":
                 self.emit(f"rt.st_w_lid(w_{r}, G, {v}, {self.M}{c})")
             else:
+                if s.check >= 0:  # value before place, as in Rust
+                    t = self.tmp()
+                    self.emit(f"{t} = {v}")
+                    v = t
                 self.emit(f"rt.st_w(w_{r}, G, {self.scalar(s.index)}, {v}, {self.M}{c})")
             return
         p = self.k.param(s.resource)
@@ -334,8 +338,13 @@ class _Emitter:
             self.emit(f"rt.st_img(p_{r}, iw_{r}, ih_{r}, {x}, {y}, ({', '.join(vs)},), {self.M}{c})")
             return
         lin = self.lin_kind(s.index) == "g"
-        idx = None if lin else self.scalar(s.index)
         v = self.scalar(s.value)
+        if not lin and s.check >= 0:
+            # Rust evaluates the assigned value before the place: its faults come first
+            t = self.tmp()
+            self.emit(f"{t} = {v}")
+            v = t
+        idx = None if lin else self.scalar(s.index)
         if p.ty == "bool":
             v = f"{v}.astype(np.uint32)"
         pre = "rt.st_t" if p.category in N.TENSOR_CATEGORIES else "rt.st"
