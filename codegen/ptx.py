@@ -10,8 +10,24 @@ Kernel ABI (one group of `.param`s per IR parameter, in IR order; names `p<i>_<n
     Uniform<S>                     .u64 pointer to the struct's bytes (GPU layout)
     DirectSpatial<E>               .u64 pointer, .u32 width, .u32 height (row-major texels)
 
+    (trapping checks)              .u64 `p_faults`, after the kernel's parameters, only when
+                                   the IR carries check sites (`has_check_sites`): the
+                                   dispatch's error word, FAULT_WORDS u32
+
 Every `.param` is aligned to its own size; `runtime/cuda.py` packs arguments to match.
 The kernel carries `.reqntid` = the workgroup size, so it must be launched with exactly it.
+
+Trapping checks (ir/checks.py, issue 9): every Load/Store/AtomicAdd and integer div/rem
+with `check >= 0` tests its index against the logical length (buffers: the length
+parameter; tensors: numel; workgroup arrays: their size, dropped where the index range is
+proven inside; images: x < width and y < height) or its divisor against 0. The access is
+suppressed as an unchecked one is (load 0, store and atomic skipped, quotient 0) and the
+thread carries on; a failing thread branches to an out-of-line block (after the kernel's
+`ret`, so the in-range path pays one not-taken branch) that claims the error word with
+`atom.global.cas.b32` on its flag (first failure wins) and stores site, index, length and
+the y coordinate with plain stores, then branches back. No `trap`: the context survives.
+Only threads that really perform the access can fail: active copies of the batched entry,
+and the right operand of `&&`/`||` only where the left one does not decide.
 
 What the emitted code guarantees (docs/semantics.md): f32 `+ - * /` and sqrt are `.rn`
 (never contracted), `mul_add` is `fma.rn.f32`, integer division and remainder by zero give 0
@@ -50,6 +66,9 @@ from goldy_import.ir.uniformity import Uniformity
 # minimum, so the module loads on the oldest driver that knows the GPU.
 MIN_PTX_VERSION = {70: "6.0", 72: "6.1", 75: "6.3", 80: "7.0", 86: "7.1", 87: "7.4",
                    89: "7.8", 90: "7.8", 100: "8.6", 101: "8.6", 103: "8.8", 120: "8.7", 121: "8.8"}
+# The error word of one dispatch: u32 [flag, site, index, length, index_y, 0, 0, 0]
+FAULT_WORDS = 8
+FAULT_PARAM = "p_faults"
 KIND_DECL = {"p": ".pred", "r": ".b32", "f": ".f32", "rd": ".b64", "fd": ".f64"}
 SCALAR_KIND = {"f32": "f", "u32": "r", "i32": "r", "bool": "p"}
 MOV = {"f": "mov.f32", "r": "mov.b32", "p": "mov.pred", "rd": "mov.b64", "fd": "mov.f64"}
@@ -70,6 +89,22 @@ def _sm(target: str) -> int:
         known = [k for k in MIN_PTX_VERSION if k <= sm]
         MIN_PTX_VERSION[sm] = MIN_PTX_VERSION[max(known)]
     return sm
+
+
+def has_check_sites(kernel: N.Kernel) -> bool:
+    """Whether any node carries a trapping-check site (ir/checks.py): then both entries take
+    the `p_faults` parameter; without one there is no error word at all."""
+    for s in N.walk_stmts(kernel.body):
+        if getattr(s, "check", -1) >= 0:
+            return True
+        for e in N.stmt_exprs(s):
+            if _expr_has_check(e):
+                return True
+    return False
+
+
+def _expr_has_check(e: N.Expr) -> bool:
+    return any(getattr(x, "check", -1) >= 0 for x in N.walk_expr(e))
 
 
 def batch_entry(kernel: N.Kernel, batch: int) -> str:
@@ -257,6 +292,10 @@ class _Emitter:
         self.builtin: dict[str, list[str]] = {}
         self.lid = ""
         self.written = set(self.uni.written)
+        self.checked = has_check_sites(k)
+        self.traps: list[tuple] = []  # out-of-line fault blocks: (label, back, deferred checks)
+        self.guards: list[str] = []  # `&&`/`||` left operands under which the code runs
+        self.deferred: list[tuple] = []  # failed-check predicates awaiting flush_traps
 
     # ------------------------------------------------------------ kernel
 
@@ -264,6 +303,8 @@ class _Emitter:
         k = self.k
         params = self.params()
         name = k.name
+        if self.checked:
+            params.append(f".param .u64 {FAULT_PARAM}")
         if self.batch > 1:
             params.append(".param .u32 p_groups_x")
             name = batch_entry(k, self.batch)
@@ -273,13 +314,20 @@ class _Emitter:
             self.prologue()
             self.block(k.body)
         self.b.op("ret;")
+        self.fault_blocks()
         wx, wy, wz = k.workgroup_size
         out = [f"// {line}" for line in (k.doc or "").splitlines()]
         if self.batch > 1:
             out.append(f"// {self.batch} workgroups along x per block, in lock step (see `batchable`)")
         out.append(f".visible .entry {name}(")
         out.append(",\n".join("\t" + p for p in params))
-        out.append(f") .reqntid {wx}, {wy}, {wz}")
+        if self.batch > 1 and self.checked:
+            # no .reqntid: given the block size, ptxas aims at full occupancy and would rather
+            # spill (in the cold fault blocks) than use the few registers more that the
+            # checks of four copies need; the launch uses the workgroup size all the same
+            out.append(")")
+        else:
+            out.append(f") .reqntid {wx}, {wy}, {wz}")
         out.append("{")
         out += self.b.decls()
         for w in k.workgroup_arrays:
@@ -428,6 +476,8 @@ class _Emitter:
                     then_p.append(self.pred_and(p, c))
                     if s.else_body:
                         else_p.append(self.pred_and(p, self.new("p", "not.pred {}, {};", c)))
+                self.pred = None
+                self.flush_traps()
                 self.batched_block(s.then_body, then_p)
                 if s.else_body:
                     self.batched_block(s.else_body, else_p)
@@ -436,11 +486,13 @@ class _Emitter:
                 for j, p in enumerate(preds):
                     self.use_copy(j, p)
                     vals = self.expr(s.value)
-                    space, ok, addr, ty, _ = self.access(s.resource, s.index)
+                    space, ok, addr, ty, _ = self.access(s.resource, s.index, check=s.check)
                     pending.append((p, space, ok, addr, ty, vals))
                 for p, space, ok, addr, ty, vals in pending:
                     self.pred = p
                     self.store_mem(space, ok, addr, ty, vals)
+                self.pred = None
+                self.flush_traps()  # after the stores: every copy's loads and stores in one block
             elif isinstance(s, N.Let):
                 for j, p in enumerate(preds):
                     self.use_copy(j, p)
@@ -448,10 +500,15 @@ class _Emitter:
                     vals = self.expr(s.value) if s.value is not None else []
                     self.pred = None  # the local is only read under this predicate: no guard needed
                     self.move(regs, vals)
+                self.flush_traps()
             else:  # Assign (batchable() admits nothing else)
                 for j, p in enumerate(preds):
                     self.use_copy(j, p)
-                    self.stmt(s)
+                    root, lanes = self.place(s.target)
+                    regs = self.local(root)
+                    self.move([regs[i] for i in lanes], self.expr(s.value))  # checks keep snapshots
+                self.pred = None
+                self.flush_traps()
         self.pred = None
 
     def _sreg(self, name: str) -> str:
@@ -518,6 +575,64 @@ class _Emitter:
         text = self.src_lines[span.line - 1].strip() if 0 < span.line <= len(self.src_lines) else ""
         self.b.comment(f"{os.path.basename(self.k.source_file)}:{span.line}  {text}".rstrip())
 
+    # ------------------------------------------------------------ trapping checks
+
+    def trap(self, site: int, ok: str = "", bad: str = "", index: str = "0", length: str = "0",
+             y: str = "0") -> None:
+        """Check `site` fails where `ok` is false (or `bad` true), in a thread that really
+        runs it (the batched entry's copy predicate, `&&`/`||` guards). The branch to the
+        block that records it waits until the statement's expressions are evaluated
+        (`flush_traps`), so a check never splits the evaluation into basic blocks that
+        ptxas cannot schedule across (loads of later operands and copies stay in flight)."""
+        assert self.checked and (ok or bad)
+        f = bad or self.new("p", "not.pred {}, {};", ok)
+        for c in self.guards + ([self.pred] if self.pred else []):
+            f = self.pred_and(f, c)
+        self.deferred.append((f, site, self.snapshot(index), length, self.snapshot(y)))
+
+    def snapshot(self, v: str) -> str:
+        """`v`, copied if it is a local's register (the statement may assign that local
+        before its checks are flushed)."""
+        if v.startswith("%") and any(v in regs for regs in self.locals.values()):
+            return self.copy(v)
+        return v
+
+    def flush_traps(self) -> None:
+        """One branch for the checks of the statement so far: where any failed, to an
+        out-of-line block that records the first of them; then on from here."""
+        pending, self.deferred = self.deferred, []
+        if not pending:
+            return
+        anyf = pending[0][0]
+        for f, *_ in pending[1:]:
+            anyf = self.new("p", "or.pred {}, {}, {};", anyf, f)
+        fail, back = self.b.label("fault"), self.b.label("checked")
+        self.b.op(f"@{anyf} bra {fail};")
+        self.b.place(back)
+        self.traps.append((fail, back, pending))
+
+    def fault_blocks(self) -> None:
+        """After the kernel's last `ret`: for each failed check of a flush, in evaluation
+        order, claim the dispatch's error word (flag 0 -> 1: the first failure wins) and
+        store site, index, length and y; then go back."""
+        b = self.b
+        for fail, back, pending in self.traps:
+            b.place(fail)
+            raw = self.new("rd", f"ld.param.u64 {{}}, [{FAULT_PARAM}];")
+            word = self.new("rd", "cvta.to.global.u64 {}, {};", raw)
+            for f, site, index, length, y in pending:
+                b.comment(f"check site {site}")
+                skip = b.label("nofault")
+                if len(pending) > 1:
+                    b.op(f"@!{f} bra {skip};")
+                old = self.new("r", "atom.global.cas.b32 {}, [{}], 0, 1;", word)
+                first = self.new("p", "setp.eq.u32 {}, {}, 0;", old)
+                b.op(f"@!{first} bra {skip};")
+                for off, v in ((4, str(site)), (8, index), (12, length), (16, y)):
+                    b.op(f"st.global.u32 [{word}+{off}], {self.reg_of(v, 'r')};")
+                b.place(skip)
+            b.op(f"bra.uni {back};")
+
     # ------------------------------------------------------------ statements
 
     def block(self, stmts: list[N.Stmt]) -> None:
@@ -525,20 +640,29 @@ class _Emitter:
             self.stmt(s)
 
     def stmt(self, s: N.Stmt) -> None:
+        """Checks of the statement's expressions are flushed (one branch) once they are
+        evaluated, before any local is written and before nested bodies or barriers."""
         b = self.b
+        assert not self.deferred
         self.line_comment(s.span)
         if isinstance(s, N.Let):
             regs = self.local(s.name)
             if s.value is not None:
-                self.move(regs, self.expr(s.value))
+                vals = self.expr(s.value)
+                self.flush_traps()
+                self.move(regs, vals)
         elif isinstance(s, N.Assign):
             root, lanes = self.place(s.target)
             regs = self.local(root)
-            self.move([regs[i] for i in lanes], self.expr(s.value))
+            vals = self.expr(s.value)
+            self.flush_traps()
+            self.move([regs[i] for i in lanes], vals)
         elif isinstance(s, N.Store):
-            self.store(s.resource, s.index, self.expr(s.value))
+            self.store(s.resource, s.index, self.expr(s.value), s.check)
+            self.flush_traps()
         elif isinstance(s, N.If):
             c = self.reg_of(self.expr(s.cond)[0], "p")
+            self.flush_traps()
             end = b.label("endif")
             if s.else_body:
                 els = b.label("else")
@@ -555,6 +679,7 @@ class _Emitter:
             top, end = b.label("while"), b.label("wend")
             b.place(top)
             c = self.reg_of(self.expr(s.cond)[0], "p")
+            self.flush_traps()
             b.op(f"@!{c} bra {end};")
             self.loop_body(s.body, top, end)
             b.op(f"bra.uni {top};")
@@ -577,6 +702,7 @@ class _Emitter:
             self.barrier(id(s) in self.uni.aligned)
         elif isinstance(s, N.Reduce):
             v = self.expr(s.value)[0]
+            self.flush_traps()
             r = self.collective(s.op, s.value.ty, s.n, v, s.scratch, id(s) in self.uni.aligned)
             self.move(self.local(s.target), [r])
         elif isinstance(s, N.Softmax):
@@ -597,6 +723,7 @@ class _Emitter:
         i = self.local(s.var)[0]
         start = self.expr(s.start)[0]
         end_val = self.copy(self.expr(s.end)[0])  # evaluated once, before the first iteration
+        self.flush_traps()
         b.op(f"mov.b32 {i}, {start};")
         if not s.inclusive and _unrollable(s.body):
             # four iterations per trip while at least four remain, so that ptxas can issue
@@ -647,9 +774,10 @@ class _Emitter:
         off = self.new("rd", "mul.wide.u32 {}, {}, {};", self.reg_of(index, "r"), str(stride))
         return self.new("rd", "add.s64 {}, {}, {};", base, off)
 
-    def access(self, name: str, index: Optional[N.Expr], vals: Optional[list[str]] = None):
+    def access(self, name: str, index: Optional[N.Expr], vals: Optional[list[str]] = None, check: int = -1):
         """(space, pred in range, address register, element type, cache op) of one element;
-        the index is an expression or already evaluated (`vals`)."""
+        the index is an expression or already evaluated (`vals`). With `check` >= 0 (a
+        trapping-check site) an index out of the logical range is recorded as a fault."""
         def ev() -> list[str]:
             if vals is not None:
                 return vals
@@ -661,6 +789,8 @@ class _Emitter:
             bounds = self.uni.range(index) if index is not None else None
             # in range whatever the thread (tile indices from local_id and constant loops): no check
             ok = "" if bounds is not None and bounds[1] < w.size else self.lt_u(idx, str(w.size))
+            if ok and check >= 0:
+                self.trap(check, ok, index=idx, length=str(w.size))
             base = self.new("r", f"mov.u32 {{}}, S_{name};")
             addr = self.new("r", "mad.lo.s32 {}, {}, 4, {};", self.reg_of(idx, "r"), base)
             return "shared", ok, addr, w.ty, ""
@@ -670,10 +800,14 @@ class _Emitter:
         if r["kind"] == "buffer":
             idx = ev()[0]
             ok = self.lt_u(idx, r["len"])
+            if check >= 0:
+                self.trap(check, ok, index=idx, length=r["len"])
             return "global", ok, self.address(r["ptr"], idx, _stride(self.k, p.ty)), p.ty, nc
         if r["kind"] == "image":
             x, y = ev()
             ok = self.pred_and(self.lt_u(x, r["w"]), self.lt_u(y, r["h"]))
+            if check >= 0:
+                self.trap(check, ok, index=x, length=r["w"], y=y)
             lin = self.new("rd", "mul.wide.u32 {}, {}, {};", self.reg_of(y, "r"), r["w"])
             x64 = self.new("rd", "cvt.u64.u32 {}, {};", self.reg_of(x, "r"))
             lin = self.new("rd", "add.s64 {}, {}, {};", lin, x64)
@@ -683,6 +817,8 @@ class _Emitter:
         idx = self.reg_of(ev()[0], "r")
         lay = r["layout"]
         ok = self.lt_u(idx, lay[2])
+        if check >= 0:  # the logical index against numel; the parent-buffer guard below stays silent
+            self.trap(check, ok, index=idx, length=lay[2])
         phys = self.new("r", "add.s32 {}, {}, {};", lay[0], idx)
         contig = self.new("p", "setp.ne.b32 {}, {}, 0;", self.new("r", "and.b32 {}, {}, 1;", lay[11]))
         done = self.b.label("tdone")
@@ -742,12 +878,13 @@ class _Emitter:
             a = f"[{addr}+{poff}]" if poff else f"[{addr}]"
             self.b.op(f"{'@' + ok + ' ' if ok else ''}st.{space}{vec}.{pty} {a}, {src};")
 
-    def load(self, name: str, index: N.Expr) -> list[str]:
-        space, ok, addr, ty, nc = self.access(name, index)
+    def load(self, name: str, index: N.Expr, check: int = -1) -> list[str]:
+        space, ok, addr, ty, nc = self.access(name, index, check=check)
         return self.load_mem(space, ok, addr, ty, nc)
 
-    def store(self, name: str, index: N.Expr, vals: list[str]) -> None:
-        space, ok, addr, ty, _ = self.access(name, index)
+    def store(self, name: str, index: N.Expr, vals: list[str], check: int = -1) -> None:
+        """`vals` were evaluated first (Rust evaluates an assignment's value before its place)."""
+        space, ok, addr, ty, _ = self.access(name, index, check=check)
         self.store_mem(space, ok, addr, ty, vals)
 
     def uniform_field(self, e: N.Field) -> Optional[list[str]]:
@@ -760,7 +897,7 @@ class _Emitter:
         if isinstance(root, N.Var) and root.name in self.res:
             ok, addr, nc, space = "1", self.res[root.name]["ptr"], ".nc", "global"
         elif isinstance(root, N.Load) and root.resource in self.res and self.res[root.resource]["kind"] == "buffer":
-            space, ok, addr, _, nc = self.access(root.resource, root.index)
+            space, ok, addr, _, nc = self.access(root.resource, root.index, check=root.check)
         else:
             return None
         off = 0
@@ -859,6 +996,7 @@ class _Emitter:
     def softmax(self, s: N.Softmax) -> None:
         base = self.reg_of(self.expr(s.base)[0], "r")
         count = self.reg_of(self.expr(s.count)[0], "r")
+        self.flush_traps()
         aligned = id(s) in self.uni.aligned
         t = self.lid
         live = self.lt_u(t, count)
@@ -874,11 +1012,14 @@ class _Emitter:
         self.store_mem(space, self.pred_and(ok, live), addr, "f32", [q])
 
     def atomic(self, s: N.AtomicAdd) -> None:
-        space, ok, addr, ty, _ = self.access(s.resource, s.index)
+        # the arguments in order (index, then value), then the access and its check
+        idx = self.expr(s.index)
         v = self.reg_of(self.expr(s.value)[0], "r")
+        space, ok, addr, ty, _ = self.access(s.resource, None, idx, check=s.check)
         old = self.b.reg("r")
         self.b.op(f"mov.b32 {old}, 0;")
         self.b.op(f"@{ok} atom.global.add.{'s32' if ty == 'i32' else 'u32'} {old}, [{addr}], {v};")
+        self.flush_traps()
         if s.target is not None:
             self.move(self.local(s.target), [old])
 
@@ -909,7 +1050,7 @@ class _Emitter:
         return list(self.builtin[e.name])
 
     def e_Load(self, e: N.Load) -> list[str]:
-        return self.load(e.resource, e.index)
+        return self.load(e.resource, e.index, e.check)
 
     def e_Len(self, e: N.Len) -> list[str]:
         w = self.k.workgroup_array(e.resource)
@@ -984,7 +1125,16 @@ class _Emitter:
 
     def e_Binary(self, e: N.Binary) -> list[str]:
         lt, rt = e.lhs.ty, e.rhs.ty
-        a, c = self.expr(e.lhs), self.expr(e.rhs)
+        a = self.expr(e.lhs)
+        if e.op in N.LOGICAL and self.checked and _expr_has_check(e.rhs):
+            # both operands are evaluated (predicates), but the right one's checks count only
+            # where Rust would evaluate it: the left operand true for `&&`, false for `||`
+            left = self.reg_of(a[0], "p")
+            self.guards.append(left if e.op == "and" else self.new("p", "not.pred {}, {};", left))
+            c = self.expr(e.rhs)
+            self.guards.pop()
+        else:
+            c = self.expr(e.rhs)
         if T.is_matrix(lt) and e.op == "mul" and rt != "f32":
             n = T.vec_len(lt)
             if T.is_vector(rt):
@@ -995,7 +1145,8 @@ class _Emitter:
         if len(c) == 1 and len(a) > 1:
             c = c * len(a)
         elem = T.elem_of(lt)
-        return [self.scalar_binary(e.op, elem, x, y, rhs_const=self.const_u32(e.rhs)) for x, y in zip(a, c)]
+        return [self.scalar_binary(e.op, elem, x, y, rhs_const=self.const_u32(e.rhs), check=e.check)
+                for x, y in zip(a, c)]
 
     def mat_vec(self, m: list[str], v: list[str], n: int) -> list[str]:
         out = []
@@ -1007,7 +1158,8 @@ class _Emitter:
             out.append(acc)
         return out
 
-    def scalar_binary(self, op: str, ty: str, a: str, c: str, rhs_const: Optional[int] = None) -> str:
+    def scalar_binary(self, op: str, ty: str, a: str, c: str, rhs_const: Optional[int] = None,
+                      check: int = -1) -> str:
         if ty == "bool":
             if op in ("and", "bitand"):
                 return self.new("p", "and.pred {}, {}, {};", a, c)
@@ -1039,15 +1191,17 @@ class _Emitter:
             kind = "shl.b32" if op == "shl" else f"shr.{s}"
             return self.new("r", f"{kind} {{}}, {{}}, {{}};", a, amount)
         if op in ("div", "rem"):
-            return self.int_divide(op, s, a, c, rhs_const)
+            return self.int_divide(op, s, a, c, rhs_const, check)
         raise BackendError(f"PTX emitter: unsupported operator `{op}` on `{ty}`")
 
-    def int_divide(self, op: str, s: str, a: str, c: str, rhs_const: Optional[int]) -> str:
+    def int_divide(self, op: str, s: str, a: str, c: str, rhs_const: Optional[int], check: int = -1) -> str:
         minus_one = rhs_const == 0xFFFFFFFF and s == "s32"
         if rhs_const is not None and rhs_const != 0 and not minus_one:
             return self.new("r", f"{op}.{s} {{}}, {{}}, {{}};", a, c)
         c = self.reg_of(c, "r")
         zero = self.new("p", "setp.eq.s32 {}, {}, 0;", c)
+        if check >= 0:
+            self.trap(check, bad=zero)
         bad = zero
         if s == "s32":  # i32::MIN / -1 overflows in hardware; Rust's wrapping result is -a
             m1 = self.new("p", "setp.eq.s32 {}, {}, -1;", c)

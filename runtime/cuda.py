@@ -15,11 +15,25 @@
 - Element-wise kernels are compiled with a second, batched entry (codegen/ptx.py,
   `batchable`: BATCH workgroups per block in lock step); a dispatch of at least
   `batch_min_threads` threads (BATCH full waves of the device) launches it with
-  ceil(groups.x / BATCH) blocks, smaller ones the plain entry.
+  ceil(groups.x / BATCH) blocks, smaller ones the plain entry. Both entries check the
+  same sites and report the same faults.
+- Trapping checks (issue 9): a kernel whose IR carries check sites takes one more
+  parameter, `p_faults`, the address of its dispatch's error word (FAULT_WORDS u32: flag,
+  site, index, length, index_y). Each graph (one submitted list of dispatches, i.e. a
+  Scheme) owns one device buffer with a slot per checked dispatch and a page-locked host
+  copy. The slots are zero at the start of every submit: cleared with cuMemsetD32Async
+  before the graph launch whenever they may hold anything (a new buffer, a fault was
+  read, or a submit did not complete; after a clean readback they are known to be zero,
+  since a kernel writes a slot only after claiming its flag). After the launch one
+  cuMemcpyDtoHAsync brings every slot back, and `submit` returns a FaultReport per slot
+  whose flag is set. The kernels never `trap`, so the context survives a fault. Kernels
+  without sites (checks off, or every check proven) have no parameter, and a submit of
+  only such dispatches does no memset and no readback.
 """
 
 from __future__ import annotations
 
+import ctypes
 import struct
 import weakref
 from collections import OrderedDict
@@ -28,11 +42,12 @@ from typing import Any, Optional
 
 import numpy as np
 
-from goldy_import.codegen.ptx import batch_entry, emit_ptx
+from goldy_import.codegen.ptx import FAULT_WORDS, batch_entry, emit_ptx, has_check_sites
 from goldy_import.errors import BackendError, BackendUnavailable, BindingError
 from goldy_import.ir import nodes as N
+from goldy_import.ir.checks import check_sites
 
-from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, Limits, ScalarArg,
+from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport, ImageArg, Limits, ScalarArg,
                       TensorArg, UniformArg)
 
 MAX_GRAPHS = 64  # instantiated graphs kept per backend (least recently submitted go first)
@@ -112,6 +127,19 @@ def pack_params(kernel: N.Kernel, args: list, uniform_ptrs: Optional[dict] = Non
             raise BackendError(f"kernel `{kernel.name}`: cannot pass {type(a).__name__} "
                                f"to parameter `{p.name}`")
     return out
+
+
+def entry_values(kernel: N.Kernel, args: list, uniform_ptrs: Optional[dict] = None, checked: bool = False,
+                 fault_ptr: int = 0, groups_x: int = 0) -> list[bytes]:
+    """Every `.param` value of the kernel's entries, in order: `pack_params`, then the error
+    word's address where the kernel is `checked` (has check sites), then the batched
+    entry's workgroup count along x (the plain entry declares one parameter fewer and
+    never reads it)."""
+    values = pack_params(kernel, args, uniform_ptrs)
+    if checked:
+        values.append(struct.pack("<Q", fault_ptr))
+    values.append(struct.pack("<I", groups_x))
+    return values
 
 
 class ParamBlock:
@@ -209,6 +237,8 @@ class CudaCompiled:
     function: Any
     slots: list[int]
     batched: Any = None  # the `batch_entry` function where the kernel is batchable
+    checked: bool = False  # takes the error-word parameter (the IR has check sites)
+    texel_sites: frozenset = frozenset()  # sites checking an image coordinate (report x and y)
 
 
 @dataclass
@@ -217,6 +247,24 @@ class _State:
     uniforms: list = field(default_factory=list)
     version: int = 0  # bumped by update_scalar
     batched: bool = False  # launched through the batched entry
+    fault_slot: Optional[int] = None  # position of the error word's address in `block`
+
+
+@dataclass
+class _Faults:
+    """A graph's error words: FAULT_WORDS u32 per checked dispatch, on the device and in
+    page-locked host memory (pageable if that cannot be had)."""
+
+    device: "CudaMemory"
+    host: np.ndarray  # uint32, FAULT_WORDS per slot
+    host_ptr: Optional[int]  # cuMemAllocHost pointer to free, None for a numpy array
+    dispatches: list  # dispatch index of each slot
+    texel_sites: list  # per slot: the kernel's sites that check an image coordinate
+    clean: bool = False  # known to be all zero (no memset needed before the next launch)
+
+    @property
+    def nbytes(self) -> int:
+        return self.host.nbytes
 
 
 @dataclass
@@ -227,6 +275,7 @@ class _Graph:
     params: list
     versions: list
     refs: list
+    faults: Optional[_Faults] = None
 
 
 class CudaBackend(Backend):
@@ -376,7 +425,10 @@ class CudaBackend(Backend):
         batched = None
         if f".entry {batch_entry(kernel, BATCH)}(" in ptx:
             batched = self._cu("cuModuleGetFunction", module, batch_entry(kernel, BATCH).encode(), kernel=kernel.name)
-        return CudaCompiled(kernel, ptx, module, fn, param_slots(kernel), batched)
+        checked = has_check_sites(kernel)
+        texel = frozenset(site.id for site in check_sites(kernel) if site.resource is not None
+                          and (p := kernel.param(site.resource)) is not None and p.category == "image")
+        return CudaCompiled(kernel, ptx, module, fn, param_slots(kernel), batched, checked, texel)
 
     def record(self, d: Dispatch) -> None:
         self._current()
@@ -387,13 +439,15 @@ class CudaBackend(Backend):
                 self.write(mem, 0, memoryview(a.data))
                 uniforms.append(mem)
                 ptrs[i] = mem.ptr
-        # the batched entry's extra `.param .u32` (workgroups along x) comes last; the
-        # plain entry declares fewer parameters and never reads it
-        block = ParamBlock(pack_params(d.kernel, d.args, ptrs) + [struct.pack("<I", int(d.groups[0]))])
+        # the error word's address (set per graph at build) and the batched entry's
+        # workgroup count along x follow the kernel's parameters (entry_values)
+        checked = bool(getattr(d.compiled, "checked", False))
+        values = entry_values(d.kernel, d.args, ptrs, checked, 0, int(d.groups[0]))
+        block = ParamBlock(values)
         wx, wy, wz = d.kernel.workgroup_size
         threads = int(d.groups[0]) * int(d.groups[1]) * int(d.groups[2]) * wx * wy * wz
         batched = getattr(d.compiled, "batched", None) is not None and threads >= self.batch_min_threads
-        d.state = _State(block, uniforms, batched=batched)
+        d.state = _State(block, uniforms, batched=batched, fault_slot=len(values) - 2 if checked else None)
         if uniforms:
             weakref.finalize(d, _free_all, weakref.ref(self), uniforms)
 
@@ -417,9 +471,9 @@ class CudaBackend(Backend):
         p.extra = 0
         return p
 
-    def submit(self, dispatches: list[Dispatch]) -> None:
+    def submit(self, dispatches: list[Dispatch]) -> Optional[list[FaultReport]]:
         if not dispatches:
-            return
+            return None
         self._current()
         key = tuple(id(d) for d in dispatches)
         g = self._graphs.get(key)
@@ -436,18 +490,63 @@ class CudaBackend(Backend):
             self._graphs.move_to_end(key)
             for i, d in enumerate(dispatches):
                 if d.state.version != g.versions[i]:
+                    if g.faults is not None and d.state.fault_slot is not None:
+                        # the block may carry another graph's slot address since this one was built
+                        n = g.faults.dispatches.index(i)
+                        d.state.block.set(d.state.fault_slot, struct.pack("<Q", self._slot_ptr(g.faults, n)))
                     self._cu("cuGraphExecKernelNodeSetParams", g.exec, g.nodes[i], g.params[i],
                              kernel=d.kernel.name)
                     g.versions[i] = d.state.version
-        self._cu("cuGraphLaunch", g.exec, self.stream, kernel=names)
+        faults = g.faults
+        if faults is not None:
+            was_clean, faults.clean = faults.clean, False  # until a readback shows otherwise
+            self._enqueue(g, names, clear=not was_clean)
+        else:
+            self._enqueue(g, names)
         self._cu("cuStreamSynchronize", self.stream, kernel=names)
+        return self._collect(faults) if faults is not None else None
+
+    def _enqueue(self, g: _Graph, names: str = "", clear: bool = False) -> None:
+        """The stream work of one submit: clear the error words if asked, launch the graph,
+        copy the error words back (without waiting)."""
+        f = g.faults
+        if f is not None and clear:
+            self._cu("cuMemsetD32Async", self.drv.CUdeviceptr(f.device.ptr), 0, f.nbytes // 4, self.stream,
+                     kernel=names)
+        self._cu("cuGraphLaunch", g.exec, self.stream, kernel=names)
+        if f is not None:
+            self._cu("cuMemcpyDtoHAsync", f.host.ctypes.data, self.drv.CUdeviceptr(f.device.ptr), f.nbytes,
+                     self.stream, kernel=names)
+
+    @staticmethod
+    def _slot_ptr(f: _Faults, n: int) -> int:
+        return f.device.ptr + 4 * FAULT_WORDS * n
+
+    def _collect(self, f: _Faults) -> Optional[list[FaultReport]]:
+        """FaultReports from the error words read back after a submit."""
+        words = f.host.reshape(-1, FAULT_WORDS)
+        hit = np.flatnonzero(words[:, 0])
+        if not len(hit):
+            f.clean = True  # nothing claimed a flag, so nothing was written: still all zero
+            return None
+        reports = []
+        for n in hit:
+            w = [int(v) for v in words[n]]
+            reports.append(FaultReport(dispatch=f.dispatches[n], site=w[1], index=w[2], length=w[3],
+                                       index_y=w[4] if w[1] in f.texel_sites[n] else None))
+        return reports
 
     def _build(self, dispatches: list[Dispatch], names: str) -> _Graph:
+        checked = [i for i, d in enumerate(dispatches) if d.state.fault_slot is not None]
+        faults = self._fault_words(checked, [dispatches[i].compiled.texel_sites for i in checked]) if checked else None
         graph = self._cu("cuGraphCreate", 0)
         nodes, params = [], []
         prev = None
         try:
-            for d in dispatches:
+            for i, d in enumerate(dispatches):
+                if faults is not None and d.state.fault_slot is not None:
+                    n = faults.dispatches.index(i)
+                    d.state.block.set(d.state.fault_slot, struct.pack("<Q", self._slot_ptr(faults, n)))
                 p = self._node_params(d)
                 deps: Optional[list] = [prev] if prev is not None else None
                 prev = self._cu("cuGraphAddKernelNode", graph, deps, 0 if deps is None else 1, p,
@@ -457,15 +556,37 @@ class CudaBackend(Backend):
             exe = self._cu("cuGraphInstantiate", graph, 0, kernel=names)
         except BackendError:
             self._cu("cuGraphDestroy", graph)
+            if faults is not None:
+                self._free_faults(faults)
             raise
         return _Graph(graph, exe, nodes, params, [d.state.version for d in dispatches],
-                      [weakref.ref(d) for d in dispatches])
+                      [weakref.ref(d) for d in dispatches], faults)
+
+    def _fault_words(self, dispatches: list[int], texel_sites: list) -> _Faults:
+        nwords = FAULT_WORDS * len(dispatches)
+        mem = self.alloc(4 * nwords)
+        host_ptr: Optional[int] = None
+        try:
+            host_ptr = int(self._cu("cuMemAllocHost", 4 * nwords))
+            host = np.ctypeslib.as_array((ctypes.c_uint32 * nwords).from_address(host_ptr))
+        except Exception:  # no page-locked memory to be had: a pageable copy works too, more slowly
+            host_ptr, host = None, np.zeros(nwords, dtype=np.uint32)
+        return _Faults(mem, host, host_ptr, list(dispatches), list(texel_sites))
+
+    def _free_faults(self, f: _Faults) -> None:
+        self.free(f.device)
+        if f.host_ptr is not None:
+            host_ptr, f.host_ptr = f.host_ptr, None
+            f.host = np.zeros(0, dtype=np.uint32)
+            self._cu("cuMemFreeHost", host_ptr)
 
     def _drop(self, key: tuple) -> None:
         g = self._graphs.pop(key, None)
         if g is not None:
             self._cu("cuGraphExecDestroy", g.exec)
             self._cu("cuGraphDestroy", g.graph)
+            if g.faults is not None:
+                self._free_faults(g.faults)
 
     def close(self) -> None:
         if self._closed:

@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 
 import goldy_import as gi
-from goldy_import.codegen.ptx import emit_ptx
+from goldy_import.codegen.ptx import batch_entry, batchable, emit_ptx
 from goldy_import.errors import BackendError, BackendUnavailable, BindingError
 from goldy_import.importer import import_file, import_source
 from goldy_import.ir import nodes as N
+from goldy_import.ir.checks import check_sites, insert_checks
 from goldy_import.runtime import cuda as C
 from goldy_import.runtime.backend import BufferArg, ImageArg, ScalarArg, TensorArg, UniformArg
 
@@ -25,7 +26,7 @@ from oracle import backend_or_skip, check_against_cpu, device, run_kernel
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCES = [os.path.join(ROOT, "rust_examples", f) for f in sorted(os.listdir(os.path.join(ROOT, "rust_examples")))
            if f.endswith(".rs")] + [os.path.join(ROOT, "tests", "data", "kitchen_sink.rs")]
-PARAM_RE = re.compile(r"\.param (?:\.align \d+ )?\.(u64|u32|s32|f32|b8) (p(\d+)_\w+?)(?:\[(\d+)\])?[,\n]")
+PARAM_RE = re.compile(r"\.param (?:\.align \d+ )?\.(u64|u32|s32|f32|b8) (p(\d*)_\w+?)(?:\[(\d+)\])?[,\n]")
 
 
 def fake_args(k: N.Kernel) -> list:
@@ -49,14 +50,31 @@ def all_kernels():
     return [pytest.param(k, id=k.name) for path in SOURCES for k in import_file(path).kernels]
 
 
+@pytest.mark.parametrize("checks", [False, True], ids=["unchecked", "checked"])
 @pytest.mark.parametrize("kernel", all_kernels())
-def test_packing_matches_the_ptx_params(kernel):
+def test_packing_matches_the_ptx_params(kernel, checks):
+    """pack_params covers the kernel's parameters; entry_values adds the error word's
+    address (kernels with check sites only) and the batched entry's workgroup count."""
+    if checks:
+        kernel = insert_checks(kernel)
     args = fake_args(kernel)
     uptrs = {i: 0x5000 for i, a in enumerate(args) if isinstance(a, UniformArg)}
     values = C.pack_params(kernel, args, uptrs)
-    decl = PARAM_RE.findall(emit_ptx(kernel))
+    text = emit_ptx(kernel, batch=4)
+    decl = PARAM_RE.findall(text.split(f".entry {kernel.name}(")[1].split(")")[0])
     sizes = [int(n) if t == "b8" else (8 if t == "u64" else 4) for t, _name, _i, n in decl]
-    assert [len(v) for v in values] == sizes
+    has_sites = bool(check_sites(kernel))
+    assert [len(v) for v in values] == sizes[:len(sizes) - has_sites]
+    assert [d[1] for d in decl[len(values):]] == (["p_faults"] if has_sites else [])
+    full = C.entry_values(kernel, args, uptrs, has_sites, 0xABCD_0000, 5)
+    assert full[:len(values)] == values and full[-1] == struct.pack("<I", 5)
+    assert [len(v) for v in full[:-1]] == sizes  # the plain entry: all but the workgroup count
+    if has_sites:
+        assert full[-2] == struct.pack("<Q", 0xABCD_0000)
+    if batchable(kernel):
+        bdecl = PARAM_RE.findall(text.split(f".entry {batch_entry(kernel, 4)}(")[1].split(")")[0])
+        assert [len(v) for v in full] == [int(n) if t == "b8" else (8 if t == "u64" else 4) for t, _n, _i, n in bdecl]
+        assert bdecl[-1][1] == "p_groups_x"
     slots = C.param_slots(kernel)
     for i, p in enumerate(kernel.params):  # each IR parameter starts at its slot
         assert decl[slots[i]][1].startswith(f"p{i}_{p.name}")

@@ -1,0 +1,360 @@
+"""Trapping checks on the CUDA backend (issue 9), without a GPU.
+
+- Every example and test-data kernel emitted WITH checks (ir/checks.insert_checks), plain
+  and batched entry, assembles with ptxas (warnings are errors) without spills; the
+  error-word parameter `p_faults` is there exactly when the IR has check sites, and every
+  site the emitter cannot prove has a fault block.
+- The emitted text: checks branch out of line once per statement, after its loads; fault
+  blocks claim the flag with a compare-and-swap; no `trap`.
+- runtime/cuda.py against a fake driver (tests/fake_cuda.py) that plays the fault blocks'
+  part: which slot each node is given, when the words are cleared and read back, and the
+  FaultReports and KernelFault messages that come out.
+
+The same kernels on a real GPU: tests/test_cuda_traps.py.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+import pytest
+
+import goldy_import as gi
+from goldy_import.codegen.ptx import FAULT_PARAM, FAULT_WORDS, batch_entry, batchable, emit_ptx, has_check_sites
+from goldy_import.importer import import_file, import_source
+from goldy_import.ir import nodes as N
+from goldy_import.ir.checks import check_sites, insert_checks
+from goldy_import.runtime import cuda as C
+from goldy_import.runtime.backend import CompileOptions, Dispatch, FaultReport, ImageArg, ScalarArg
+
+from fake_cuda import FakeDriver, plan_fault
+from test_ptx import SOURCES, assemble, ptxas  # noqa: F401  (ptxas is a fixture)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SPILLS = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
+PARAM_NAMES = re.compile(r"\.param (?:\.align \d+ )?\.\w+ (p\w+)")
+
+
+def checked_kernels():
+    out = []
+    for path in SOURCES:
+        r = import_file(path)
+        if not r.ok:
+            continue
+        for k in r.kernels:
+            out.append(pytest.param(insert_checks(k), id=f"{os.path.basename(path)}::{k.name}"))
+    return out
+
+
+def entries(text: str) -> dict[str, str]:
+    """Entry name -> its text, from `.visible .entry` to the closing brace."""
+    out = {}
+    for m in re.finditer(r"\.visible \.entry (\w+)\(", text):
+        end = text.index("\n}\n", m.start())
+        out[m.group(1)] = text[m.start():end + 2]
+    return out
+
+
+def unproven_sites(k: N.Kernel) -> set[int]:
+    """Sites the emitter must check: all but workgroup-array ones (it may prove those)."""
+    return {s.id for s in check_sites(k) if s.resource is None or k.workgroup_array(s.resource) is None}
+
+
+@pytest.mark.parametrize("kernel", checked_kernels())
+def test_checked_kernels_assemble_without_spills(kernel, ptxas, tmp_path):
+    text = emit_ptx(kernel, batch=4)
+    log = assemble(ptxas, text, tmp_path)
+    spills = SPILLS.findall(log)
+    assert spills and all(s == ("0", "0") for s in spills), log
+    sites = {s.id for s in check_sites(kernel)}
+    assert has_check_sites(kernel) == bool(sites)
+    for name, body in entries(text).items():
+        params = PARAM_NAMES.findall(body.split(")")[0])
+        assert (FAULT_PARAM in params) == bool(sites), name
+        recorded = {int(x) for x in re.findall(r"// check site (\d+)", body)}
+        assert unproven_sites(kernel) <= recorded <= sites, name
+        assert "trap;" not in body and "\ttrap" not in body
+
+
+def test_no_error_word_without_sites():
+    src = open(os.path.join(ROOT, "rust_examples", "saxpy.rs")).read()
+    k = import_source(src, "saxpy.rs").kernels[0]
+    assert FAULT_PARAM not in emit_ptx(k, batch=4)  # checks off: the IR as imported
+    checked = insert_checks(k)
+    assert len(check_sites(checked)) == 1  # x[i] under `if i < y.len()`
+    text = emit_ptx(checked, batch=4)
+    plain, batched = entries(text)["saxpy"], entries(text)[batch_entry(k, 4)]
+    assert PARAM_NAMES.findall(plain.split(")")[0])[-1] == FAULT_PARAM
+    assert PARAM_NAMES.findall(batched.split(")")[0])[-2:] == [FAULT_PARAM, "p_groups_x"]
+    proven = insert_checks(import_source("""
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn proven(x: &[f32], y: &mut [f32]) {
+    let i = gpu::global_id().x;
+    if i < x.len() && i < y.len() { y[i] = x[i]; }
+}
+""", "p.rs").kernels[0])
+    assert check_sites(proven) == [] and FAULT_PARAM not in emit_ptx(proven, batch=4)
+
+
+@pytest.mark.parametrize("kernel", checked_kernels())
+def test_entry_values_match_both_entries(kernel):
+    """runtime/cuda.entry_values packs one value per `.param` of each entry, in order and
+    size, with the error word's address where the kernel has sites."""
+    from test_cuda_backend import PARAM_RE, fake_args
+    from goldy_import.runtime.backend import UniformArg
+    args = fake_args(kernel)
+    uptrs = {i: 0x5000 for i, a in enumerate(args) if isinstance(a, UniformArg)}
+    checked = has_check_sites(kernel)
+    values = C.entry_values(kernel, args, uptrs, checked, 0x1234_5678_9ABC, 77)
+    for name, body in entries(emit_ptx(kernel, batch=4)).items():
+        decl = PARAM_RE.findall(body.split(")")[0] + ")")
+        sizes = [int(n) if t == "b8" else (8 if t == "u64" else 4) for t, _name, _i, n in decl]
+        assert [len(v) for v in values[:len(sizes)]] == sizes, name
+        names = [d[1] for d in decl]
+        if checked:
+            assert values[names.index(FAULT_PARAM)] == (0x1234_5678_9ABC).to_bytes(8, "little")
+        if name != kernel.name:
+            assert names[-1] == "p_groups_x" and len(sizes) == len(values)
+        else:
+            assert len(sizes) == len(values) - 1  # the plain entry never reads the last value
+
+
+# ---------------------------------------------------------------- the emitted text
+
+READS = """use goldy::gpu;
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn two_reads(x: &[f32], y: &[f32], z: &mut [f32]) {
+    let i = gpu::global_id().x;
+    if i < z.len() {
+        z[i] = x[i + 1] * 2.0 + y[i + 2];
+    }
+}
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn guarded(x: &[f32], y: &mut [f32], n: u32, d: u32) {
+    let i = gpu::global_id().x;
+    if i < y.len() {
+        if i < n && x[i] > 0.0 { y[i] = 1.0; }
+        if i >= n || x[i] < 0.0 { y[i] = 2.0; }
+        y[i] = y[i] + (i / d) as f32;
+    }
+}
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn move_index(x: &[u32], y: &mut [u32]) {
+    let mut i = gpu::global_id().x;
+    i = x[i];
+    y[0] = i;
+}
+"""
+
+
+def test_one_branch_per_statement_after_its_loads():
+    k = insert_checks(import_source(READS, "r.rs").kernel("two_reads"))
+    assert len(check_sites(k)) == 2  # x[i + 1] and y[i + 2]
+    body = entries(emit_ptx(k))["two_reads"]
+    hot = body[:body.index("\tret;")]
+    branches = re.findall(r"@%p\d+ bra \$L_fault_\d+;", hot)
+    assert len(branches) == 1
+    before = hot[:hot.index(branches[0])]
+    assert before.count("ld.global.nc.f32") == 2 and "st.global" in before  # the whole statement first
+    cold = body[body.index("\tret;"):]
+    assert cold.count("atom.global.cas.b32") == 2 and re.search(r"atom\.global\.cas\.b32 %r\d+, \[%rd\d+\], 0, 1;", cold)
+    assert cold.count("// check site") == 2 and "bra.uni $L_checked_" in cold
+    for off in (4, 8, 12, 16):
+        assert cold.count(f"+{off}], %r") == 2
+
+
+def test_short_circuit_operand_checks_only_where_evaluated():
+    """`i < n && x[i]`: the fault predicate of x[i] includes `i < n` (and `!(i >= n)` for
+    `||`); the division check of `i / d` is unconditional."""
+    k = insert_checks(import_source(READS, "r.rs").kernel("guarded"))
+    kinds = [(s.kind, s.resource) for s in check_sites(k)]
+    assert kinds.count(("index", "x")) == 2 and ("divide", None) in kinds
+    text = entries(emit_ptx(k))["guarded"]
+    ands = text.split("// r.rs:13")[1].split("// r.rs:14")[0]
+    n_cmp = re.search(r"setp\.lt\.u32 (%p\d+), %r\d+, %r2;", ands).group(1)  # i < n (n is p2)
+    assert re.search(rf"and\.pred %p\d+, %p\d+, {n_cmp};", ands)
+    ors = text.split("// r.rs:14")[1].split("// r.rs:15")[0]
+    n_ge = re.search(r"setp\.ge\.u32 (%p\d+), %r\d+, %r2;", ors).group(1)
+    not_ge = re.search(rf"not\.pred (%p\d+), {n_ge};", ors).group(1)
+    assert re.search(rf"and\.pred %p\d+, %p\d+, {not_ge};", ors)
+
+
+def test_index_register_is_kept_when_the_statement_assigns_it():
+    k = insert_checks(import_source(READS, "r.rs").kernel("move_index"))
+    body = entries(emit_ptx(k))["move_index"]
+    stmt = body.split("// r.rs:21")[1].split("// r.rs:22")[0]
+    local = re.search(r"mul\.wide\.u32 %rd\d+, (%r\d+), 4;", stmt).group(1)  # i's register
+    snap = re.search(rf"mov\.b32 (%r\d+), {local};", stmt).group(1)
+    assert stmt.index("bra $L_fault") < stmt.index(f"mov.b32 {local},")  # flushed before i changes
+    assert f"[%rd" in body and re.search(rf"st\.global\.u32 \[%rd\d+\+8\], {snap};", body)
+
+
+def test_batched_checked_entry_keeps_every_copy_in_flight():
+    src = open(os.path.join(ROOT, "rust_examples", "saxpy.rs")).read()
+    k = insert_checks(import_source(src, "saxpy.rs").kernels[0])
+    assert batchable(k)
+    body = entries(emit_ptx(k, batch=4))[batch_entry(k, 4)]
+    assert ") .reqntid" not in body  # see _Emitter.run: ptxas would spill to keep full occupancy
+    hot = body[body.index("statement by statement"):body.index("\tret;")]
+    stmt = hot.split("saxpy.rs:8")[1]
+    first_branch = stmt.index("bra $L_fault")
+    # every copy's loads and stores, then one branch for the four copies' checks
+    assert stmt[:first_branch].count("ld.global.nc.f32") == 4 and stmt[:first_branch].count("st.global.f32") == 4
+    assert stmt.count("bra $L_fault") == 1 and stmt[:first_branch].count("or.pred") == 3
+
+
+# ---------------------------------------------------------------- runtime against a fake driver
+
+SRC = """use goldy::gpu;
+
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn read_past(x: &[f32], y: &mut [f32], off: u32) {
+    let i = gpu::global_id().x;
+    if i < y.len() {
+        y[i] = x[i + off] * 2.0;
+    }
+}
+
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn clean(x: &[f32], y: &mut [f32]) {
+    let i = gpu::global_id().x;
+    if i < x.len() && i < y.len() { y[i] = x[i]; }
+}
+
+#[goldy::compute(workgroup_size = [8, 8, 1])]
+fn shift_image(img: gpu::DirectSpatial<f32>, dx: u32) {
+    let p = gpu::global_id();
+    if p.x < img.width() && p.y < img.height() {
+        img[gpu::uint2(p.x + dx, p.y)] = 1.0;
+    }
+}
+"""
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    drv = FakeDriver()
+    monkeypatch.setattr(C, "_driver", lambda: drv)
+    dev = gi.Device("cuda")
+    yield drv, dev
+    dev.close()
+
+
+def _loc(needle: str) -> str:
+    at = SRC.index(needle)
+    return f"faults.rs:{SRC.count(chr(10), 0, at) + 1}:{at - SRC.rfind(chr(10), 0, at)}"
+
+
+def test_fake_unchecked_submit_has_no_error_word_traffic(fake):
+    drv, dev = fake
+    mod = gi.load_source(SRC, "faults.rs")
+    x, y = dev.buffer(np.zeros(8, np.float32)), dev.zeros(8)
+    s = gi.Scheme(dev)
+    node = mod.clean.prepare(dev).record(s, "c", x, y).over_1d(8)
+    unchecked = mod.read_past.prepare(dev, checks=False)
+    unchecked.record(s, "r", x, y, 1).over_1d(8)
+    assert not node.dispatch.compiled.checked and not unchecked.prepared.compiled.checked
+    assert FAULT_PARAM not in unchecked.prepared.compiled.ptx
+    s.submit()
+    s.submit()
+    assert drv.count("cuGraphLaunch") == 2
+    assert drv.count("cuMemsetD32Async") == drv.count("cuMemcpyDtoHAsync") == drv.count("cuMemAllocHost") == 0
+
+
+def test_fake_fault_reports_message_and_clearing(fake):
+    drv, dev = fake
+    mod = gi.load_source(SRC, "faults.rs")
+    r = mod.read_past.prepare(dev)
+    assert r.prepared.compiled.checked
+    (site,) = check_sites(r.prepared.target_ir)
+    x, y = dev.buffer(np.zeros(8, np.float32)), dev.zeros(8)
+    s = gi.Scheme(dev)
+    mod.clean.prepare(dev).record(s, "clean", x, y).over_1d(8)
+    r.record(s, "reader", x, y, 1).over_1d(8)
+    r.record(s, "again", x, y, 2).over_1d(8)
+    s.submit()  # a fresh buffer is cleared first; nothing faults
+    assert drv.calls[-4:] == ["cuMemsetD32Async", "cuGraphLaunch", "cuMemcpyDtoHAsync", "cuStreamSynchronize"]
+    s.submit()  # known clean: no memset, one launch, one readback
+    assert drv.calls[-3:] == ["cuGraphLaunch", "cuMemcpyDtoHAsync", "cuStreamSynchronize"]
+    assert drv.count("cuMemsetD32Async") == 1 and drv.count("cuMemAllocHost") == 1
+    plan_fault(drv, "read_past", site.id, 8, 8)  # both read_past nodes fault; each its own slot
+    with pytest.raises(gi.KernelFault) as info:
+        s.submit()
+    assert str(info.value) == (f"kernel `read_past` (node 1 'reader'): index out of bounds at "
+                               f"{_loc('x[i + off]')}: parameter `x` indexed at 8, but its length is 8 "
+                               f"(1 more faulted dispatch in this submit)")
+    faults = dev.backend.submit([n.dispatch for n in s.nodes])  # the words were cleared before this one
+    assert drv.calls[-4] == "cuMemsetD32Async"
+    assert faults == [FaultReport(1, site.id, 8, 8, None), FaultReport(2, site.id, 8, 8, None)]
+    drv.planned.clear()
+    s.submit()  # cleared again, nothing left over from the fault
+    assert drv.calls[-4] == "cuMemsetD32Async"
+    s.submit()
+    assert drv.calls[-3] == "cuGraphLaunch"
+
+
+def test_fake_each_graph_gives_its_nodes_their_own_slots(fake):
+    """One dispatch in two graphs (a scheme, and a direct backend submit): each node points
+    at its own graph's slot, also after update_scalar patched the node."""
+    drv, dev = fake
+    mod = gi.load_source(SRC, "faults.rs")
+    x, y = dev.buffer(np.zeros(8, np.float32)), dev.zeros(8)
+    s = gi.Scheme(dev)
+    k = mod.read_past.prepare(dev)
+    first = k.record(s, "a", x, y, 0).over_1d(8)
+    second = k.record(s, "b", x, y, 0).over_1d(8)
+    s.submit()
+    g = dev.backend._graphs[(id(first.dispatch), id(second.dispatch))]
+    slots = [n["faults"] for n in drv.execs[g.exec]]
+    base = g.faults.device.ptr
+    assert slots == [base, base + 4 * FAULT_WORDS]
+    dev.backend.submit([second.dispatch])  # a graph of its own, with its own words
+    g2 = dev.backend._graphs[(id(second.dispatch),)]
+    assert drv.execs[g2.exec][0]["faults"] == g2.faults.device.ptr != slots[1]
+    s.set_node_param(second, "off", 3)
+    s.submit()  # patched through cuGraphExecKernelNodeSetParams, with this graph's slot
+    assert drv.count("cuGraphExecKernelNodeSetParams") == 1
+    assert [n["faults"] for n in drv.execs[g.exec]] == slots
+
+
+def test_fake_image_sites_report_x_and_y(fake):
+    drv, dev = fake
+    be = dev.backend
+    kernel = insert_checks(gi.load_source(SRC, "faults.rs").shift_image.definition().ir)
+    (site,) = check_sites(kernel)
+    comp = be.compile(kernel, CompileOptions())
+    assert comp.checked and comp.texel_sites == frozenset({site.id})
+    mem = be.alloc(4 * 64)
+    d = Dispatch(kernel, comp, [ImageArg(mem, 8, 8, "f32"), ScalarArg("u32", 3)], (1, 1, 1), "img")
+    be.record(d)
+    plan_fault(drv, "shift_image", site.id, 9, 8, y=5)
+    assert be.submit([d]) == [FaultReport(0, site.id, 9, 8, 5)]
+
+
+def test_fake_batched_entry_reports_through_the_same_word(fake):
+    drv, dev = fake
+    be = dev.backend
+    be.batch_min_threads = 0
+    mod = gi.load_source(SRC, "faults.rs")
+    x, y = dev.buffer(np.zeros(300, np.float32)), dev.zeros(300)
+    s = gi.Scheme(dev)
+    node = mod.read_past.prepare(dev).record(s, "r", x, y, 1).over_1d(300)
+    assert node.dispatch.state.batched
+    (site,) = check_sites(node.dispatch.kernel)
+    plan_fault(drv, "read_past", site.id, 300, 300, batched=C.BATCH)
+    with pytest.raises(gi.KernelFault, match="indexed at 300, but its length is 300"):
+        s.submit()
+    assert drv.launches[-1] == [batch_entry(node.dispatch.kernel, C.BATCH)]
+
+
+def test_fake_close_frees_the_words(fake):
+    drv, dev = fake
+    mod = gi.load_source(SRC, "faults.rs")
+    s = gi.Scheme(dev)
+    mod.read_past.prepare(dev).record(s, "r", dev.zeros(8), dev.zeros(8), 0).over_1d(8)
+    s.submit()
+    allocated = len(drv.mem)
+    dev.close()
+    assert drv.count("cuMemFreeHost") == 1 and len(drv.mem) == allocated - 1
