@@ -1,6 +1,6 @@
 """CUDA backend benchmark (run on a GPU machine; see benchmarks/RESULTS.md).
 
-    python benchmarks/cuda_backend.py [--mib 256] [--reps 20] [--matmul 4096]
+    python benchmarks/cuda_backend.py [--mib 256] [--reps 20] [--matmul 4096] [--checks-cost]
 
 Prints one table: device-to-device copy bandwidth (the ceiling), then saxpy, a 3-op
 element-wise chain, a workgroup_sum reduction and row softmaxes over >= 256 MiB arrays:
@@ -15,6 +15,13 @@ values per thread in registers). Then a second table: f32 matrix multiply at
 blocked kernel with the same product order (so the same bits), of nvcc's build of the
 latter, and of PyTorch's f32 matmul with TF32 off, and the ratio to PyTorch. Last, host
 overhead per dispatch (a Scheme of 100 tiny dispatches vs 100 CuPy RawKernel launches).
+
+Trapping checks (issue 9) are on by default, as in `prepare`. The "cost of checks" table
+times saxpy (batched entry) and the workgroup_sum reduction with checks on and with
+`prepare(dev, checks=False)`, alternating, and gives the overhead in %. Each timed run is
+what a submit puts on the stream: the graph launch, plus the error words' readback for
+checked kernels (their clearing happens only after a fault, none here). `--checks-cost`
+runs that table alone (no nvcc, CuPy or PyTorch needed).
 
 Method (METHOD.md): random inputs, every result checked before it is timed, 3 warm-ups,
 the median of `reps` runs each bracketed by CUDA events on the stream doing the work.
@@ -260,11 +267,50 @@ def matmul_table(size, dev, b, stream, ev, ours, launch_ref, P, U, ptr, rng, tor
         print(f"{name:34} {gf(ms):9.0f} {ratio}  {note}", flush=True)
 
 
+def checks_cost_table(dev, mod, x, y, x0, y0, partial, n, blocks, reps, ours, ev, stream, rounds: int = 5) -> None:
+    """saxpy and the workgroup_sum reduction with trapping checks on and off: the median
+    over `rounds` alternating rounds of each one's median of `reps` event-timed submits."""
+    from goldy_import.ir.checks import check_sites
+    print(f"\ncost of trapping checks (issue 9): device time per submit, {rounds} alternating rounds "
+          f"x median of {reps}")
+    print(f"{'kernel':32} {'sites':>5} {'on us':>9} {'off us':>9} {'overhead':>9}  note")
+    want_y = (np.float32(2.0) * x0 + y0).astype(np.float32)
+    want_sum = x0.astype(np.float64).reshape(blocks, PER_THREAD, 256).sum(axis=(1, 2))
+    for name, bind, groups, check, note in (
+            ("saxpy", [x, y, 2.0], (n // 256, 1, 1), lambda: np.array_equal(y.numpy(), want_y),
+             "batched entry; x[i] checked (the guard is on y.len())"),
+            ("block_sum", [x, partial, PER_THREAD], (blocks, 1, 1),
+             lambda: np.allclose(partial.numpy(), want_sum, rtol=1e-4, atol=1e-3),
+             "workgroup_sum reduction; x[...] in a loop and partial[g]")):
+        runs = {}
+        for checks in (True, False):
+            y.write(y0)
+            run, scheme = ours(name, bind, groups, checks=checks)
+            assert check(), f"{name} wrong with checks={checks}"
+            node = scheme.nodes[0]
+            runs[checks] = run
+            if checks:
+                sites = len(check_sites(node.dispatch.kernel))
+                assert node.dispatch.compiled.checked == (sites > 0)
+            else:
+                assert not node.dispatch.compiled.checked
+        on, off = [], []
+        for _ in range(rounds):
+            on.append(ev.median_ms(runs[True], stream, reps))
+            off.append(ev.median_ms(runs[False], stream, reps))
+        t_on, t_off = statistics.median(on), statistics.median(off)
+        label = "saxpy" if name == "saxpy" else "workgroup_sum reduction"
+        print(f"{label:32} {sites:5d} {1e3 * t_on:9.1f} {1e3 * t_off:9.1f} {100 * (t_on / t_off - 1):+8.2f}%  {note}",
+              flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mib", type=int, default=256, help="size of each array in MiB (>= 256 for the table)")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--matmul", type=int, default=4096, help="square matrix size for the matmul table (0: skip)")
+    ap.add_argument("--checks-cost", action="store_true",
+                    help="only the cost-of-checks table (saxpy and the reduction, checks on vs off)")
     args = ap.parse_args()
     n = args.mib * (1 << 20) // 4
     n -= n % (ROW * 256 * PER_THREAD)
@@ -278,6 +324,39 @@ def main() -> int:
     mod = gi.load_source(RUST, "bench.rs")
     print(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC  {b.describe()}")
     print(f"# arrays of {n} f32 ({n * 4 / 2**20:.0f} MiB), median of {reps} after 3 warm-ups", flush=True)
+
+    def ours(kernel, bind, groups, module=None, batched=True, checks=None):
+        """Record one dispatch, submit it once (builds its graph), return a thunk doing what
+        each later submit puts on the stream (graph launch, error-word readback if
+        checked), and the scheme. `batched=False` keeps element-wise kernels on their plain
+        entry; `checks` goes to prepare (None: the default, on)."""
+        pk = getattr(module or mod, kernel).prepare(dev, checks=checks)
+        scheme = gi.Scheme(dev)
+        saved = b.batch_min_threads
+        if not batched:
+            b.batch_min_threads = 1 << 62
+        try:
+            node = pk.record(scheme, kernel, *bind).groups(groups)
+        finally:
+            b.batch_min_threads = saved
+        assert node.dispatch.state.batched == (batched and node.dispatch.compiled.batched is not None)
+        scheme.submit()
+        g = b._graphs[tuple(id(nd.dispatch) for nd in scheme.nodes)]
+        assert g.faults is None or g.faults.clean  # steady state: no clearing before a launch
+        return (lambda: b._enqueue(g)), scheme
+
+    # ------------------------------------------------------------ data
+    x0 = rng.standard_normal(n).astype(np.float32)
+    y0 = rng.standard_normal(n).astype(np.float32)
+    x, y, z = dev.buffer(x0), dev.buffer(y0), dev.empty(n, np.float32)
+    ptr = lambda buf: buf.handle.ptr + buf.offset * 4  # noqa: E731
+    rows = n // ROW
+    blocks = n // (256 * PER_THREAD)
+    partial = dev.empty(blocks, np.float32)
+
+    if args.checks_cost:
+        checks_cost_table(dev, mod, x, y, x0, y0, partial, n, blocks, reps, ours, ev, stream)
+        return 0
 
     # ------------------------------------------------------------ CUDA C references
     with tempfile.TemporaryDirectory() as tmp:
@@ -303,15 +382,6 @@ def main() -> int:
     U = lambda v: struct.pack("<I", v)  # noqa: E731
     F = lambda v: struct.pack("<f", v)  # noqa: E731
 
-    # ------------------------------------------------------------ data
-    x0 = rng.standard_normal(n).astype(np.float32)
-    y0 = rng.standard_normal(n).astype(np.float32)
-    x, y, z = dev.buffer(x0), dev.buffer(y0), dev.empty(n, np.float32)
-    ptr = lambda buf: buf.handle.ptr + buf.offset * 4  # noqa: E731
-    rows = n // ROW
-    blocks = n // (256 * PER_THREAD)
-    partial = dev.empty(blocks, np.float32)
-
     # copy ceiling
     copy_ms = ev.median_ms(lambda: b._cu("cuMemcpyDtoDAsync", b.drv.CUdeviceptr(ptr(z)),
                                          b.drv.CUdeviceptr(ptr(x)), 4 * n, stream), stream, reps)
@@ -332,23 +402,6 @@ def main() -> int:
 
     rows_out = Rows()
     rows_out.append(("d2d copy (ceiling)", ceiling, None, None, None, "cuMemcpyDtoDAsync, read + write"))
-
-    def ours(kernel, bind, groups, module=None, batched=True):
-        """Record one dispatch, submit it once (builds its graph), return a replay thunk.
-        `batched=False` keeps element-wise kernels on their plain entry."""
-        pk = getattr(module or mod, kernel).prepare(dev)
-        scheme = gi.Scheme(dev)
-        saved = b.batch_min_threads
-        if not batched:
-            b.batch_min_threads = 1 << 62
-        try:
-            node = pk.record(scheme, kernel, *bind).groups(groups)
-        finally:
-            b.batch_min_threads = saved
-        assert node.dispatch.state.batched == (batched and node.dispatch.compiled.batched is not None)
-        scheme.submit()
-        g = b._graphs[tuple(id(nd.dispatch) for nd in scheme.nodes)]
-        return (lambda: b._cu("cuGraphLaunch", g.exec, stream)), scheme
 
     def gbps(nbytes, ms):
         return nbytes / ms / 1e6
@@ -468,6 +521,10 @@ def main() -> int:
             t_ref = ev.median_ms(ref, stream, reps)
         rows_out.append((f"row softmax {width} thr x {per} val", gbps(nb, t_ours), gbps(nb, t_ref) if t_ref else None,
                          None, None, "values in registers, 1 read + 1 write"))
+
+    # ------------------------------------------------------------ cost of trapping checks
+    y.write(y0)
+    checks_cost_table(dev, mod, x, y, x0, y0, partial, n, blocks, reps, ours, ev, stream)
 
     # ------------------------------------------------------------ matrix multiply
     if args.matmul:
