@@ -43,6 +43,11 @@ UNSYNCED_READ = "G0044"
 _SYNC = (N.Barrier, N.Reduce, N.Softmax)
 _MAX_LOOP_PASSES = 16
 _MAX_SUBST_DEPTH = 32
+_MAX_STEPS = 200_000  # statements visited per kernel before the lints give up (and report nothing)
+
+
+class _GiveUp(Exception):
+    pass
 
 
 def lint_diagnostics(kernel: N.Kernel, filename: str) -> list[Diagnostic]:
@@ -51,7 +56,10 @@ def lint_diagnostics(kernel: N.Kernel, filename: str) -> list[Diagnostic]:
     if lanes <= 1:
         return []  # one thread per workgroup: nothing to race with inside it
     walker = _Walker(kernel)
-    walker.run()
+    try:
+        walker.run()
+    except _GiveUp:
+        return []  # a pathological kernel: better no warning than a slow import
     out = [_uniform_write(s, filename) for s in walker.uniform_stores.values()]
     out += [_unsynced_read(load, store, filename) for load, store in walker.unsynced.values()]
     out.sort(key=lambda d: (d.span.start, d.code))
@@ -132,6 +140,8 @@ class _Walker:
         self.must = Uniformity(k, "must")
         self.defs = _immutable_defs(k)
         self.flows: dict[object, _Flow] = {}
+        self.loops: dict[tuple, tuple[_Pending, Optional[_Flow]]] = {}  # memo: nested loops stay linear
+        self.steps = 0
         self.recording = False
         self.uniform_stores: dict[int, N.Store] = {}
         self.unsynced: dict[int, tuple[N.Load, N.Store]] = {}
@@ -142,6 +152,7 @@ class _Walker:
     def run(self) -> None:
         self.block(self.k.body, _Flow(False, False), {})
         self.recording = True
+        self.loops.clear()  # the second walk records findings: no loop may be skipped
         self.block(self.k.body, _Flow(False, False), {})
 
     def at(self, key: object, flow: _Flow) -> _Flow:
@@ -163,6 +174,9 @@ class _Walker:
         return pending, exits
 
     def stmt(self, s: N.Stmt, flow: _Flow, pending: _Pending) -> tuple[_Pending, _Exits]:
+        self.steps += 1
+        if self.steps > _MAX_STEPS:
+            raise _GiveUp
         if not isinstance(s, N.While):
             for e in N.stmt_exprs(s):
                 self.reads(e, flow, pending)
@@ -180,7 +194,13 @@ class _Walker:
             p2, e2 = self.block(s.else_body, inner, pending)
             return _union(p1, p2), _Exits(e1.brk + e2.brk, e1.cont + e2.cont, _join_opt(e1.diverged, e2.diverged))
         if isinstance(s, (N.While, N.Loop, N.For)):
-            return self.loop(s, flow, pending)
+            key = (id(s), flow, frozenset((arr, i, f) for arr, sites in pending.items()
+                                          for i, (_st, f) in sites.items()))
+            hit = self.loops.get(key)
+            if hit is None:
+                after, ex = self.loop(s, flow, pending)
+                hit = self.loops[key] = (after, ex.diverged)
+            return hit[0], _Exits(diverged=hit[1])
         if isinstance(s, N.Return):
             return {}, _Exits(diverged=divergent_exit)
         if isinstance(s, N.Break):
