@@ -255,6 +255,7 @@ def _stride(k: N.Kernel, ty: str) -> int:
 
 
 UNROLL = 4
+MAX_PENDING = 8  # deferred checks per branch to a fault block (bounds the predicates kept live)
 _NOT_BATCHABLE = (N.Barrier, N.Reduce, N.Softmax, N.AtomicAdd, N.Break, N.Continue, N.While, N.Loop, N.For)
 
 
@@ -492,7 +493,6 @@ class _Emitter:
                     self.pred = p
                     self.store_mem(space, ok, addr, ty, vals)
                 self.pred = None
-                self.flush_traps()  # after the stores: every copy's loads and stores in one block
             elif isinstance(s, N.Let):
                 for j, p in enumerate(preds):
                     self.use_copy(j, p)
@@ -500,7 +500,6 @@ class _Emitter:
                     vals = self.expr(s.value) if s.value is not None else []
                     self.pred = None  # the local is only read under this predicate: no guard needed
                     self.move(regs, vals)
-                self.flush_traps()
             else:  # Assign (batchable() admits nothing else)
                 for j, p in enumerate(preds):
                     self.use_copy(j, p)
@@ -508,8 +507,8 @@ class _Emitter:
                     regs = self.local(root)
                     self.move([regs[i] for i in lanes], self.expr(s.value))  # checks keep snapshots
                 self.pred = None
-                self.flush_traps()
         self.pred = None
+        self.flush_traps()  # every copy's loads and stores of the straight-line code in one block
 
     def _sreg(self, name: str) -> str:
         r = self.b.reg("r")
@@ -581,25 +580,30 @@ class _Emitter:
              y: str = "0") -> None:
         """Check `site` fails where `ok` is false (or `bad` true), in a thread that really
         runs it (the batched entry's copy predicate, `&&`/`||` guards). The branch to the
-        block that records it waits until the statement's expressions are evaluated
-        (`flush_traps`), so a check never splits the evaluation into basic blocks that
-        ptxas cannot schedule across (loads of later operands and copies stay in flight)."""
+        block that records it is deferred (`flush_traps`) to the end of the straight-line
+        code (before the next branch, label, barrier or collective) or until MAX_PENDING
+        checks wait: a check must not split the code into basic blocks that ptxas cannot
+        schedule across, or the loads of later statements, unrolled loop iterations and
+        batched copies would wait for the values of earlier ones instead of being in
+        flight together."""
         assert self.checked and (ok or bad)
         f = bad or self.new("p", "not.pred {}, {};", ok)
         for c in self.guards + ([self.pred] if self.pred else []):
             f = self.pred_and(f, c)
         self.deferred.append((f, site, self.snapshot(index), length, self.snapshot(y)))
+        if len(self.deferred) >= MAX_PENDING:
+            self.flush_traps()
 
     def snapshot(self, v: str) -> str:
-        """`v`, copied if it is a local's register (the statement may assign that local
-        before its checks are flushed)."""
+        """`v`, copied if it is a local's register (that local may be assigned before the
+        check is flushed)."""
         if v.startswith("%") and any(v in regs for regs in self.locals.values()):
             return self.copy(v)
         return v
 
     def flush_traps(self) -> None:
-        """One branch for the checks of the statement so far: where any failed, to an
-        out-of-line block that records the first of them; then on from here."""
+        """One branch for the checks deferred so far: where any failed, to an out-of-line
+        block that records the first of them (evaluation order); then on from here."""
         pending, self.deferred = self.deferred, []
         if not pending:
             return
@@ -635,31 +639,30 @@ class _Emitter:
 
     # ------------------------------------------------------------ statements
 
-    def block(self, stmts: list[N.Stmt]) -> None:
+    def block(self, stmts: list[N.Stmt], flush: bool = True) -> None:
+        """The statements; deferred checks are flushed at the end unless `flush` is false
+        (the unrolled copies of a loop body share one flush)."""
         for s in stmts:
             self.stmt(s)
+        if flush:
+            self.flush_traps()
 
     def stmt(self, s: N.Stmt) -> None:
-        """Checks of the statement's expressions are flushed (one branch) once they are
-        evaluated, before any local is written and before nested bodies or barriers."""
+        """Straight-line statements (let, assignment, store, atomic) leave their checks
+        deferred; any statement that branches, places a label or synchronises flushes them
+        first (after evaluating its own expressions)."""
         b = self.b
-        assert not self.deferred
         self.line_comment(s.span)
         if isinstance(s, N.Let):
             regs = self.local(s.name)
             if s.value is not None:
-                vals = self.expr(s.value)
-                self.flush_traps()
-                self.move(regs, vals)
+                self.move(regs, self.expr(s.value))
         elif isinstance(s, N.Assign):
             root, lanes = self.place(s.target)
             regs = self.local(root)
-            vals = self.expr(s.value)
-            self.flush_traps()
-            self.move([regs[i] for i in lanes], vals)
+            self.move([regs[i] for i in lanes], self.expr(s.value))
         elif isinstance(s, N.Store):
             self.store(s.resource, s.index, self.expr(s.value), s.check)
-            self.flush_traps()
         elif isinstance(s, N.If):
             c = self.reg_of(self.expr(s.cond)[0], "p")
             self.flush_traps()
@@ -676,6 +679,7 @@ class _Emitter:
                 self.block(s.then_body)
             b.place(end)
         elif isinstance(s, N.While):
+            self.flush_traps()
             top, end = b.label("while"), b.label("wend")
             b.place(top)
             c = self.reg_of(self.expr(s.cond)[0], "p")
@@ -685,6 +689,7 @@ class _Emitter:
             b.op(f"bra.uni {top};")
             b.place(end)
         elif isinstance(s, N.Loop):
+            self.flush_traps()
             top, end = b.label("loop"), b.label("lend")
             b.place(top)
             self.loop_body(s.body, top, end)
@@ -693,12 +698,16 @@ class _Emitter:
         elif isinstance(s, N.For):
             self.for_loop(s)
         elif isinstance(s, N.Break):
+            self.flush_traps()
             b.op(f"bra.uni {self.loops[-1].brk};")
         elif isinstance(s, N.Continue):
+            self.flush_traps()
             b.op(f"bra.uni {self.loops[-1].cont};")
         elif isinstance(s, N.Return):
+            self.flush_traps()
             b.op("ret;")
         elif isinstance(s, N.Barrier):
+            self.flush_traps()
             self.barrier(id(s) in self.uni.aligned)
         elif isinstance(s, N.Reduce):
             v = self.expr(s.value)[0]
@@ -735,8 +744,9 @@ class _Emitter:
             four = self.pred_and(more, self.new("p", "setp.gt.u32 {}, {}, 3;", left))
             b.op(f"@!{four} bra {rest};")
             for _ in range(UNROLL):
-                self.block(s.body)
+                self.block(s.body, flush=False)  # the copies' checks share one branch
                 b.op(f"add.s32 {i}, {i}, 1;")
+            self.flush_traps()
             b.op(f"bra.uni {top4};")
             b.place(rest)
         top, cont, brk = b.label("for"), b.label("fnext"), b.label("fend")
@@ -1019,7 +1029,6 @@ class _Emitter:
         old = self.b.reg("r")
         self.b.op(f"mov.b32 {old}, 0;")
         self.b.op(f"@{ok} atom.global.add.{'s32' if ty == 'i32' else 'u32'} {old}, [{addr}], {v};")
-        self.flush_traps()
         if s.target is not None:
             self.move(self.local(s.target), [old])
 

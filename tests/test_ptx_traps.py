@@ -121,6 +121,25 @@ def test_entry_values_match_both_entries(kernel):
             assert len(sizes) == len(values) - 1  # the plain entry never reads the last value
 
 
+def test_random_kernels_with_checks_assemble(ptxas, tmp_path):
+    """Random well-typed kernels (tests/kernel_gen.py) with checks, both entries, through
+    ptxas: deferred checks, snapshots and fault blocks in code the examples lack."""
+    from hypothesis import HealthCheck, given, settings
+    import kernel_gen as G
+
+    @settings(max_examples=12, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(G.kernels())
+    def run(gk):
+        (k,) = import_source(gk.source, "fuzz.rs").kernels
+        k = insert_checks(k)
+        text = emit_ptx(k, batch=4)
+        assemble(ptxas, text, tmp_path)
+        assert (FAULT_PARAM in text) == bool(check_sites(k)), gk.source
+
+    run()
+
+
 # ---------------------------------------------------------------- the emitted text
 
 READS = """use goldy::gpu;
@@ -149,7 +168,7 @@ fn move_index(x: &[u32], y: &mut [u32]) {
 """
 
 
-def test_one_branch_per_statement_after_its_loads():
+def test_one_branch_for_straight_line_code_after_its_loads():
     k = insert_checks(import_source(READS, "r.rs").kernel("two_reads"))
     assert len(check_sites(k)) == 2  # x[i + 1] and y[i + 2]
     body = entries(emit_ptx(k))["two_reads"]
@@ -182,13 +201,44 @@ def test_short_circuit_operand_checks_only_where_evaluated():
 
 
 def test_index_register_is_kept_when_the_statement_assigns_it():
+    """`i = x[i]`: the check's branch comes after `i` changed, so the fault block reports
+    the index from a copy taken at the check."""
     k = insert_checks(import_source(READS, "r.rs").kernel("move_index"))
     body = entries(emit_ptx(k))["move_index"]
-    stmt = body.split("// r.rs:21")[1].split("// r.rs:22")[0]
+    hot = body[:body.index("\tret;")]
+    stmt = hot.split("// r.rs:21")[1].split("// r.rs:22")[0]
     local = re.search(r"mul\.wide\.u32 %rd\d+, (%r\d+), 4;", stmt).group(1)  # i's register
     snap = re.search(rf"mov\.b32 (%r\d+), {local};", stmt).group(1)
-    assert stmt.index("bra $L_fault") < stmt.index(f"mov.b32 {local},")  # flushed before i changes
-    assert f"[%rd" in body and re.search(rf"st\.global\.u32 \[%rd\d+\+8\], {snap};", body)
+    assert hot.index(f"mov.b32 {local}, %r") < hot.index("bra $L_fault")  # i is assigned first
+    assert re.search(rf"st\.global\.u32 \[%rd\d+\+8\], {snap};", body)
+    assert not re.search(rf"st\.global\.u32 \[%rd\d+\+8\], {local};", body)
+
+
+LOOP = """use goldy::gpu;
+#[goldy::compute(workgroup_size = [256, 1, 1])]
+fn block_sum(x: &[f32], partial: &mut [f32], per_thread: u32) {
+    let s = gpu::workgroup_array::<f32, 256>();
+    let g = gpu::workgroup_id().x;
+    let base = g * 256 * per_thread + gpu::local_id().x;
+    let mut acc = 0.0;
+    for j in 0..per_thread { acc += x[base + j * 256]; }
+    let t = gpu::workgroup_sum::<256>(acc, s);
+    if gpu::local_id().x == 0 { partial[g] = t; }
+}
+"""
+
+
+def test_unrolled_loop_loads_stay_in_flight():
+    """The reduction loop unrolled by four: the four checked loads, then one branch for
+    their checks (a branch after each would make every load wait for the previous add)."""
+    k = insert_checks(import_source(LOOP, "l.rs").kernels[0])
+    sites = check_sites(k)
+    assert [s.resource for s in sites] == ["x", "partial"]
+    body = entries(emit_ptx(k))["block_sum"]
+    four = body[body.index("$L_for4_"):body.index("bra.uni $L_for4_")]
+    assert four.count("ld.global.nc.f32") == 4 and four.count("bra $L_fault") == 1
+    assert four.index("bra $L_fault") > four.rindex("ld.global.nc.f32")
+    assert four.count("or.pred") == 3  # the four copies' checks in one predicate
 
 
 def test_batched_checked_entry_keeps_every_copy_in_flight():
