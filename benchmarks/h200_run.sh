@@ -15,6 +15,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu
 python3 -P -c "import goldy_import as gi; print(gi.Device('cuda').describe()); print(gi.Device('wgpu').describe())"
 python3 -P -m pytest -q -p no:cacheprovider -rs tests/test_cuda_backend.py tests/test_cuda_interop.py \
     tests/test_regressions.py tests/test_examples.py tests/test_tensors.py tests/test_collectives.py \
-    tests/test_differential_fuzz.py tests/test_hostile_host.py $(ls tests/test_ptx_traps.py 2>/dev/null) \
-    -k "cuda or interop or wgpu or ptx_traps" 2>&1 | tee "$OUT/tests.log"
+    tests/test_differential_fuzz.py tests/test_hostile_host.py tests/test_cuda_traps.py tests/test_ptx_traps.py \
+    -k "cuda or interop or wgpu or traps" 2>&1 | tee "$OUT/tests.log"
+python3 -P benchmarks/cuda_backend.py --checks-cost 2>&1 | tee "$OUT/checks_cost.log"
 python3 -P benchmarks/wgpu_backend.py --mib 256 --reps 10 2>&1 | tee "$OUT/wgpu_bench.log"
