@@ -130,9 +130,12 @@ def bench(mib: int, reps: int, adapter: str | None) -> tuple[str, list[tuple[str
         be.queue.read_buffer(yb, 0, 4)
     plain()
     got = np.frombuffer(be.queue.read_buffer(yb), np.float32)
-    assert np.array_equal(got, want), "plain WGSL saxpy is wrong"
+    # plain WGSL leaves `a * x + y` to the driver, which may fuse it (NVIDIA's Vulkan driver
+    # does): close, not exact. goldy-import's own result below must be exact.
+    assert np.allclose(got, want, rtol=1e-6, atol=1e-6), "plain WGSL saxpy is wrong"
+    fused = "" if np.array_equal(got, want) else "driver fused a*x+y (not bit-exact)"
     t = median_time(plain, reps)
-    rows.append(("saxpy, plain WGSL (raw wgpu-py)", f"{12 * n / t / 1e9:.2f} GB/s", f"{t * 1e3:.2f} ms"))
+    rows.append(("saxpy, plain WGSL (raw wgpu-py)", f"{12 * n / t / 1e9:.2f} GB/s", f"{t * 1e3:.2f} ms {fused}"))
     xb.destroy()
     yb.destroy()
 
