@@ -466,6 +466,7 @@ class PreparedKernel:
         if scheme.device is not self.device:
             raise BindingError(f"kernel `{self.name}`: the scheme belongs to {scheme.device!r}, "
                                f"but the kernel was prepared for {self.device!r}")
+        self.device._check_open()
         if not isinstance(label, str):
             raise BindingError(f"kernel `{self.name}`: record(scheme, label, ...) expects a str label, "
                                f"got {type(label).__name__}")

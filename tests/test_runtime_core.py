@@ -300,3 +300,14 @@ def test_bad_source_raises_diagnostic_error():
         gi.load_source("#[goldy::compute]\nfn k(x: &[f64]) {}\n", "bad.rs")
     assert "error[G0" in str(e.value) and "bad.rs:2:" in str(e.value)
     assert e.value.diagnostics
+
+
+def test_recording_on_a_closed_device_fails_at_record(mod):
+    dev = gi.Device("cpu")
+    k = mod.saxpy.prepare(dev)
+    x, y = dev.buffer(rnd(4)), dev.buffer(rnd(4))
+    s = gi.Scheme(dev)
+    dev.close()
+    with pytest.raises(gi.GoldyError, match="closed"):
+        k.record(s, "late", x, y, 1.0)
+    assert s.nodes == []
