@@ -57,7 +57,7 @@ def annotation(p: N.Param) -> str:
     elif p.category == "uniform":
         base = "Union[Mapping[str, Any], NDArray[Any]]"
     else:
-        base = "object"
+        base = "Image"
     return f'Annotated[{base}, "{rust}"]'
 
 
@@ -124,7 +124,7 @@ def emit_module(kernels: list[N.Kernel], source_file: str, source_sha256: str,
         "from __future__ import annotations\n\n",
         "from typing import Annotated, Any, ClassVar, Mapping, Optional, Union\n\n",
         "from numpy.typing import NDArray\n\n",
-        "from goldy_import.runtime.core import Buffer, Device, InvokeBuilder, RecordBuilder, Scheme\n",
+        "from goldy_import.runtime.core import Buffer, Device, Image, InvokeBuilder, RecordBuilder, Scheme\n",
         "from goldy_import.runtime.launch import GeneratedKernel, GeneratedPrepared, check_source\n",
         "from goldy_import.runtime.tensor import TensorView\n\n",
         f"SOURCE_FILE = {shown!r}\n",

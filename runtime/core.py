@@ -169,6 +169,21 @@ class Device:
                                    f"(device.zeros on {self.backend_name})") from None
         return self.buffer(host)
 
+    def image(self, array: Any) -> "Image":
+        """A storage image for `gpu::DirectSpatial<E>` holding a copy of an array of shape
+        (height, width) for scalar texels or (height, width, 4) for four-lane texels
+        (`gpu::float4` / `uint4` / `int4`); u32, i32 or f32."""
+        self._check_open()
+        arr = np.asarray(array)
+        if arr.ndim not in (2, 3) or (arr.ndim == 3 and arr.shape[2] != 4):
+            raise BindingError(f"device.image: expected shape (height, width) or (height, width, 4), "
+                               f"got {arr.shape}")
+        elem = DT.scalar_ir_type(arr.dtype)
+        if elem not in ("u32", "i32", "f32"):
+            raise BindingError(f"device.image: texels hold float32, uint32 or int32, got {arr.dtype}")
+        texel = elem if arr.ndim == 2 else T.vec(elem, 4)
+        return Image(self.buffer(np.ascontiguousarray(arr).reshape(-1)), arr.shape[1], arr.shape[0], texel)
+
     def tensor(self, array: Any):
         """A contiguous TensorView holding a copy of an array of rank 0 to 4."""
         from .tensor import tensor_from_array
@@ -341,6 +356,31 @@ class Buffer:
     def free(self) -> None:
         """Release the memory now; binding the buffer afterwards raises BindingError."""
         self._alloc.free()
+
+
+class Image:
+    """A `width x height` storage image: row-major texels in one device buffer."""
+
+    def __init__(self, buffer: Buffer, width: int, height: int, texel: str):
+        self.buffer = buffer
+        self.width = width
+        self.height = height
+        self.texel = texel  # IR type: "f32", "vec4<f32>", ...
+
+    @property
+    def device(self) -> Device:
+        return self.buffer.device
+
+    def __repr__(self) -> str:
+        return f"Image({self.width}x{self.height} of {T.rust_name(self.texel)} on {self.device.backend_name})"
+
+    def numpy(self) -> np.ndarray:
+        flat = self.buffer.numpy()
+        lanes = T.vec_len(self.texel) if T.is_vector(self.texel) else None
+        return flat.reshape((self.height, self.width) + ((lanes,) if lanes else ()))
+
+    def free(self) -> None:
+        self.buffer.free()
 
 
 # ---------------------------------------------------------------- kernels
@@ -524,7 +564,10 @@ def bind_arguments(pk: PreparedKernel, args: Sequence[Any]) -> Bound:
         elif p.category == "uniform":
             out.append(_check_uniform(where, p, v, k))
         elif p.category == "image":
-            raise BindingError(f"{where}: storage images are not supported by the runtime yet")
+            img = _check_image(where, p, v, pk)
+            buffers.append((p, img.buffer))
+            keep.append(img.buffer)
+            out.append(ImageArg(img.buffer.handle, img.width, img.height, p.ty))
         else:  # pragma: no cover - the verifier rejects unknown categories
             raise BindingError(f"{where}: unknown parameter category {p.category}")
     _check_aliasing(k, buffers)
@@ -593,6 +636,21 @@ def _check_buffer(where: str, p: N.Param, v: Any, pk: PreparedKernel) -> Buffer:
         raise BindingError(f"{where}: expected a Buffer of {p.ty}, got a Buffer of {v.elem}")
     if v.read_only and p.category in N.WRITABLE_CATEGORIES:
         raise BindingError(f"{where}: the kernel writes this parameter, but the buffer is read-only")
+    return v
+
+
+def _check_image(where: str, p: N.Param, v: Any, pk: PreparedKernel) -> "Image":
+    if not isinstance(v, Image):
+        raise BindingError(f"{where}: expected an Image of {T.rust_name(p.ty)} texels (device.image(array)), "
+                           f"got {_describe_value(v)}")
+    if v.buffer._alloc.freed:
+        raise BindingError(f"{where}: the image was freed")
+    if v.device is not pk.device:
+        raise BindingError(f"{where}: the image lives on {v.device!r}, the kernel runs on {pk.device!r}")
+    if v.texel != p.ty:
+        raise BindingError(f"{where}: expected {T.rust_name(p.ty)} texels, got {T.rust_name(v.texel)} texels")
+    if v.buffer.read_only:
+        raise BindingError(f"{where}: the kernel may write this image, but its buffer is read-only")
     return v
 
 
