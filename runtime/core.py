@@ -685,6 +685,9 @@ def _check_uniform(where: str, p: N.Param, v: Any, k: N.Kernel) -> UniformArg:
 
 
 def _check_aliasing(k: N.Kernel, buffers: list[tuple[N.Param, Buffer]]) -> None:
+    allocs = {id(b._alloc) for _, b in buffers}
+    if len(allocs) == len(buffers) and all(b._alloc.external is None for _, b in buffers):
+        return  # distinct allocations of ours cannot overlap
     for i in range(len(buffers)):
         for j in range(i + 1, len(buffers)):
             (pa, a), (pb, b) = buffers[i], buffers[j]
@@ -706,12 +709,15 @@ def _check_aliasing(k: N.Kernel, buffers: list[tuple[N.Param, Buffer]]) -> None:
 
 
 def _groups_for(pk: PreparedKernel, counts: tuple[int, int, int], what: str) -> tuple[int, int, int]:
+    wg = pk.ir.workgroup_size
+    if type(counts[0]) is int and type(counts[1]) is int and type(counts[2]) is int \
+            and counts[0] > 0 and counts[1] > 0 and counts[2] > 0:  # the common case, fast
+        return (-(-counts[0] // wg[0]), -(-counts[1] // wg[1]), -(-counts[2] // wg[2]))
     for c in counts:
         if isinstance(c, bool) or not isinstance(c, (int, np.integer)):
             raise GridError(f"kernel `{pk.name}`: {what} expects integer extents, got {counts!r}")
     if any(c <= 0 for c in counts):
         raise GridError(f"kernel `{pk.name}`: {what} with extents {tuple(int(c) for c in counts)} is an empty grid")
-    wg = pk.ir.workgroup_size
     return tuple(-(-int(c) // w) for c, w in zip(counts, wg))  # type: ignore[return-value]
 
 
