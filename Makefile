@@ -19,7 +19,7 @@ demo: setup
 	$(PY) -m goldy_import.demo
 
 test: setup
-	$(PY) -m pytest -q -p no:cacheprovider tests
+	$(PY) -m pytest -q -rs -p no:cacheprovider tests
 
 clean:
 	rm -rf build .pytest_cache
