@@ -99,6 +99,7 @@ class Uniformity:
         self.written = written_resources(k)
         self.reassigned = _reassigned_locals(k)
         self.varying: dict[str, Lanes] = {}
+        self._lanes_memo: dict[int, tuple[N.Expr, Lanes]] = {}
         self.ranges: dict[str, tuple[int, int]] = {}
         self.aligned: set[int] = set()  # id() of sync statements reached in uniform control flow
         self._findings: dict[int, Finding] = {}
@@ -125,6 +126,16 @@ class Uniformity:
         return any(self.lanes(e))
 
     def lanes(self, e: N.Expr) -> Lanes:
+        # memoised per expression node: parents ask again for every child (quadratic in depth)
+        key = id(e)
+        hit = self._lanes_memo.get(key)
+        if hit is not None and hit[0] is e:
+            return list(hit[1])
+        got = self._lanes(e)
+        self._lanes_memo[key] = (e, got)
+        return list(got)
+
+    def _lanes(self, e: N.Expr) -> Lanes:
         n = _nlanes(e.ty)
         if e.ty == "u32":
             r = self.range(e)
@@ -264,6 +275,8 @@ class Uniformity:
             merged = lanes if old is None else [any(lanes) or any(old)] * len(lanes)
         else:
             merged = [a or b for a, b in zip(old, lanes)]
+        if merged != old:
+            self._lanes_memo.clear()  # cached answers may depend on this name
         self.varying[name] = merged
 
     def _block(self, stmts: list[N.Stmt], ctx: _Ctx) -> _Exits:
@@ -286,6 +299,7 @@ class Uniformity:
                     r = self.range(s.value)
                     if r is not None:
                         self.ranges[s.name] = r
+                        self._lanes_memo.clear()
             elif ctx.kernel is not None:
                 self._taint(s.name, [True] * _nlanes(s.ty), ctx)
         elif isinstance(s, N.Assign):
@@ -349,6 +363,7 @@ class Uniformity:
                 hi = b[1] if s.inclusive else b[1] - 1  # the variable is only read inside the loop
                 if hi >= a[0]:
                     self.ranges[s.var] = (a[0], hi)
+                    self._lanes_memo.clear()
             if self.varies(s.start) or self.varies(s.end):
                 lo, hi_span = s.start.span, s.end.span
                 reason = Reason("loop", N.Span(lo.start, hi_span.end, lo.line, lo.col, hi_span.end_line,
