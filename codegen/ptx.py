@@ -297,6 +297,7 @@ class _Emitter:
         self.traps: list[tuple] = []  # out-of-line fault blocks: (label, back, deferred checks)
         self.guards: list[str] = []  # `&&`/`||` left operands under which the code runs
         self.deferred: list[tuple] = []  # failed-check predicates awaiting flush_traps
+        self.sticky: Optional[list[str]] = None  # inside an unrolled loop: [failed, site, index, length, y]
 
     # ------------------------------------------------------------ kernel
 
@@ -607,6 +608,14 @@ class _Emitter:
         pending, self.deferred = self.deferred, []
         if not pending:
             return
+        if self.sticky is not None:  # fold into the loop's fault registers; one branch after the loop
+            acc = self.sticky
+            for f, site, index, length, y in pending:
+                take = self.new("p", "and.pred {}, {}, {};", f, self.new("p", "not.pred {}, {};", acc[0]))
+                for reg, v in zip(acc[1:], (str(site), index, length, y)):
+                    self.b.op(f"@{take} mov.b32 {reg}, {v};")
+                self.b.op(f"or.pred {acc[0]}, {acc[0]}, {take};")
+            return
         anyf = pending[0][0]
         for f, *_ in pending[1:]:
             anyf = self.new("p", "or.pred {}, {}, {};", anyf, f)
@@ -625,7 +634,7 @@ class _Emitter:
             raw = self.new("rd", f"ld.param.u64 {{}}, [{FAULT_PARAM}];")
             word = self.new("rd", "cvta.to.global.u64 {}, {};", raw)
             for f, site, index, length, y in pending:
-                b.comment(f"check site {site}")
+                b.comment(f"check site {site}" if not str(site).startswith("%") else "the first failed check of an unrolled loop")
                 skip = b.label("nofault")
                 if len(pending) > 1:
                     b.op(f"@!{f} bra {skip};")
@@ -738,6 +747,13 @@ class _Emitter:
             # four iterations per trip while at least four remain, so that ptxas can issue
             # their loads together; the plain loop below finishes the rest
             top4, rest = b.label("for4"), b.label("frest")
+            outer, sticky = self.sticky, None
+            if self.checked:
+                # failed checks accumulate in registers (the first in evaluation order wins)
+                # and one branch after the loop records it: no side exit inside the loop
+                sticky = [self.new("p", "setp.ne.u32 {}, {}, {};", i, i)]
+                sticky += [self.new("r", "mov.b32 {}, 0;") for _ in range(4)]
+                self.sticky = sticky
             b.place(top4)
             more = self.new("p", f"setp.lt.{sty} {{}}, {{}}, {{}};", i, end_val)
             left = self.new("r", "sub.s32 {}, {}, {};", end_val, i)
@@ -749,6 +765,10 @@ class _Emitter:
             self.flush_traps()
             b.op(f"bra.uni {top4};")
             b.place(rest)
+            if sticky is not None:
+                self.sticky = outer
+                self.deferred.append((sticky[0], sticky[1], sticky[2], sticky[3], sticky[4]))
+                self.flush_traps()
         top, cont, brk = b.label("for"), b.label("fnext"), b.label("fend")
         b.place(top)
         c = self.new("p", f"setp.{'le' if s.inclusive else 'lt'}.{sty} {{}}, {{}}, {{}};", i, end_val)

@@ -20,13 +20,17 @@
 - Trapping checks (issue 9): a kernel whose IR carries check sites takes one more
   parameter, `p_faults`, the address of its dispatch's error word (FAULT_WORDS u32: flag,
   site, index, length, index_y). Each graph (one submitted list of dispatches, i.e. a
-  Scheme) owns one device buffer with a slot per checked dispatch and a page-locked host
-  copy. The slots are zero at the start of every submit: cleared with cuMemsetD32Async
-  before the graph launch whenever they may hold anything (a new buffer, a fault was
-  read, or a submit did not complete; after a clean readback they are known to be zero,
-  since a kernel writes a slot only after claiming its flag). After the launch one
-  cuMemcpyDtoHAsync brings every slot back, and `submit` returns a FaultReport per slot
-  whose flag is set. The kernels never `trap`, so the context survives a fault. Kernels
+  Scheme) owns one slot per checked dispatch, in page-locked host memory mapped into the
+  device's address space (cuMemHostAlloc with CU_MEMHOSTALLOC_DEVICEMAP): a faulting kernel
+  writes its slot straight to host memory, so a submit puts nothing but the graph launch on
+  the stream, and reads the slots after cuStreamSynchronize. The slots are zero at the start
+  of every submit: a host-side write clears them before the launch whenever they may hold
+  anything (a fault was read, or a submit did not complete; after a clean read they are
+  known to be zero, since a kernel writes a slot only after claiming its flag). Where
+  mapped memory cannot be had, the slots live in a device buffer with a page-locked host
+  copy instead: cleared with cuMemsetD32Async when not known zero, and brought back by one
+  cuMemcpyDtoHAsync after the launch. `submit` returns a FaultReport per slot whose flag
+  is set. The kernels never `trap`, so the context survives a fault. Kernels
   without sites (checks off, or every check proven) have no parameter, and a submit of
   only such dispatches does no memset and no readback.
 """
@@ -50,6 +54,7 @@ from goldy_import.ir.checks import check_sites
 from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport, ImageArg, Limits, ScalarArg,
                       TensorArg, UniformArg)
 
+CU_MEMHOSTALLOC_DEVICEMAP = 0x02  # cuMemHostAlloc flag: map into the device's address space
 MAX_GRAPHS = 64  # instantiated graphs kept per backend (least recently submitted go first)
 BATCH = 4  # workgroups per block in the batched entry of element-wise kernels (codegen/ptx.py)
 
@@ -252,12 +257,14 @@ class _State:
 
 @dataclass
 class _Faults:
-    """A graph's error words: FAULT_WORDS u32 per checked dispatch, on the device and in
-    page-locked host memory (pageable if that cannot be had)."""
+    """A graph's error words: FAULT_WORDS u32 per checked dispatch, in mapped page-locked
+    host memory (`device` None: the kernels write `host` through `dev_ptr`), or else on the
+    device with a page-locked (pageable if that cannot be had) host copy."""
 
-    device: "CudaMemory"
+    device: Optional["CudaMemory"]  # None: mapped host memory, no copy
     host: np.ndarray  # uint32, FAULT_WORDS per slot
-    host_ptr: Optional[int]  # cuMemAllocHost pointer to free, None for a numpy array
+    host_ptr: Optional[int]  # cuMemHostAlloc / cuMemAllocHost pointer to free, None for a numpy array
+    dev_ptr: int  # the slots' address as the kernels see it
     dispatches: list  # dispatch index of each slot
     texel_sites: list  # per slot: the kernel's sites that check an image coordinate
     clean: bool = False  # known to be all zero (no memset needed before the next launch)
@@ -510,17 +517,23 @@ class CudaBackend(Backend):
         """The stream work of one submit: clear the error words if asked, launch the graph,
         copy the error words back (without waiting)."""
         f = g.faults
+        if f is not None and f.device is None:  # mapped: the launch alone (submits do not overlap)
+            if clear:
+                f.host[:] = 0
+            self._cu("cuGraphLaunch", g.exec, self.stream, kernel=names)
+            return
         if f is not None and clear:
             self._cu("cuMemsetD32Async", self.drv.CUdeviceptr(f.device.ptr), 0, f.nbytes // 4, self.stream,
                      kernel=names)
         self._cu("cuGraphLaunch", g.exec, self.stream, kernel=names)
         if f is not None:
+            assert f.device is not None
             self._cu("cuMemcpyDtoHAsync", f.host.ctypes.data, self.drv.CUdeviceptr(f.device.ptr), f.nbytes,
                      self.stream, kernel=names)
 
     @staticmethod
     def _slot_ptr(f: _Faults, n: int) -> int:
-        return f.device.ptr + 4 * FAULT_WORDS * n
+        return f.dev_ptr + 4 * FAULT_WORDS * n
 
     def _collect(self, f: _Faults) -> Optional[list[FaultReport]]:
         """FaultReports from the error words read back after a submit."""
@@ -564,17 +577,31 @@ class CudaBackend(Backend):
 
     def _fault_words(self, dispatches: list[int], texel_sites: list) -> _Faults:
         nwords = FAULT_WORDS * len(dispatches)
+        try:  # mapped page-locked host memory: no memset, no copy
+            host_ptr = int(self._cu("cuMemHostAlloc", 4 * nwords, CU_MEMHOSTALLOC_DEVICEMAP))
+        except Exception:
+            host_ptr = None
+        if host_ptr is not None:
+            try:
+                dev_ptr = int(self._cu("cuMemHostGetDevicePointer", host_ptr, 0))
+            except Exception:
+                self._cu("cuMemFreeHost", host_ptr)
+                host_ptr = None
+        if host_ptr is not None:
+            host = np.ctypeslib.as_array((ctypes.c_uint32 * nwords).from_address(host_ptr))
+            host[:] = 0
+            return _Faults(None, host, host_ptr, dev_ptr, list(dispatches), list(texel_sites), clean=True)
         mem = self.alloc(4 * nwords)
-        host_ptr: Optional[int] = None
         try:
             host_ptr = int(self._cu("cuMemAllocHost", 4 * nwords))
             host = np.ctypeslib.as_array((ctypes.c_uint32 * nwords).from_address(host_ptr))
         except Exception:  # no page-locked memory to be had: a pageable copy works too, more slowly
             host_ptr, host = None, np.zeros(nwords, dtype=np.uint32)
-        return _Faults(mem, host, host_ptr, list(dispatches), list(texel_sites))
+        return _Faults(mem, host, host_ptr, mem.ptr, list(dispatches), list(texel_sites))
 
     def _free_faults(self, f: _Faults) -> None:
-        self.free(f.device)
+        if f.device is not None:
+            self.free(f.device)
         if f.host_ptr is not None:
             host_ptr, f.host_ptr = f.host_ptr, None
             f.host = np.zeros(0, dtype=np.uint32)

@@ -68,6 +68,7 @@ class FakeDriver:
         self.planned: dict[str, tuple[int, int, int, int]] = {}  # function name -> (site, index, length, y)
         self.launches: list[list[str]] = []  # entry names per graph launch
         self.handles = 100
+        self.mapped = False  # True: cuMemHostAlloc(DEVICEMAP) works (else it fails, as without mapping)
 
     # -- helpers
     def _handle(self) -> int:
@@ -158,9 +159,26 @@ class FakeDriver:
         self.host_blocks[addr] = block
         return CUresult.CUDA_SUCCESS, addr
 
+    def cuMemHostAlloc(self, n, flags):
+        self.calls.append("cuMemHostAlloc")
+        if not self.mapped:
+            return (CUresult.CUDA_ERROR_INVALID_VALUE, 0)
+        assert flags & 0x02, "fake driver: only mapped host memory is modelled"
+        block = (ctypes.c_uint8 * int(n))(*([0xA5] * int(n)))  # not zeroed
+        addr = ctypes.addressof(block)
+        self.host_blocks[addr] = block
+        self.mem[addr] = block  # device pointer == host pointer (unified addressing)
+        return CUresult.CUDA_SUCCESS, addr
+
+    def cuMemHostGetDevicePointer(self, p, flags):
+        self.calls.append("cuMemHostGetDevicePointer")
+        assert int(p) in self.host_blocks and int(p) in self.mem
+        return CUresult.CUDA_SUCCESS, CUdeviceptr(int(p))
+
     def cuMemFreeHost(self, p):
         self.calls.append("cuMemFreeHost")
         del self.host_blocks[int(p)]
+        self.mem.pop(int(p), None)
         return (CUresult.CUDA_SUCCESS,)
 
     def cuMemcpyHtoDAsync(self, dst, src, n, stream):

@@ -229,16 +229,19 @@ fn block_sum(x: &[f32], partial: &mut [f32], per_thread: u32) {
 
 
 def test_unrolled_loop_loads_stay_in_flight():
-    """The reduction loop unrolled by four: the four checked loads, then one branch for
-    their checks (a branch after each would make every load wait for the previous add)."""
+    """The reduction loop unrolled by four: the four checked loads and no branch to a fault
+    block inside the loop (a side exit per trip, or worse per load, keeps ptxas from
+    overlapping the loads): failed checks accumulate in registers, the first one kept, and
+    one branch after the loop records it."""
     k = insert_checks(import_source(LOOP, "l.rs").kernels[0])
     sites = check_sites(k)
     assert [s.resource for s in sites] == ["x", "partial"]
     body = entries(emit_ptx(k))["block_sum"]
     four = body[body.index("$L_for4_"):body.index("bra.uni $L_for4_")]
-    assert four.count("ld.global.nc.f32") == 4 and four.count("bra $L_fault") == 1
-    assert four.index("bra $L_fault") > four.rindex("ld.global.nc.f32")
-    assert four.count("or.pred") == 3  # the four copies' checks in one predicate
+    assert four.count("ld.global.nc.f32") == 4 and "bra $L_fault" not in four
+    assert four.count("or.pred") == 4  # each copy's failure folded into the sticky predicate
+    after = body[body.index("bra.uni $L_for4_"):]
+    assert after.index("bra $L_fault") < after.index("$L_for_")  # one branch once the trips are done
 
 
 def test_batched_checked_entry_keeps_every_copy_in_flight():
@@ -343,6 +346,38 @@ def test_fake_fault_reports_message_and_clearing(fake):
     assert drv.calls[-4] == "cuMemsetD32Async"
     s.submit()
     assert drv.calls[-3] == "cuGraphLaunch"
+
+
+def test_fake_mapped_error_words_need_no_memset_or_copy(fake):
+    """With mapped host memory the kernels write the error words straight to the host: a
+    submit is the launch and the synchronize alone, faults still come back, and the words
+    are cleared on the host before the next launch."""
+    drv, dev = fake
+    drv.mapped = True
+    mod = gi.load_source(SRC, "faults.rs")
+    r = mod.read_past.prepare(dev)
+    (site,) = check_sites(r.prepared.target_ir)
+    x, y = dev.buffer(np.zeros(8, np.float32)), dev.zeros(8)
+    s = gi.Scheme(dev)
+    r.record(s, "reader", x, y, 1).over_1d(8)
+    r.record(s, "again", x, y, 2).over_1d(8)
+    s.submit()
+    assert drv.calls[-2:] == ["cuGraphLaunch", "cuStreamSynchronize"]
+    g = next(iter(dev.backend._graphs.values()))
+    assert g.faults.device is None and drv.count("cuMemHostAlloc") == 1
+    slots = [n["faults"] for n in drv.execs[g.exec]]
+    assert slots == [g.faults.host_ptr, g.faults.host_ptr + 4 * FAULT_WORDS]
+    plan_fault(drv, "read_past", site.id, 8, 8)
+    faults = dev.backend.submit([n.dispatch for n in s.nodes])
+    assert faults == [FaultReport(0, site.id, 8, 8, None), FaultReport(1, site.id, 8, 8, None)]
+    drv.planned.clear()
+    assert dev.backend.submit([n.dispatch for n in s.nodes]) is None  # cleared on the host, no fault left
+    s.submit()
+    assert drv.count("cuMemsetD32Async") == drv.count("cuMemcpyDtoHAsync") == drv.count("cuMemAllocHost") == 0
+    assert drv.count("cuMemAlloc") == 2  # x and y only: no device buffer for the words
+    words = g.faults.host_ptr
+    dev.close()
+    assert drv.count("cuMemFreeHost") == 1 and words not in drv.mem
 
 
 def test_fake_each_graph_gives_its_nodes_their_own_slots(fake):
