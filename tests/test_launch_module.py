@@ -80,7 +80,10 @@ def _package_tree(root) -> str:
 
 
 def test_generated_module_and_user_script_pass_mypy_strict(tmp_path):
-    pytest.importorskip("mypy")
+    if os.environ.get("CI"):
+        import mypy  # noqa: F401  (the test extra installs it: missing in CI is a failure)
+    else:
+        pytest.importorskip("mypy")
     shutil.copy(os.path.join(REPO, "rust_examples", "particles.rs"), tmp_path / "particles.rs")
     shutil.copy(os.path.join(REPO, "rust_examples", "saxpy.rs"), tmp_path / "saxpy.rs")
     generate(str(tmp_path / "particles.rs"), str(tmp_path / "particles_kernels.py"))

@@ -21,6 +21,7 @@ from goldy_import.ir import types as T
 from goldy_import.runtime.backend import (BufferArg, CompileOptions, Dispatch, ImageArg, ScalarArg, TensorArg,
                                           UniformArg)
 from goldy_import.runtime.dtypes import SCALAR_DTYPES, struct_gpu_dtype
+from oracle import backend_or_skip
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRANSCENDENTAL = {"sin", "cos", "tan", "exp", "exp2", "log", "log2", "pow"}
@@ -28,15 +29,7 @@ SIZE_NAMES = ("n", "len", "count", "size", "length", "num", "total")
 
 
 def _require_slang():
-    """Skip without slangpy, unless GOLDY_REQUIRE_BACKENDS names slang: then fail."""
-    required = "slang" in os.environ.get("GOLDY_REQUIRE_BACKENDS", "").replace(" ", "").split(",")
-    try:
-        import slangpy  # noqa: F401
-    except ImportError as e:
-        if required:
-            pytest.fail(f"backend slang is required (GOLDY_REQUIRE_BACKENDS) but slangpy is missing: {e}")
-        pytest.skip("slangpy is not installed")
-
+    backend_or_skip("slang")  # fails instead when GOLDY_REQUIRE_BACKENDS names slang
 
 @pytest.fixture(scope="module")
 def backends():
@@ -286,17 +279,21 @@ def _data_kernels():
     out = []
     for path in sorted(glob.glob(os.path.join(REPO, "tests", "data", "*.rs"))):
         for k in import_file(path).kernels:
+            if _lanes_race(k):
+                continue  # undefined on GPUs: slangpy's CPU device runs lanes one after another, the oracle in lock step
             out.append(pytest.param(path, k.name, id=f"{os.path.basename(path)}:{k.name}"))
     return out
+
+
+def _lanes_race(kernel) -> bool:
+    """Lanes share a workgroup array with no barrier between writes and reads: a data race."""
+    return bool(kernel.workgroup_arrays) and not any(isinstance(s, (N.Barrier, N.Reduce, N.Softmax))
+                                                     for s in N.walk_stmts(kernel.body))
 
 
 @pytest.mark.parametrize("path,name", _data_kernels())
 def test_data_kernel_matches_cpu(backends, path, name):
     kernel = import_file(path).kernel(name)
-    if kernel.workgroup_arrays and not any(isinstance(s, (N.Barrier, N.Reduce, N.Softmax))
-                                           for s in N.walk_stmts(kernel.body)):
-        pytest.skip("lanes share a workgroup array with no barrier: a data race, undefined on GPUs; "
-                    "slangpy's CPU device runs lanes one after another, the oracle in lock step")
     rng = np.random.default_rng(np.random.SeedSequence().entropy % 2 ** 32)
     n = 1024
     groups = (max(1, n // kernel.workgroup_size[0]), 1, 1)

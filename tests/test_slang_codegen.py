@@ -176,13 +176,9 @@ def test_abi_module_exports_what_the_emitter_reserves():
 
 @pytest.fixture(scope="module")
 def cpu_device():
-    required = "slang" in os.environ.get("GOLDY_REQUIRE_BACKENDS", "").replace(" ", "").split(",")
-    try:
-        import slangpy as spy
-    except ImportError as e:
-        if required:
-            pytest.fail(f"backend slang is required (GOLDY_REQUIRE_BACKENDS) but slangpy is missing: {e}")
-        pytest.skip("slangpy is not installed")
+    from oracle import backend_or_skip
+    backend_or_skip("slang")  # fails instead when GOLDY_REQUIRE_BACKENDS names slang
+    import slangpy as spy
     opts = spy.SlangCompilerOptions({"include_paths": [S.ABI_DIR], "disable_warnings": ["38040"]})
     dev = spy.Device(type=spy.DeviceType.cpu, compiler_options=opts, enable_hot_reload=False)
     yield dev

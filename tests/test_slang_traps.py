@@ -15,6 +15,7 @@ import os
 import numpy as np
 import pytest
 
+from oracle import backend_or_skip
 import goldy_import as gi
 from goldy_import.ir.checks import check_sites, insert_checks
 from goldy_import.runtime.backend import BufferArg, CompileOptions, Dispatch, FaultReport, ImageArg, ScalarArg
@@ -122,14 +123,7 @@ SENTINEL_U = 0xDEADBEEF
 
 
 def _require_slang():
-    required = "slang" in os.environ.get("GOLDY_REQUIRE_BACKENDS", "").replace(" ", "").split(",")
-    try:
-        import slangpy  # noqa: F401
-    except ImportError as e:
-        if required:
-            pytest.fail(f"backend slang is required (GOLDY_REQUIRE_BACKENDS) but slangpy is missing: {e}")
-        pytest.skip("slangpy is not installed")
-
+    backend_or_skip("slang")  # fails instead when GOLDY_REQUIRE_BACKENDS names slang
 
 @pytest.fixture(scope="module")
 def mod():
