@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from goldy_import.ir import nodes as N
-from goldy_import.ir.uniformity import Uniformity
+from goldy_import.ir.uniformity import Uniformity, reassigned_locals
 
 from .diagnostics import Diagnostic, Label
 
@@ -309,25 +309,9 @@ def _join_opt(a: Optional[_Flow], b: Optional[_Flow]) -> Optional[_Flow]:
 
 def _immutable_defs(k: N.Kernel) -> dict[str, N.Expr]:
     """Locals bound once by a `let` with a value and never assigned again."""
-    defs: dict[str, N.Expr] = {}
-    assigned: set[str] = set()
-    for s in N.walk_stmts(k.body):
-        if isinstance(s, N.Let):
-            if s.value is not None and not s.mutable:
-                defs[s.name] = s.value
-            else:
-                assigned.add(s.name)
-        elif isinstance(s, N.Assign):
-            root = s.target
-            while isinstance(root, (N.Field, N.Swizzle)):
-                root = root.value
-            if isinstance(root, N.Var):
-                assigned.add(root.name)
-        elif isinstance(s, (N.Reduce, N.AtomicAdd)) and s.target is not None:
-            assigned.add(s.target)
-        elif isinstance(s, N.For):
-            assigned.add(s.var)
-    return {n: v for n, v in defs.items() if n not in assigned}
+    again = reassigned_locals(k)
+    return {s.name: s.value for s in N.walk_stmts(k.body)
+            if isinstance(s, N.Let) and s.value is not None and not s.mutable and s.name not in again}
 
 
 def _key(e: N.Expr):

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Optional, Union
 
 from . import nodes as N
+from .uniformity import reassigned_locals
 
 Bound = tuple  # ("len", resource) | ("name", ir_name) | ("const", int)
 
@@ -117,19 +118,11 @@ class _Pass:
         """Names whose value cannot change after definition: scalar params, immutable
         lets assigned once, and for-loop variables (never assigned by the dialect)."""
         stable = {p.name for p in self.k.params if p.category == "scalar"}
-        assigned: set[str] = set()
+        assigned = reassigned_locals(self.k)
         lets: dict[str, N.Let] = {}
         for s in N.walk_stmts(self.k.body):
             if isinstance(s, N.Let):
                 lets[s.name] = s
-            elif isinstance(s, N.Assign):
-                root = s.target
-                while isinstance(root, (N.Field, N.Swizzle)):
-                    root = root.value
-                if isinstance(root, N.Var):
-                    assigned.add(root.name)
-            elif isinstance(s, (N.Reduce, N.AtomicAdd)) and s.target is not None:
-                assigned.add(s.target)
             elif isinstance(s, N.For):
                 stable.add(s.var)
         for name, let in lets.items():

@@ -97,7 +97,7 @@ class Uniformity:
         self.k = k
         self.mode = mode
         self.written = written_resources(k)
-        self.reassigned = _reassigned_locals(k)
+        self.reassigned = reassigned_locals(k)
         self.varying: dict[str, Lanes] = {}
         self._lanes_memo: dict[int, tuple[N.Expr, Lanes]] = {}
         self.ranges: dict[str, tuple[int, int]] = {}
@@ -390,7 +390,7 @@ def written_resources(k: N.Kernel) -> set[str]:
     return out
 
 
-def _reassigned_locals(k: N.Kernel) -> set[str]:
+def reassigned_locals(k: N.Kernel) -> set[str]:
     """Locals assigned anywhere other than their own `let` or `for` (ranges are kept for
     the rest)."""
     out = set()
