@@ -147,7 +147,8 @@ class Device:
         elem, gpu_dtype, data = _gpu_array(arr)
         buf = self._alloc(len(arr), elem, gpu_dtype, read_only)
         if len(arr):
-            self.backend.write(buf.handle, 0, memoryview(np.ascontiguousarray(data)).cast("B"))
+            with self._lock:
+                self.backend.write(buf.handle, 0, memoryview(np.ascontiguousarray(data)).cast("B"))
         return buf
 
     def empty(self, n: int, dtype: Any = np.float32, *, read_only: bool = False) -> "Buffer":
@@ -220,7 +221,8 @@ class Device:
                 f"buffer of {n} {elem} elements needs {nbytes} bytes; the {self.backend_name} device allows "
                 f"at most {limit} bytes per buffer (max_buffer_bytes)")
         try:
-            handle = self.backend.alloc(max(nbytes, 4))
+            with self._lock:
+                handle = self.backend.alloc(max(nbytes, 4))
         except GoldyError:
             raise
         except MemoryError:
@@ -254,7 +256,8 @@ class _Allocation:
             self.freed = True  # borrowed memory: its owner frees it
             return
         if not self.freed and not self.device.closed:
-            self.device.backend.free(self.handle)
+            with self.device._lock:
+                self.device.backend.free(self.handle)
         self.freed = True
 
 
@@ -336,7 +339,8 @@ class Buffer:
         """A host copy of the contents (bool buffers come back as bool)."""
         self._check_live()
         s, _ = self.byte_range
-        raw = self.device.backend.read(self.handle, s, self.nbytes) if self.length else b""
+        with self.device._lock:
+            raw = self.device.backend.read(self.handle, s, self.nbytes) if self.length else b""
         out = np.frombuffer(bytearray(raw), dtype=self.dtype, count=self.length)
         return out.astype(bool) if self.elem == "bool" else out
 
@@ -351,7 +355,8 @@ class Buffer:
             raise BindingError(f"buffer.write: buffer has {self.length} elements, got {len(arr)}")
         if self.length:
             s, _ = self.byte_range
-            self.device.backend.write(self.handle, s, memoryview(np.ascontiguousarray(data)).cast("B"))
+            with self.device._lock:
+                self.device.backend.write(self.handle, s, memoryview(np.ascontiguousarray(data)).cast("B"))
 
     def free(self) -> None:
         """Release the memory now; binding the buffer afterwards raises BindingError."""
@@ -855,7 +860,8 @@ class Scheme:
     def _append(self, pk: PreparedKernel, label: str, bound: Bound, groups) -> Node:
         self.device._check_open()
         d = Dispatch(pk.target_ir, pk.compiled, list(bound.args), groups, label)
-        self.device.backend.record(d)
+        with self.device._lock:  # backends need not be thread-safe: one call at a time per device
+            self.device.backend.record(d)
         with self._lock:
             node = Node(len(self.nodes), label, pk, d, bound.keep)
             self.nodes.append(node)
@@ -872,7 +878,8 @@ class Scheme:
                     raise BindingError(f"node {n.index} ({n.label!r}, kernel `{n.kernel.name}`) uses a buffer "
                                        f"that was freed after recording")
         with self._lock:
-            faults = self.device.backend.submit([n.dispatch for n in self.nodes])
+            with self.device._lock:
+                faults = self.device.backend.submit([n.dispatch for n in self.nodes])
             self.stats.submits += 1
             self.stats.dispatches += len(self.nodes)
         if faults:
@@ -898,7 +905,8 @@ class Scheme:
                                f"only scalars can be changed with set_node_param")
         where = f"kernel `{k.name}` parameter `{p.name}` ({rust_param_type(p)})"
         node.dispatch.args[idx] = ScalarArg(p.ty, _check_scalar(where, p.ty, value))
-        self.device.backend.update_scalar(node.dispatch, idx)
+        with self.device._lock:
+            self.device.backend.update_scalar(node.dispatch, idx)
 
 
 def kernel_fault(nodes: list[Node], faults: list) -> KernelFault:
