@@ -124,6 +124,7 @@ class FaultReport:
 
 class Backend(ABC):
     name: str = "?"
+    target: str = "?"  # the code it runs: a target of ir.pipeline ("cpu", "wgsl", "ptx", "slang")
     limits: Limits = Limits()
     subgroup_width: Optional[int] = None
 
@@ -161,8 +162,8 @@ class Backend(ABC):
     def submit(self, dispatches: list[Dispatch]) -> Optional[list[FaultReport]]:
         """Run the dispatches in order, each seeing the previous ones' writes, and wait.
 
-        Trapping checks: `Dispatch.kernel` went through `ir.checks.insert_checks` when checks
-        are on (`compile(..., options.checks)`); every node with `check >= 0` must be
+        Trapping checks: `Dispatch.kernel` went through `ir.pipeline.lower` with checks on
+        when `options.checks` (`ir.pipeline.kernel_info(kernel).sites` lists them); every node with `check >= 0` must be
         checked at run time. A failing access is suppressed (a load gives 0, a store or
         atomic does nothing, a division gives 0), the thread carries on, and the failure is
         recorded in a per-dispatch error word (first failure wins; CUDA without `trap`, so

@@ -23,7 +23,7 @@ from goldy_import.errors import (AliasingError, BackendError, BackendUnavailable
                                  GoldyError, GridError, KernelFault)
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
-from goldy_import.ir.checks import check_sites, insert_checks
+from goldy_import.ir import pipeline
 from goldy_import.ir.serialize import to_json
 
 from . import dtypes as DT
@@ -434,8 +434,10 @@ class KernelDef:
         with device._lock:
             hit = device._kernel_cache.get(key)
             if hit is None:
-                target_ir = insert_checks(self.ir) if options.checks else self.ir
-                _check_kernel_limits(self.ir, device, error_word=bool(check_sites(target_ir)))
+                lowered = pipeline.lower(self.ir, device.backend.target, checks=options.checks,
+                                         extra=options.extra)
+                target_ir = lowered.kernel
+                _check_kernel_limits(self.ir, device, error_word=lowered.info.has_checks)
                 _maybe_dump(target_ir)
                 compiled = device.backend.compile(target_ir, options)
                 hit = PreparedKernel(self, device, compiled, options, target_ir)
@@ -915,7 +917,7 @@ def kernel_fault(nodes: list[Node], faults: list) -> KernelFault:
     f = faults[0]
     node = nodes[f.dispatch]
     k = node.dispatch.kernel
-    sites = {s.id: s for s in check_sites(k)}
+    sites = {s.id: s for s in pipeline.kernel_info(k).sites}
     site = sites.get(f.site)
     where = f"kernel `{k.name}` (node {node.index} {node.label!r})"
     if site is None:

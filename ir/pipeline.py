@@ -1,0 +1,154 @@
+"""The lowering pipeline between the verified IR and the emitters.
+
+    verify -> insert checks (when on) -> legalize for the target -> verify -> KernelInfo
+
+`lower(kernel, target, checks=...)` runs it and returns a `Lowered`: the kernel the
+emitter prints, the facts every emitter and backend needs about it (computed once, here,
+instead of one walk per emitter), and the compile cache key. The runtime calls `lower`;
+emitters only print, asking `info(kernel)` for the facts. An emitter called directly on
+IR that did not come through `lower` (tests, the CLI's `--emit`) gets it legalised for its
+target by `for_target`, with the check sites the caller already inserted (or none).
+
+Where a new rule goes: a rewrite that some target lacks natively is a pass in `ir/`
+applied here for the targets that do not declare it; a fact more than one emitter or
+backend asks about is a field of `KernelInfo`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Optional
+
+from goldy_import.version import __version__
+
+from . import nodes as N
+from .checks import Site, check_sites, insert_checks
+from .serialize import IR_VERSION, to_json
+from .verify import VerifyError, verify
+
+TARGETS = ("cpu", "wgsl", "ptx", "slang")
+
+SYNC_STATEMENTS = (N.Barrier, N.Reduce, N.Softmax)
+
+
+@dataclass(frozen=True, eq=False)
+class KernelInfo:
+    """Facts about one lowered kernel, computed once by the pipeline."""
+
+    kernel: N.Kernel
+    sites: tuple[Site, ...]                 # trapping-check sites, by id (ir/checks.py)
+    texel_sites: frozenset[int]             # sites on storage images (2-D index, `index_y`)
+    written: frozenset[str]                 # buffers, tensors, images, workgroup arrays written
+    atomic: frozenset[str]                  # resources `atomic_add` touches
+    syncs: bool                             # a barrier or a collective anywhere
+    returns: bool                           # a `return` anywhere
+    statements: int                         # statements in the body, nested ones included
+
+    @property
+    def has_checks(self) -> bool:
+        """Whether any node carries a check site, i.e. whether the kernel takes an error
+        word. Without one it has no error-word binding or traffic at all."""
+        return bool(self.sites)
+
+    @property
+    def return_before_sync(self) -> bool:
+        """A `return` in a kernel that synchronises: targets that need barriers in uniform
+        control flow keep returned threads walking (WGSL's `gi_done` flag)."""
+        return self.returns and self.syncs
+
+    def __deepcopy__(self, memo):  # a pass's copy of the kernel recomputes its own facts
+        return self
+
+    @cached_property
+    def uniformity(self):
+        """Which expressions may differ between the lanes of a workgroup ("may" mode)."""
+        from .uniformity import Uniformity
+        return Uniformity(self.kernel, "may")
+
+
+@dataclass(frozen=True, eq=False)
+class Lowered:
+    kernel: N.Kernel
+    info: KernelInfo
+    target: str
+    checks: bool
+    key: str  # compile cache key: IR, compiler version, target and options
+
+
+def kernel_info(k: N.Kernel) -> KernelInfo:
+    """The facts of `k`, computed once per kernel object (a copy gets its own)."""
+    cached = k.__dict__.get("_goldy_info")
+    if cached is not None and cached[0] == id(k):
+        return cached[1]
+    sites = tuple(check_sites(k))
+    images = {p.name for p in k.params if p.category == "image"}
+    written: set[str] = set()
+    atomic: set[str] = set()
+    syncs = returns = False
+    statements = 0
+    for s in N.walk_stmts(k.body):
+        statements += 1
+        if isinstance(s, (N.Store, N.AtomicAdd, N.Softmax)):
+            written.add(s.resource)
+        elif isinstance(s, N.Reduce):
+            written.add(s.scratch)
+        if isinstance(s, N.AtomicAdd):
+            atomic.add(s.resource)
+        syncs = syncs or isinstance(s, SYNC_STATEMENTS)
+        returns = returns or isinstance(s, N.Return)
+    info = KernelInfo(k, sites, frozenset(s.id for s in sites if s.resource in images),
+                      frozenset(written), frozenset(atomic), syncs, returns, statements)
+    # keyed by id: a deepcopy (every pass starts with one) does not inherit stale facts
+    k.__dict__["_goldy_info"] = (id(k), info)
+    return info
+
+
+info = kernel_info
+
+
+def cache_key(kernel: N.Kernel, target: str, checks: bool, extra: tuple = ()) -> str:
+    """What a compiled artefact depends on: the IR as given (before checks and
+    legalisation, which are functions of it and of the options), the IR format and
+    compiler version, the target and the options."""
+    h = hashlib.sha256()
+    for part in (f"goldy-import {__version__}", f"ir {IR_VERSION}", target, f"checks={checks}",
+                 repr(extra), to_json(kernel, indent=None)):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:32]
+
+
+def _legalize(kernel: N.Kernel, target: str) -> N.Kernel:
+    """Rewrite what `target` lacks natively (ir/legalize.py); the identity where it lacks
+    nothing the passes know of."""
+    return kernel
+
+
+def lower(kernel: N.Kernel, target: str, checks: bool = True, extra: tuple = ()) -> Lowered:
+    """Run the pipeline for `target`. Raises VerifyError when the input (or, which would be
+    a bug in a pass, the output) is not valid IR."""
+    if target not in TARGETS:
+        raise ValueError(f"unknown target `{target}` (expected one of {', '.join(TARGETS)})")
+    verify(kernel)
+    k = insert_checks(kernel) if checks else kernel
+    k = _legalize(k, target)
+    if k is not kernel:
+        try:
+            verify(k)
+        except VerifyError as e:  # a pass produced invalid IR: say which kernel and target
+            raise VerifyError(f"internal error: lowering `{kernel.name}` for {target} produced invalid IR: {e}") from e
+    k.__dict__["_goldy_lowered"] = (id(k), target)
+    return Lowered(k, kernel_info(k), target, checks, cache_key(kernel, target, checks, extra))
+
+
+def for_target(kernel: N.Kernel, target: str) -> Lowered:
+    """`kernel` ready for `target`'s emitter: as the pipeline left it, or legalised now
+    (keeping whatever check sites it carries) when it did not come through `lower`."""
+    mark = kernel.__dict__.get("_goldy_lowered")
+    if mark is not None and mark[0] == id(kernel) and mark[1] == target:
+        return Lowered(kernel, kernel_info(kernel), target, bool(kernel_info(kernel).sites), "")
+    k = _legalize(kernel, target)
+    k.__dict__["_goldy_lowered"] = (id(k), target)
+    return Lowered(k, kernel_info(k), target, bool(kernel_info(k).sites), "")
