@@ -124,7 +124,7 @@ class FaultReport:
 
 class Backend(ABC):
     name: str = "?"
-    target: str = "?"  # the code it runs: a target of ir.pipeline ("cpu", "wgsl", "ptx", "slang")
+    lowering: str = "?"  # the code it runs: a target of ir.pipeline ("cpu", "wgsl", "ptx", "slang")
     limits: Limits = Limits()
     subgroup_width: Optional[int] = None
 

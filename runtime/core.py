@@ -434,7 +434,7 @@ class KernelDef:
         with device._lock:
             hit = device._kernel_cache.get(key)
             if hit is None:
-                lowered = pipeline.lower(self.ir, device.backend.target, checks=options.checks,
+                lowered = pipeline.lower(self.ir, device.backend.lowering, checks=options.checks,
                                          extra=options.extra)
                 target_ir = lowered.kernel
                 _check_kernel_limits(self.ir, device, error_word=lowered.info.has_checks)

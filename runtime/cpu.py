@@ -150,7 +150,7 @@ class _Bound:
 
 class CpuBackend(Backend):
     name = "cpu"
-    target = "cpu"
+    lowering = "cpu"
     # no hardware grid limit along x (CUDA's 2^31 - 1 keeps thread ids within u32 reach)
     limits = Limits(max_workgroups=(2**31 - 1, 65535, 65535))
 

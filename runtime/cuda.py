@@ -287,7 +287,7 @@ class _Graph:
 
 class CudaBackend(Backend):
     name = "cuda"
-    target = "ptx"
+    lowering = "ptx"
     subgroup_width = 32
 
     def __init__(self, device: int = 0, target: Optional[str] = None, ptx_version: Optional[str] = None):

@@ -77,7 +77,7 @@ class Compiled:
 
 class SlangBackend(Backend):
     name = "slang"
-    target = "slang"
+    lowering = "slang"
 
     def __init__(self, device_type: str = "cpu", cache_dir: Optional[str] = None):
         spy = _slangpy()

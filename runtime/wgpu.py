@@ -121,7 +121,7 @@ class _State:
 
 class WgpuBackend(Backend):
     name = "wgpu"
-    target = "wgsl"
+    lowering = "wgsl"
 
     def __init__(self, adapter: Optional[str] = None):
         if wgpu is None:
