@@ -9,17 +9,19 @@
 set -o pipefail
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
-mkdir -p /tmp/pkg/goldy_import
-cp -r goldy_import/* /tmp/pkg/goldy_import/ && cp -r importer ir codegen runtime /tmp/pkg/goldy_import/
-export PYTHONPATH=/tmp/site:/tmp/pkg PYTHONUNBUFFERED=1
+# a real (non-editable) install, console script included, as a user's would be
+python3 -m pip install -q --no-deps --no-index --no-build-isolation . >/dev/null || exit 1
+# PYTHONSAFEPATH: the checkout's goldy_import/ folder (without the mapped subpackages) must
+# not shadow the installed package, in the tests' subprocesses too
+export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 PYTHONSAFEPATH=1
 [ -e /usr/share/vulkan/icd.d/nvidia_icd.json ] || export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
-python3 -P -c "import goldy_import as gi; print(gi.Device('cuda').describe()); print(gi.Device('wgpu').describe())" | tee -a "$OUT/gpu.txt"
-GOLDY_REQUIRE_BACKENDS=cpu,wgpu,cuda python3 -P -m pytest -q -p no:cacheprovider -rs ${GOLDY_TESTS:-tests} \
+python3 -c "import goldy_import as gi; print(gi.Device('cuda').describe()); print(gi.Device('wgpu').describe())" | tee -a "$OUT/gpu.txt"
+GOLDY_REQUIRE_BACKENDS=cpu,wgpu,cuda python3 -m pytest -q -p no:cacheprovider -rs ${GOLDY_TESTS:-tests} \
     2>&1 | tee "$OUT/tests.log" | grep -v '^SKIPPED' | tail -40
 grep -c '^SKIPPED' "$OUT/tests.log" | sed 's/^/skipped lines: /'
 if [ "${1:-}" = "--bench" ]; then
-    python3 -P benchmarks/cuda_backend.py --checks-cost 2>&1 | tee "$OUT/checks_cost.log"
-    python3 -P benchmarks/wgpu_backend.py --mib 256 --reps 10 2>&1 | tee "$OUT/wgpu_bench.log"
+    python3 benchmarks/cuda_backend.py --checks-cost 2>&1 | tee "$OUT/checks_cost.log"
+    python3 benchmarks/wgpu_backend.py --mib 256 --reps 10 2>&1 | tee "$OUT/wgpu_bench.log"
 fi
