@@ -43,5 +43,14 @@ class BackendError(GoldyError):
     """A backend call failed (compile, launch, driver error)."""
 
 
+class CodegenError(BackendError):
+    """An emitter failed on IR that passed the verifier: a bug in goldy-import, reported
+    with the kernel, the target and, when known, the Rust location being emitted."""
+
+    def __init__(self, message: str, kernel: str = "", target: str = "", location: str = ""):
+        super().__init__(message)
+        self.kernel, self.target, self.location = kernel, target, location
+
+
 class DeviceLimitError(GoldyError):
     """A kernel or argument exceeds a device limit; the message names the limit."""
