@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Iterable, Optional
+
 
 class GoldyError(Exception):
     """Base of every error goldy-import raises on purpose."""
@@ -10,7 +12,7 @@ class GoldyError(Exception):
 class DiagnosticError(GoldyError):
     """The Rust source has errors; `diagnostics` holds them, `str()` renders them."""
 
-    def __init__(self, message: str, diagnostics=None, rendered: str = ""):
+    def __init__(self, message: str, diagnostics: Optional[Iterable[Any]] = None, rendered: str = ""):
         super().__init__(message + ("\n\n" + rendered if rendered else ""))
         self.diagnostics = list(diagnostics or [])
 

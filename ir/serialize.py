@@ -51,8 +51,9 @@ def _decode(v: Any) -> Any:
             cls = _NODE_CLASSES[v["node"]]
             kwargs = {}
             for f in dataclasses.fields(cls):
-                if f.name not in v and f.default is not dataclasses.MISSING:
-                    continue
+                if f.name not in v and (f.default is not dataclasses.MISSING
+                                        or f.default_factory is not dataclasses.MISSING):
+                    continue  # written before the field existed, or left out as the default
                 raw = v[f.name]
                 if f.name == "span":
                     kwargs[f.name] = N.Span(*raw)
