@@ -33,6 +33,7 @@ from goldy_import.ir import types as T
 from goldy_import.ir.serialize import to_json
 
 from . import cpu_rt as rt
+from .guard import emitter, emitting
 
 _SIMPLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 _MAX_ATOM = 100  # longer expressions go to a temporary (bounds nesting in the source)
@@ -726,6 +727,7 @@ def _exits(stmts: list[N.Stmt], kind: type) -> bool:
     return False
 
 
+@emitter("CPU")
 def emit_cpu(kernel: N.Kernel) -> str:
     """The Python source of the CPU function for `kernel` (readable; for debugging)."""
     return _Emitter(kernel).run()[0]
@@ -742,8 +744,9 @@ def compile_cpu(kernel: N.Kernel) -> CpuKernel:
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    em = _Emitter(kernel)
-    source, fname = em.run()
+    with emitting(kernel, "CPU"):
+        em = _Emitter(kernel)
+        source, fname = em.run()
     filename = f"<goldy-cpu {kernel.name} {key[:12]}>"
     code = compile(source, filename, "exec")
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # readable tracebacks

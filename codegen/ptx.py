@@ -60,6 +60,7 @@ from goldy_import.ir import types as T
 from goldy_import.ir.layout import struct_layout
 
 from . import ptx_math as PM
+from .guard import emitter
 from goldy_import.ir.uniformity import Uniformity
 
 # PTX ISA version that first supports each target; the default for a target is this
@@ -129,33 +130,20 @@ def batchable(kernel: N.Kernel) -> bool:
     return len(stmts) <= 64 and not any(isinstance(x, _NOT_BATCHABLE) for x in stmts)
 
 
+@emitter("PTX")
 def emit_ptx(kernel: N.Kernel, target: str = "sm_90", ptx_version: Optional[str] = None,
              source: Optional[str] = None, batch: int = 1) -> str:
     """PTX text for one verified kernel. `source` (the Rust text) feeds the line comments;
-    without it the file named by `kernel.source_file` is read if it exists. With `batch`
+    without it the kernel's own lines carried in the IR do (never the file). With `batch`
     above 1, a `batchable` kernel gets a second entry, `batch_entry(kernel, batch)`, in
     which each hardware thread runs the threads of `batch` consecutive workgroups in lock
     step (workgroup x ids b*batch + j); it takes one more `.param .u32` after the kernel's,
     the number of workgroups along x, and is launched with ceil(that / batch) blocks."""
     version = ptx_version or ptx_version_for(target)
     _sm(target)
-    if source is None and kernel.source_file and os.path.isfile(kernel.source_file):
-        try:
-            with open(kernel.source_file, encoding="utf-8", errors="replace") as f:
-                source = f.read()
-        except OSError:
-            source = None
     body: list[str] = []
     for b in ([1, batch] if batch > 1 and batchable(kernel) else [1]):
-        em = _Emitter(kernel, source, b)
-        try:
-            body += ([""] if body else []) + em.run()
-        except BackendError:
-            raise
-        except Exception as e:  # a bug here must still reach the user as a GoldyError
-            where = f"{kernel.source_file}:{em.current_line}" if em.current_line else kernel.source_file
-            raise BackendError(f"internal error emitting PTX for kernel `{kernel.name}` ({where}): "
-                               f"{type(e).__name__}: {e}") from e
+        body += ([""] if body else []) + _Emitter(kernel, source, b).run()
     header = [f"// goldy-import PTX for kernel `{kernel.name}` from {kernel.source_file}",
               f".version {version}", f".target {target}", ".address_size 64", ""]
     return "\n".join(header + body) + "\n"
@@ -283,7 +271,7 @@ class _Emitter:
         self.pred: Optional[str] = None  # batched mode: the copy's predicate on memory and assignments
         self.b = Builder()
         self.m = PM.PtxOps(self.b)
-        self.src_lines = source.splitlines() if source else []
+        self.src_lines = source.splitlines() if source else [k.source_line(n) for n in range(1, k.span.end_line + 1)]
         self.current_line = 0
         self.uni = Uniformity(k, "may")
         self.locals: dict[str, list[str]] = {}

@@ -28,9 +28,11 @@ from goldy_import.ir.checks import check_sites
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 
+from .guard import emitter
 from .slang_handwritten import HandwrittenKernel, rename_entry, try_kernel_def_from_source
-from .slang_text import (BUILTIN_PARAMS, FAULTS, FAULTS_TYPE, INDENT, Names, Printer, element_type, has_checks,
-                         has_sync, param_type, signature_builtins, slang_type, struct_decl)
+from .slang_text import (BUILTIN_PARAMS, ENTRY_POINT, FAULTS, FAULTS_TYPE, INDENT, Names, Printer, arg_value,
+                         args_block, element_type, has_checks, has_sync, param_type, signature_builtins, site_comments,
+                         slang_type, struct_decl)
 
 __all__ = [
     "ABI_MODULE", "ABI_DIR", "ENTRY_POINT", "emit_slang", "emit_wrapper", "emit_wrapper_from_kernel_def",
@@ -39,12 +41,12 @@ __all__ = [
 
 ABI_DIR = os.path.dirname(os.path.abspath(__file__))
 ABI_MODULE = os.path.join(ABI_DIR, "goldy_abi.slang")
-ENTRY_POINT = "goldy_main"  # the wrapper's entry; `main` is renamed by some targets
 CANONICAL_ENTRY = "cs_main"
 
 KernelLike = Union[N.Kernel, HandwrittenKernel]
 
 
+@emitter("Slang")
 def emit_slang(kernel: N.Kernel) -> str:
     """The canonical `[goldy_compute]` Slang of a verified kernel."""
     if isinstance(kernel, HandwrittenKernel):
@@ -74,17 +76,6 @@ def emit_slang(kernel: N.Kernel) -> str:
     return "\n".join(out) + "\n"
 
 
-def site_comments(kernel: N.Kernel) -> list[str]:
-    """One comment line per trapping-check site: its id, what it checks, the Rust location."""
-    if not has_checks(kernel):
-        return []
-    out = [f"// trapping checks (`{FAULTS}` records the first failure):"]
-    for site in check_sites(kernel):
-        what = f"`{site.resource}[_]`" if site.kind == "index" else f"`{site.text}` by zero"
-        out.append(f"//   site {site.id}: {what} at {kernel.source_file}:{site.span.line}:{site.span.col}")
-    return out
-
-
 def uses_barriers(kernel: KernelLike) -> bool:
     """Whether the kernel synchronises its workgroup (needs the CPU lane-serial form)."""
     if isinstance(kernel, HandwrittenKernel):
@@ -95,31 +86,10 @@ def uses_barriers(kernel: KernelLike) -> bool:
 
 # ---------------------------------------------------------------- the wrapper entry
 
-def _arg_field(p: N.Param, names) -> str:
-    """How a parameter sits in the global argument block (uniform structs as a one-element
-    buffer, so their layout is the buffer-element layout on every target)."""
-    if p.category == "uniform":
-        return f"StructuredBuffer<{slang_type(p.ty, names)}> {names(p.name)};"
-    return f"{param_type(p, names)} {names(p.name)};"
-
-
-def _arg_value(p: N.Param, names) -> str:
-    v = f"_goldy_args.{names(p.name)}"
-    return f"{v}[0]" if p.category == "uniform" else v
-
-
 _SYSTEM_VALUES = {"global_id": "_goldy_sv_gid", "local_id": "_goldy_sv_lid", "workgroup_id": "_goldy_sv_wid"}
 
 
-def args_block(kernel: KernelLike, names) -> list[str]:
-    """The global `_goldy_args` block every form of a kernel binds its parameters through."""
-    fields = [INDENT + _arg_field(p, names) for p in kernel.params]
-    fields.append(INDENT + "uint3 _goldy_nwg;")
-    if has_checks(kernel):
-        fields.append(f"{INDENT}{FAULTS_TYPE} {FAULTS};")
-    return ["struct _GoldyArgs", "{"] + fields + ["};", "ParameterBlock<_GoldyArgs> _goldy_args;", ""]
-
-
+@emitter("Slang")
 def emit_wrapper_from_kernel_def(kdef: KernelLike) -> str:
     """A complete Slang module: the canonical source with its function renamed
     `_goldy_user_<name>` (no longer an entry point), plus a `[shader("compute")]` entry
@@ -137,7 +107,7 @@ def emit_wrapper_from_kernel_def(kdef: KernelLike) -> str:
     call = []
     for item in order:
         if item in params:
-            call.append(_arg_value(params[item], names))
+            call.append(arg_value(params[item], names))
         elif item == "num_workgroups":
             call.append("_goldy_args._goldy_nwg")
         else:

@@ -21,9 +21,9 @@ from goldy_import.ir import layout as L
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 
-from .slang import ENTRY_POINT, args_block, site_comments  # the argument block is shared with the wrapper
-from .slang_text import (FAULTS, FAULTS_TYPE, INDENT, Names, Printer, RawExpr, f32_literal, has_checks, has_sync,
-                         param_type, slang_type, struct_decl)
+from .guard import emitter
+from .slang_text import (ENTRY_POINT, FAULTS, FAULTS_TYPE, INDENT, Names, Printer, RawExpr, args_block, f32_literal,
+                         has_checks, has_sync, param_type, site_comments, slang_type, struct_decl)
 
 LANE = "_goldy_t"
 ALIVE = "_goldy_alive"
@@ -248,6 +248,7 @@ def _raw(code: str) -> N.Expr:
     return RawExpr("u32", N.NO_SPAN, code)
 
 
+@emitter("Slang")
 def emit_lane_serial(kernel: N.Kernel) -> str:
     """A complete Slang module for the CPU target: one `[numthreads(1, 1, 1)]` invocation per
     workgroup, dispatched with the kernel's group count as its thread count."""

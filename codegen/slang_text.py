@@ -11,6 +11,7 @@ from typing import Callable, Optional
 
 from goldy_import.errors import BackendError
 from goldy_import.ir import layout as L
+from goldy_import.ir.checks import check_sites
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 
@@ -598,3 +599,41 @@ def _balanced_outer(c: str) -> bool:
         if depth == 0:
             return i == len(c) - 1
     return False
+
+
+# ---------------------------------------------------------------- shared by the wrapper and the lane-serial form
+
+ENTRY_POINT = "goldy_main"  # the dispatched entry of both; `main` is renamed by some targets
+
+
+def site_comments(kernel: N.Kernel) -> list[str]:
+    """One comment line per trapping-check site: its id, what it checks, the Rust location."""
+    if not has_checks(kernel):
+        return []
+    out = [f"// trapping checks (`{FAULTS}` records the first failure):"]
+    for site in check_sites(kernel):
+        what = f"`{site.resource}[_]`" if site.kind == "index" else f"`{site.text}` by zero"
+        out.append(f"//   site {site.id}: {what} at {kernel.source_file}:{site.span.line}:{site.span.col}")
+    return out
+
+
+def _arg_field(p: N.Param, names) -> str:
+    """How a parameter sits in the global argument block (uniform structs as a one-element
+    buffer, so their layout is the buffer-element layout on every target)."""
+    if p.category == "uniform":
+        return f"StructuredBuffer<{slang_type(p.ty, names)}> {names(p.name)};"
+    return f"{param_type(p, names)} {names(p.name)};"
+
+
+def arg_value(p: N.Param, names) -> str:
+    v = f"_goldy_args.{names(p.name)}"
+    return f"{v}[0]" if p.category == "uniform" else v
+
+
+def args_block(kernel: N.Kernel, names) -> list[str]:
+    """The global `_goldy_args` block every form of a kernel binds its parameters through."""
+    fields = [INDENT + _arg_field(p, names) for p in kernel.params]
+    fields.append(INDENT + "uint3 _goldy_nwg;")
+    if has_checks(kernel):
+        fields.append(f"{INDENT}{FAULTS_TYPE} {FAULTS};")
+    return ["struct _GoldyArgs", "{"] + fields + ["};", "ParameterBlock<_GoldyArgs> _goldy_args;", ""]

@@ -70,6 +70,8 @@ from goldy_import.ir import layout as L
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 
+from .guard import emitter
+
 __all__ = ["emit_wgsl", "emit_wgsl_module", "WgslModule", "ResourceBinding", "UniformField", "WgslEmitError"]
 
 
@@ -119,6 +121,7 @@ def emit_wgsl(kernel: N.Kernel) -> str:
     return emit_wgsl_module(kernel).code
 
 
+@emitter("WGSL")
 def emit_wgsl_module(kernel: N.Kernel, force_writable: frozenset = frozenset()) -> WgslModule:
     """`force_writable`: parameter indices to declare read_write even though the kernel only
     reads them (WebGPU forbids binding one buffer read-only and writable in one dispatch)."""

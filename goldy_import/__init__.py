@@ -4,23 +4,51 @@
     kernels = gi.load("kernels.rs")
     dev = gi.Device("auto")
     k = kernels.saxpy.prepare(dev)
+
+The names below load on first use (PEP 562), so importing the package, `goldy_import.errors`
+or `goldy_import.runtime.launch` (what every generated launch module imports) loads neither
+tree-sitter nor an emitter nor a backend.
 """
 
 from __future__ import annotations
 
-from .errors import (AliasingError, BackendError, BackendUnavailable, BindingError, DeviceLimitError,
-                     DiagnosticError, GoldyError, GridError, KernelFault, ShapeContractError)
-from .loader import KernelModule, StructType, load, load_slang, load_source
-from .runtime.core import (Buffer, Device, Image, Invocation, KernelDef, Node, PreparedKernel, Scheme,
-                           backend_available)
-from .runtime.tensor import TensorView
+import importlib
+from typing import TYPE_CHECKING, Any
 
+from .errors import (AliasingError, BackendError, BackendUnavailable, BindingError, CodegenError, DeviceLimitError,
+                     DiagnosticError, GoldyError, GridError, KernelFault, ShapeContractError)
 from .version import __version__
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
+    from .loader import KernelModule, StructType, load, load_slang, load_source
+    from .runtime.core import (Buffer, Device, Image, Invocation, KernelDef, Node, PreparedKernel, Scheme,
+                               backend_available)
+    from .runtime.tensor import TensorView
+
+_LAZY = {
+    **dict.fromkeys(("load", "load_source", "load_slang", "KernelModule", "StructType"), "goldy_import.loader"),
+    **dict.fromkeys(("Device", "Buffer", "Image", "Scheme", "Node", "KernelDef", "PreparedKernel", "Invocation",
+                     "backend_available"), "goldy_import.runtime.core"),
+    "TensorView": "goldy_import.runtime.tensor",
+}
 
 __all__ = [
     "load", "load_source", "load_slang", "KernelModule", "StructType", "Device", "Buffer", "Image", "Scheme", "Node",
     "KernelDef", "PreparedKernel", "Invocation", "TensorView", "backend_available",
     "GoldyError", "DiagnosticError", "BindingError", "ShapeContractError", "AliasingError",
-    "GridError", "KernelFault", "BackendUnavailable", "BackendError", "DeviceLimitError",
+    "GridError", "KernelFault", "BackendUnavailable", "BackendError", "CodegenError", "DeviceLimitError",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'goldy_import' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

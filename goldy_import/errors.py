@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Iterable, Optional
+
 
 class GoldyError(Exception):
     """Base of every error goldy-import raises on purpose."""
@@ -10,7 +12,7 @@ class GoldyError(Exception):
 class DiagnosticError(GoldyError):
     """The Rust source has errors; `diagnostics` holds them, `str()` renders them."""
 
-    def __init__(self, message: str, diagnostics=None, rendered: str = ""):
+    def __init__(self, message: str, diagnostics: Optional[Iterable[Any]] = None, rendered: str = ""):
         super().__init__(message + ("\n\n" + rendered if rendered else ""))
         self.diagnostics = list(diagnostics or [])
 
@@ -41,6 +43,15 @@ class BackendUnavailable(GoldyError):
 
 class BackendError(GoldyError):
     """A backend call failed (compile, launch, driver error)."""
+
+
+class CodegenError(BackendError):
+    """An emitter failed on IR that passed the verifier: a bug in goldy-import, reported
+    with the kernel, the target and, when known, the Rust location being emitted."""
+
+    def __init__(self, message: str, kernel: str = "", target: str = "", location: str = ""):
+        super().__init__(message)
+        self.kernel, self.target, self.location = kernel, target, location
 
 
 class DeviceLimitError(GoldyError):

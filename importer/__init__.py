@@ -15,7 +15,7 @@ from goldy_import.ir import types as T
 from goldy_import.ir.verify import VerifyError, verify
 
 from . import dialect as D
-from .diagnostics import CODES, Diagnostic, Label, SourceText, render_human, render_json
+from goldy_import.ir.diagnostics import CODES, Diagnostic, Label, SourceText, render_human, render_json
 from .divergence import divergence_diagnostics
 from .lints import lint_diagnostics
 from .lower import Context, KernelLowerer, _text

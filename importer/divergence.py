@@ -11,7 +11,7 @@ from __future__ import annotations
 from goldy_import.ir import nodes as N
 from goldy_import.ir.uniformity import Finding, divergent_sync_points
 
-from .diagnostics import Diagnostic, Label
+from goldy_import.ir.diagnostics import Diagnostic, Label
 
 CODE = "G0042"
 

@@ -35,7 +35,7 @@ from typing import Optional
 from goldy_import.ir import nodes as N
 from goldy_import.ir.uniformity import Uniformity, reassigned_locals
 
-from .diagnostics import Diagnostic, Label
+from goldy_import.ir.diagnostics import Diagnostic, Label
 
 UNIFORM_WRITE = "G0043"
 UNSYNCED_READ = "G0044"

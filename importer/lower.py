@@ -57,9 +57,10 @@ class KernelLowerer(SignatureLowering, StatementLowering, ExpressionLowering, Bu
             return None
         builtins = [b for b in N.BUILTINS if b in self.builtins]
         structs = [self.ctx.structs[s] for s in self.structs_used]
+        sp = self.span(self.fn)
+        lines = [self.ctx.source.line_text(n) for n in range(sp.line, sp.end_line + 1)]
         return N.Kernel(self.name, self.wg_size, self.params, self.wgarrays, structs, body,
-                        builtins, self.ctx.source.filename, self.doc, self.span(self.fn),
-                        dict(self.locals))
+                        builtins, self.ctx.source.filename, self.doc, sp, dict(self.locals), lines)
 
 
 KernelLowerer.EXPR_METHODS = {name.removeprefix("expr_"): getattr(KernelLowerer, name)

@@ -12,7 +12,7 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 
 from . import dialect as D
-from .diagnostics import Label
+from goldy_import.ir.diagnostics import Label
 from .state import CATEGORY_WORDS, MAX_DEPTH, LowererState, has_effects, read_write_help
 from .syntax import FLOAT_TEXT, named, node_text, split_int_literal, parse_int_digits
 

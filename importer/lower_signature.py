@@ -10,7 +10,7 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 
 from . import dialect as D
-from .diagnostics import Label
+from goldy_import.ir.diagnostics import Label
 from .state import Binding, LowererState
 from .syntax import const_int, ident, named, node_text
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 
-from .diagnostics import Diagnostic, Label, SourceText
+from goldy_import.ir.diagnostics import Diagnostic, Label, SourceText
 from .syntax import named, node_text
 
 

@@ -356,6 +356,14 @@ class Kernel:
     doc: str
     span: Span
     locals: dict[str, str] = field(default_factory=dict)  # every local's name -> type
+    # The Rust text of lines span.line..span.end_line, so emitters can quote the source
+    # (PTX line comments) without reading a file that may have moved; empty when built in Python.
+    source_lines: list[str] = field(default_factory=list)
+
+    def source_line(self, line: int) -> str:
+        """The Rust text of 1-based `line`, or "" where the kernel does not carry it."""
+        i = line - self.span.line
+        return self.source_lines[i] if 0 <= i < len(self.source_lines) else ""
 
     def param(self, name: str) -> Optional[Param]:
         for p in self.params:

@@ -1,4 +1,8 @@
-"""Versioned JSON form of the IR. `from_json(to_json(k)) == k` exactly."""
+"""Versioned JSON form of the IR. `from_json(to_json(k)) == k` exactly.
+
+A field added with a default (`Kernel.source_lines`, `check`) is left out when it holds the
+default and read as the default when absent, so files written before it still load and the
+version only changes when a reader would misread a file."""
 
 from __future__ import annotations
 
@@ -25,8 +29,8 @@ def _encode(v: Any) -> Any:
         out: dict[str, Any] = {"node": type(v).__name__}
         for f in dataclasses.fields(v):
             value = getattr(v, f.name)
-            if f.name == "check" and value == -1:
-                continue  # unchecked (the default): kept out so plain IR reads as before
+            if (f.name == "check" and value == -1) or (f.name == "source_lines" and not value):
+                continue  # the defaults (unchecked, no source text): kept out so plain IR reads as before
             out[f.name] = _encode(value)
         return out
     if isinstance(v, (list, tuple)):
@@ -47,8 +51,9 @@ def _decode(v: Any) -> Any:
             cls = _NODE_CLASSES[v["node"]]
             kwargs = {}
             for f in dataclasses.fields(cls):
-                if f.name not in v and f.default is not dataclasses.MISSING:
-                    continue
+                if f.name not in v and (f.default is not dataclasses.MISSING
+                                        or f.default_factory is not dataclasses.MISSING):
+                    continue  # written before the field existed, or left out as the default
                 raw = v[f.name]
                 if f.name == "span":
                     kwargs[f.name] = N.Span(*raw)

@@ -1,4 +1,7 @@
-"""rustc-style diagnostics: codes, spans, human and JSON rendering."""
+"""rustc-style diagnostics: codes, spans, human and JSON rendering.
+
+In `ir/`, not the importer, so that the verifier, the passes and the emitters can raise
+them too; nothing here needs tree-sitter."""
 
 from __future__ import annotations
 
@@ -8,12 +11,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-from goldy_import.ir.nodes import Span
+from .nodes import Span
 
 _NEWLINE = re.compile(b"\n")
 _CONTINUATION = re.compile(b"[\x80-\xbf]")  # UTF-8 bytes that continue a character
 
-# Every code the importer can emit. docs/diagnostics.md has an example of each.
+# Every code the toolchain can emit. docs/diagnostics.md has an example of each.
 CODES = {
     "G0001": "syntax error",
     "G0002": "invalid kernel attribute",
