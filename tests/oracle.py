@@ -18,6 +18,16 @@ from goldy_import.ir import nodes as N
 
 POISON_F32 = np.float32(np.nan)
 POISON_INT = 0xDEADBEEF
+TRAPS_RS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "traps", "traps.rs")
+
+
+def rust_loc(src: str, needle: str, file: str) -> str:
+    """`file:line:col` of the first `needle` in `src` as messages print a span (1-based,
+    columns in characters)."""
+    at = src.index(needle)
+    line = src.count("\n", 0, at) + 1
+    col = at - (src.rfind("\n", 0, at) + 1) + 1
+    return f"{file}:{line}:{col}"
 
 
 def required_backends() -> set[str]:
