@@ -6,8 +6,10 @@ element a backend forgets to write shows up as a mismatch.
 
 from __future__ import annotations
 
+import difflib
 import os
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -28,6 +30,29 @@ def rust_loc(src: str, needle: str, file: str) -> str:
     line = src.count("\n", 0, at) + 1
     col = at - (src.rfind("\n", 0, at) + 1) + 1
     return f"{file}:{line}:{col}"
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def check_snapshot(path, actual: str, regenerate: str) -> None:
+    """Compare `actual` with the snapshot stored at `path`; with GOLDY_UPDATE_SNAPSHOTS=1
+    store it instead. `regenerate`: the command that rewrites it, named in the failure."""
+    path = Path(path)
+    rel = path.resolve().relative_to(REPO).as_posix()
+    if os.environ.get("GOLDY_UPDATE_SNAPSHOTS") == "1":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists() or path.read_text(encoding="utf-8") != actual:
+            path.write_text(actual, encoding="utf-8")
+        return
+    assert path.exists(), f"missing snapshot {rel}; regenerate with `{regenerate}` and review the diff"
+    expected = path.read_text(encoding="utf-8")
+    if actual != expected:
+        diff = list(difflib.unified_diff(expected.splitlines(), actual.splitlines(), f"{rel} (stored)",
+                                         f"{rel} (now)", lineterm="", n=1))
+        shown = "\n".join(diff[:40]) + (f"\n... ({len(diff) - 40} more diff lines)" if len(diff) > 40 else "")
+        raise AssertionError(f"{rel} differs; if the change is intended, regenerate with `{regenerate}` "
+                             f"and review the diff\n{shown}")
 
 
 def required_backends() -> set[str]:
