@@ -187,17 +187,21 @@ def random_inputs(kernel: N.Kernel, n: int, seed: int) -> list[Any]:
         if p.category in N.BUFFER_CATEGORIES or p.category in N.TENSOR_CATEGORIES:
             out.append(random_array(rng, p.ty, n, kernel))
         elif p.category == "scalar":
-            if p.ty == "u32":
-                out.append(n if p.name in SIZE_NAMES else int(rng.integers(0, 100)))
-            elif p.ty == "i32":
-                out.append(int(rng.integers(-100, 100)))
-            elif p.ty == "f32":
-                out.append(float(np.float32(rng.normal())))
-            else:
-                out.append(bool(rng.integers(0, 2)))
+            out.append(random_scalar(rng, p, n))
         else:
             raise NotImplementedError(f"random_inputs: parameter category {p.category}")
     return out
+
+
+def random_scalar(rng: np.random.Generator, p: N.Param, n: int) -> Any:
+    """A random value for scalar parameter `p`; a u32 named like a size is `n`."""
+    if p.ty == "u32":
+        return n if p.name in SIZE_NAMES else int(rng.integers(0, 100))
+    if p.ty == "i32":
+        return int(rng.integers(-100, 100))
+    if p.ty == "f32":
+        return float(np.float32(rng.normal()))
+    return bool(rng.integers(0, 2))
 
 
 def random_array(rng: np.random.Generator, ty: str, n: int, kernel: Optional[N.Kernel] = None) -> np.ndarray:

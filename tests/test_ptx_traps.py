@@ -23,7 +23,7 @@ import pytest
 
 import goldy_import as gi
 from goldy_import.codegen.ptx import FAULT_PARAM, FAULT_WORDS, batch_entry, batchable, emit_ptx, has_check_sites
-from goldy_import.importer import import_file, import_source
+from goldy_import.importer import import_source
 from goldy_import.ir import nodes as N
 from goldy_import.ir.checks import check_sites, insert_checks
 from goldy_import.runtime import cuda as C
@@ -31,7 +31,7 @@ from goldy_import.runtime.backend import CompileOptions, Dispatch, FaultReport, 
 
 from fake_cuda import FakeDriver, plan_fault
 from oracle import TRAPS_RS, rust_loc
-from test_ptx import SOURCES, assemble, ptxas  # noqa: F401  (ptxas is a fixture)
+from test_ptx import assemble, good_kernels, ptxas  # noqa: F401  (ptxas is a fixture)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPILLS = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
@@ -39,14 +39,7 @@ PARAM_NAMES = re.compile(r"\.param (?:\.align \d+ )?\.\w+ (p\w+)")
 
 
 def checked_kernels():
-    out = []
-    for path in SOURCES:
-        r = import_file(path)
-        if not r.ok:
-            continue
-        for k in r.kernels:
-            out.append(pytest.param(insert_checks(k), id=f"{os.path.basename(path)}::{k.name}"))
-    return out
+    return [pytest.param(insert_checks(p.values[0]), id=p.id) for p in good_kernels()]
 
 
 def entries(text: str) -> dict[str, str]:
