@@ -6,8 +6,10 @@ element a backend forgets to write shows up as a mismatch.
 
 from __future__ import annotations
 
+import difflib
 import os
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -18,6 +20,39 @@ from goldy_import.ir import nodes as N
 
 POISON_F32 = np.float32(np.nan)
 POISON_INT = 0xDEADBEEF
+TRAPS_RS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "traps", "traps.rs")
+
+
+def rust_loc(src: str, needle: str, file: str) -> str:
+    """`file:line:col` of the first `needle` in `src` as messages print a span (1-based,
+    columns in characters)."""
+    at = src.index(needle)
+    line = src.count("\n", 0, at) + 1
+    col = at - (src.rfind("\n", 0, at) + 1) + 1
+    return f"{file}:{line}:{col}"
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def check_snapshot(path, actual: str, regenerate: str) -> None:
+    """Compare `actual` with the snapshot stored at `path`; with GOLDY_UPDATE_SNAPSHOTS=1
+    store it instead. `regenerate`: the command that rewrites it, named in the failure."""
+    path = Path(path)
+    rel = path.resolve().relative_to(REPO).as_posix()
+    if os.environ.get("GOLDY_UPDATE_SNAPSHOTS") == "1":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists() or path.read_text(encoding="utf-8") != actual:
+            path.write_text(actual, encoding="utf-8")
+        return
+    assert path.exists(), f"missing snapshot {rel}; regenerate with `{regenerate}` and review the diff"
+    expected = path.read_text(encoding="utf-8")
+    if actual != expected:
+        diff = list(difflib.unified_diff(expected.splitlines(), actual.splitlines(), f"{rel} (stored)",
+                                         f"{rel} (now)", lineterm="", n=1))
+        shown = "\n".join(diff[:40]) + (f"\n... ({len(diff) - 40} more diff lines)" if len(diff) > 40 else "")
+        raise AssertionError(f"{rel} differs; if the change is intended, regenerate with `{regenerate}` "
+                             f"and review the diff\n{shown}")
 
 
 def required_backends() -> set[str]:
@@ -152,17 +187,21 @@ def random_inputs(kernel: N.Kernel, n: int, seed: int) -> list[Any]:
         if p.category in N.BUFFER_CATEGORIES or p.category in N.TENSOR_CATEGORIES:
             out.append(random_array(rng, p.ty, n, kernel))
         elif p.category == "scalar":
-            if p.ty == "u32":
-                out.append(n if p.name in SIZE_NAMES else int(rng.integers(0, 100)))
-            elif p.ty == "i32":
-                out.append(int(rng.integers(-100, 100)))
-            elif p.ty == "f32":
-                out.append(float(np.float32(rng.normal())))
-            else:
-                out.append(bool(rng.integers(0, 2)))
+            out.append(random_scalar(rng, p, n))
         else:
             raise NotImplementedError(f"random_inputs: parameter category {p.category}")
     return out
+
+
+def random_scalar(rng: np.random.Generator, p: N.Param, n: int) -> Any:
+    """A random value for scalar parameter `p`; a u32 named like a size is `n`."""
+    if p.ty == "u32":
+        return n if p.name in SIZE_NAMES else int(rng.integers(0, 100))
+    if p.ty == "i32":
+        return int(rng.integers(-100, 100))
+    if p.ty == "f32":
+        return float(np.float32(rng.normal()))
+    return bool(rng.integers(0, 2))
 
 
 def random_array(rng: np.random.Generator, ty: str, n: int, kernel: Optional[N.Kernel] = None) -> np.ndarray:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -23,11 +24,14 @@ import pytest
 from goldy_import.importer import import_file, render_json
 from goldy_import.ir import from_json, to_json, verify
 from goldy_import.ir.pretty import format_kernel
+import oracle
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data"
 SNAPS = REPO / "tests" / "snapshots" / "importer"
 UPDATE = os.environ.get("GOLDY_UPDATE_SNAPSHOTS") == "1"
+check_snapshot = partial(oracle.check_snapshot, regenerate="GOLDY_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest -q "
+                                                          "-p no:cacheprovider tests/test_importer_snapshots.py")
 
 ACCEPT = sorted((DATA / "importer" / "accept").glob("*.rs")) + [DATA / "kitchen_sink.rs"]
 REJECT = sorted((DATA / "importer" / "reject").glob("*.rs"))
@@ -35,18 +39,6 @@ REJECT = sorted((DATA / "importer" / "reject").glob("*.rs"))
 
 def rel(path: Path) -> str:
     return path.relative_to(REPO).as_posix()
-
-
-def check_snapshot(path: Path, actual: str) -> None:
-    """Compare with the stored snapshot, or store it when updating."""
-    if UPDATE:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.exists() or path.read_text() != actual:
-            path.write_text(actual)
-        return
-    assert path.exists(), f"missing snapshot {rel(path)}; run with GOLDY_UPDATE_SNAPSHOTS=1"
-    expected = path.read_text()
-    assert actual == expected, f"{rel(path)} differs; run with GOLDY_UPDATE_SNAPSHOTS=1 and review the diff"
 
 
 def import_rel(path: Path):

@@ -10,7 +10,7 @@
   part: which slot each node is given, when the words are cleared and read back, and the
   FaultReports and KernelFault messages that come out.
 
-The same kernels on a real GPU: tests/test_cuda_traps.py.
+The same checks on a real GPU, against the CPU oracle: tests/test_traps.py.
 """
 
 from __future__ import annotations
@@ -23,14 +23,15 @@ import pytest
 
 import goldy_import as gi
 from goldy_import.codegen.ptx import FAULT_PARAM, FAULT_WORDS, batch_entry, batchable, emit_ptx, has_check_sites
-from goldy_import.importer import import_file, import_source
+from goldy_import.importer import import_source
 from goldy_import.ir import nodes as N
 from goldy_import.ir.checks import check_sites, insert_checks
 from goldy_import.runtime import cuda as C
 from goldy_import.runtime.backend import CompileOptions, Dispatch, FaultReport, ImageArg, ScalarArg
 
 from fake_cuda import FakeDriver, plan_fault
-from test_ptx import SOURCES, assemble, ptxas  # noqa: F401  (ptxas is a fixture)
+from oracle import TRAPS_RS, rust_loc
+from test_ptx import assemble, good_kernels, ptxas  # noqa: F401  (ptxas is a fixture)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPILLS = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
@@ -38,14 +39,7 @@ PARAM_NAMES = re.compile(r"\.param (?:\.align \d+ )?\.\w+ (p\w+)")
 
 
 def checked_kernels():
-    out = []
-    for path in SOURCES:
-        r = import_file(path)
-        if not r.ok:
-            continue
-        for k in r.kernels:
-            out.append(pytest.param(insert_checks(k), id=f"{os.path.basename(path)}::{k.name}"))
-    return out
+    return [pytest.param(insert_checks(p.values[0]), id=p.id) for p in good_kernels()]
 
 
 def entries(text: str) -> dict[str, str]:
@@ -260,30 +254,8 @@ def test_batched_checked_entry_keeps_every_copy_in_flight():
 
 # ---------------------------------------------------------------- runtime against a fake driver
 
-SRC = """use goldy::gpu;
-
-#[goldy::compute(workgroup_size = [64, 1, 1])]
-fn read_past(x: &[f32], y: &mut [f32], off: u32) {
-    let i = gpu::global_id().x;
-    if i < y.len() {
-        y[i] = x[i + off] * 2.0;
-    }
-}
-
-#[goldy::compute(workgroup_size = [64, 1, 1])]
-fn clean(x: &[f32], y: &mut [f32]) {
-    let i = gpu::global_id().x;
-    if i < x.len() && i < y.len() { y[i] = x[i]; }
-}
-
-#[goldy::compute(workgroup_size = [8, 8, 1])]
-fn shift_image(img: gpu::DirectSpatial<f32>, dx: u32) {
-    let p = gpu::global_id();
-    if p.x < img.width() && p.y < img.height() {
-        img[gpu::uint2(p.x + dx, p.y)] = 1.0;
-    }
-}
-"""
+with open(TRAPS_RS) as _f:
+    SRC = _f.read()  # the kernels of tests/test_traps.py
 
 
 @pytest.fixture
@@ -296,16 +268,15 @@ def fake(monkeypatch):
 
 
 def _loc(needle: str) -> str:
-    at = SRC.index(needle)
-    return f"faults.rs:{SRC.count(chr(10), 0, at) + 1}:{at - SRC.rfind(chr(10), 0, at)}"
+    return rust_loc(SRC, needle, "traps.rs")
 
 
 def test_fake_unchecked_submit_has_no_error_word_traffic(fake):
     drv, dev = fake
-    mod = gi.load_source(SRC, "faults.rs")
+    mod = gi.load_source(SRC, "traps.rs")
     x, y = dev.buffer(np.zeros(8, np.float32)), dev.zeros(8)
     s = gi.Scheme(dev)
-    node = mod.clean.prepare(dev).record(s, "c", x, y).over_1d(8)
+    node = mod.proven.prepare(dev).record(s, "c", x, y).over_1d(8)
     unchecked = mod.read_past.prepare(dev, checks=False)
     unchecked.record(s, "r", x, y, 1).over_1d(8)
     assert not node.dispatch.compiled.checked and not unchecked.prepared.compiled.checked
@@ -318,13 +289,13 @@ def test_fake_unchecked_submit_has_no_error_word_traffic(fake):
 
 def test_fake_fault_reports_message_and_clearing(fake):
     drv, dev = fake
-    mod = gi.load_source(SRC, "faults.rs")
+    mod = gi.load_source(SRC, "traps.rs")
     r = mod.read_past.prepare(dev)
     assert r.prepared.compiled.checked
     (site,) = check_sites(r.prepared.target_ir)
     x, y = dev.buffer(np.zeros(8, np.float32)), dev.zeros(8)
     s = gi.Scheme(dev)
-    mod.clean.prepare(dev).record(s, "clean", x, y).over_1d(8)
+    mod.proven.prepare(dev).record(s, "clean", x, y).over_1d(8)
     r.record(s, "reader", x, y, 1).over_1d(8)
     r.record(s, "again", x, y, 2).over_1d(8)
     s.submit()  # a fresh buffer is cleared first; nothing faults
@@ -354,7 +325,7 @@ def test_fake_mapped_error_words_need_no_memset_or_copy(fake):
     are cleared on the host before the next launch."""
     drv, dev = fake
     drv.mapped = True
-    mod = gi.load_source(SRC, "faults.rs")
+    mod = gi.load_source(SRC, "traps.rs")
     r = mod.read_past.prepare(dev)
     (site,) = check_sites(r.prepared.target_ir)
     x, y = dev.buffer(np.zeros(8, np.float32)), dev.zeros(8)
@@ -384,7 +355,7 @@ def test_fake_each_graph_gives_its_nodes_their_own_slots(fake):
     """One dispatch in two graphs (a scheme, and a direct backend submit): each node points
     at its own graph's slot, also after update_scalar patched the node."""
     drv, dev = fake
-    mod = gi.load_source(SRC, "faults.rs")
+    mod = gi.load_source(SRC, "traps.rs")
     x, y = dev.buffer(np.zeros(8, np.float32)), dev.zeros(8)
     s = gi.Scheme(dev)
     k = mod.read_past.prepare(dev)
@@ -407,22 +378,23 @@ def test_fake_each_graph_gives_its_nodes_their_own_slots(fake):
 def test_fake_image_sites_report_x_and_y(fake):
     drv, dev = fake
     be = dev.backend
-    kernel = insert_checks(gi.load_source(SRC, "faults.rs").shift_image.definition().ir)
-    (site,) = check_sites(kernel)
+    kernel = insert_checks(gi.load_source(SRC, "traps.rs").shift_image.definition().ir)
+    load, store = check_sites(kernel)
     comp = be.compile(kernel, CompileOptions())
-    assert comp.checked and comp.texel_sites == frozenset({site.id})
-    mem = be.alloc(4 * 64)
-    d = Dispatch(kernel, comp, [ImageArg(mem, 8, 8, "f32"), ScalarArg("u32", 3)], (1, 1, 1), "img")
+    assert comp.checked and comp.texel_sites == frozenset({load.id, store.id})
+    src, mem = be.alloc(4 * 64), be.alloc(4 * 64)
+    d = Dispatch(kernel, comp, [ImageArg(src, 8, 8, "f32"), ImageArg(mem, 8, 8, "f32"), ScalarArg("u32", 3)],
+                 (1, 1, 1), "img")
     be.record(d)
-    plan_fault(drv, "shift_image", site.id, 9, 8, y=5)
-    assert be.submit([d]) == [FaultReport(0, site.id, 9, 8, 5)]
+    plan_fault(drv, "shift_image", store.id, 9, 8, y=5)
+    assert be.submit([d]) == [FaultReport(0, store.id, 9, 8, 5)]
 
 
 def test_fake_batched_entry_reports_through_the_same_word(fake):
     drv, dev = fake
     be = dev.backend
     be.batch_min_threads = 0
-    mod = gi.load_source(SRC, "faults.rs")
+    mod = gi.load_source(SRC, "traps.rs")
     x, y = dev.buffer(np.zeros(300, np.float32)), dev.zeros(300)
     s = gi.Scheme(dev)
     node = mod.read_past.prepare(dev).record(s, "r", x, y, 1).over_1d(300)
@@ -436,7 +408,7 @@ def test_fake_batched_entry_reports_through_the_same_word(fake):
 
 def test_fake_close_frees_the_words(fake):
     drv, dev = fake
-    mod = gi.load_source(SRC, "faults.rs")
+    mod = gi.load_source(SRC, "traps.rs")
     s = gi.Scheme(dev)
     mod.read_past.prepare(dev).record(s, "r", dev.zeros(8), dev.zeros(8), 0).over_1d(8)
     s.submit()

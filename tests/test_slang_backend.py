@@ -21,11 +21,10 @@ from goldy_import.ir import types as T
 from goldy_import.runtime.backend import (BufferArg, CompileOptions, Dispatch, ImageArg, ScalarArg, TensorArg,
                                           UniformArg)
 from goldy_import.runtime.dtypes import SCALAR_DTYPES, struct_gpu_dtype
-from oracle import backend_or_skip
+from oracle import backend_or_skip, random_scalar
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRANSCENDENTAL = {"sin", "cos", "tan", "exp", "exp2", "log", "log2", "pow"}
-SIZE_NAMES = ("n", "len", "count", "size", "length", "num", "total")
 
 
 def _require_slang():
@@ -179,14 +178,7 @@ def random_args(kernel: N.Kernel, n: int, rng: np.random.Generator) -> list:
     out = []
     for p in kernel.params:
         if p.category == "scalar":
-            if p.ty == "u32":
-                out.append(n if p.name in SIZE_NAMES else int(rng.integers(0, 100)))
-            elif p.ty == "i32":
-                out.append(int(rng.integers(-100, 100)))
-            elif p.ty == "f32":
-                out.append(float(np.float32(rng.normal())))
-            else:
-                out.append(bool(rng.integers(0, 2)))
+            out.append(random_scalar(rng, p, n))
         elif p.category == "uniform":
             dt = struct_gpu_dtype(kernel.struct(T.struct_name(p.ty)))
             out.append(_random_struct(dt, 1, rng).tobytes())

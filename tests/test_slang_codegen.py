@@ -19,6 +19,7 @@ from goldy_import.importer import import_file, import_source
 from goldy_import.ir import layout as L
 from goldy_import.ir import nodes as N
 from goldy_import.ir.checks import check_sites, insert_checks
+from oracle import check_snapshot
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SNAPSHOTS = os.path.join(REPO, "tests", "snapshots", "slang")
@@ -47,14 +48,8 @@ def _kernel(rel: str, name: str) -> N.Kernel:
 
 
 def _check_snapshot(name: str, text: str) -> None:
-    path = os.path.join(SNAPSHOTS, name)
-    if os.environ.get("GOLDY_UPDATE_SNAPSHOTS") == "1":
-        os.makedirs(SNAPSHOTS, exist_ok=True)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-    with open(path, encoding="utf-8") as f:
-        want = f.read()
-    assert text == want, f"{name} changed; rerun with GOLDY_UPDATE_SNAPSHOTS=1 if intended"
+    check_snapshot(os.path.join(SNAPSHOTS, name), text, "GOLDY_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest -q "
+                   "-p no:cacheprovider tests/test_slang_codegen.py")
 
 
 @pytest.mark.parametrize("rel,kernel,snap", [

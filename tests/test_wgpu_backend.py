@@ -184,7 +184,7 @@ fn spill(x: &[f32], y: &mut [f32], shift: u32) {
     big = rng.standard_normal(300).astype(np.float32)
     xb, yb = dev.buffer(x), dev.buffer(big)
     s = gi.Scheme(dev)
-    # the silent guard of run-time checks off (with them on this faults: tests/test_wgpu_traps.py)
+    # the silent guard of run-time checks off (with them on this faults: tests/test_traps.py)
     spill = gi.load_source(src, "spill.rs").spill.prepare(dev, checks=False)
     spill.record(s, "s", xb[:20], yb[100:130], 5).groups((2, 1, 1))
     s.submit()

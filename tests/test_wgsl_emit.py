@@ -12,6 +12,7 @@ from goldy_import.codegen.wgsl import WgslEmitError, emit_wgsl, emit_wgsl_module
 from goldy_import.errors import GoldyError
 from goldy_import.importer import import_file, import_source
 from goldy_import.ir import nodes as N
+from oracle import check_snapshot
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -33,16 +34,8 @@ def test_snapshot(case, kernel):
     k = next(k for k in _kernels(os.path.join(SNAP, "cases", case)) if k.name == kernel)
     # the header names the source file: keep it relative so snapshots do not depend on the checkout
     k = dataclasses.replace(k, source_file=f"cases/{case}")
-    got = emit_wgsl(k)
-    path = os.path.join(SNAP, f"{kernel}.wgsl")
-    if os.environ.get("GOLDY_UPDATE_SNAPSHOTS") == "1" or not os.path.exists(path):
-        with open(path, "w") as f:
-            f.write(got)
-        if os.environ.get("GOLDY_UPDATE_SNAPSHOTS") != "1":
-            pytest.fail(f"snapshot {path} was missing and has been written; check it in")
-    with open(path) as f:
-        want = f.read()
-    assert got == want, f"WGSL for `{kernel}` changed; rerun with GOLDY_UPDATE_SNAPSHOTS=1 if intended"
+    check_snapshot(os.path.join(SNAP, f"{kernel}.wgsl"), emit_wgsl(k),
+                   "GOLDY_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_wgsl_emit.py")
 
 
 def test_emission_is_deterministic_and_readable():
