@@ -211,10 +211,8 @@ PTX = Target("ptx", frozenset({"WARP_SZ"}))
 
 # ---------------------------------------------------------------- Python
 
-# The launch module (codegen/pymodule.py): keywords, and the names `record(self, scheme,
-# label, ...)` and `prepare(cls, device, checks)` already use.
-PYTHON = Target("python", frozenset(keyword.kwlist + keyword.softkwlist)
-                | {"self", "cls", "scheme", "label", "checks", "device"}, lead="", ascii=False)
+# The launch module (codegen/pymodule.py adds the names its methods already take).
+PYTHON = Target("python", frozenset(keyword.kwlist + keyword.softkwlist), lead="", ascii=False)
 # The CPU oracle's generated source: every user name is prefixed there (`p_`, `v_`, ...),
 # so only ASCII-ness matters (Python's NFKC folding would merge `ﬁ` and `fi`).
 CPU = Target("cpu", frozenset(), lead="")
