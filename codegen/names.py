@@ -212,7 +212,7 @@ PTX = Target("ptx", frozenset({"WARP_SZ"}))
 # ---------------------------------------------------------------- Python
 
 # The launch module (codegen/pymodule.py adds the names its methods already take).
-PYTHON = Target("python", frozenset(keyword.kwlist + keyword.softkwlist), lead="", ascii=False)
+PYTHON = Target("python", frozenset(keyword.kwlist) | frozenset(keyword.softkwlist), lead="", ascii=False)
 # The CPU oracle's generated source: every user name is prefixed there (`p_`, `v_`, ...),
 # so only ASCII-ness matters (Python's NFKC folding would merge `ﬁ` and `fi`).
 CPU = Target("cpu", frozenset(), lead="")
