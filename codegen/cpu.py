@@ -34,6 +34,7 @@ from goldy_import.ir.serialize import to_json
 
 from . import cpu_rt as rt
 from .guard import emitter, emitting
+from .names import ascii_ident
 
 _SIMPLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 _MAX_ATOM = 100  # longer expressions go to a temporary (bounds nesting in the source)
@@ -74,7 +75,9 @@ class CpuKernel:
 
 
 def _san(name: str) -> str:
-    return re.sub(r"\W", "_", name)
+    """A Rust name inside a generated Python name: ASCII (codegen/names.py), since Python
+    folds identifiers by NFKC (`ﬁ` would meet `fi`); `fresh` keeps the results distinct."""
+    return ascii_ident(name)
 
 
 class _Emitter:

@@ -37,9 +37,11 @@ def components(ty: str, structs: dict) -> list[tuple[str, str]]:
     if T.is_matrix(ty):
         n = T.vec_len(ty)
         return [(f"_c{c}{r}", "f32") for c in range(n) for r in range(n)]
-    out = []
-    for f in structs[T.struct_name(ty)].fields:
-        out += [("__" + f.name + s, t) for s, t in components(f.ty, structs)]
+    from goldy_import.codegen.names import ascii_ident
+    fields = structs[T.struct_name(ty)].fields
+    out = [("__" + ascii_ident(f.name) + s, t) for f in fields for s, t in components(f.ty, structs)]
+    if len({s for s, _ in out}) < len(out):  # `a: Vec2` (a_x, a_y) and `a_x` meet: number the fields
+        out = [(f"__{i}" + s, t) for i, f in enumerate(fields) for s, t in components(f.ty, structs)]
     return out
 
 

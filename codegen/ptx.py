@@ -61,6 +61,7 @@ from goldy_import.ir.layout import struct_layout
 
 from . import ptx_math as PM
 from .guard import emitter
+from .names import PTX, Namer, ascii_text, kernel_namer
 from goldy_import.ir.uniformity import Uniformity
 
 # PTX ISA version that first supports each target; the default for a target is this
@@ -108,9 +109,14 @@ def _expr_has_check(e: N.Expr) -> bool:
     return any(getattr(x, "check", -1) >= 0 for x in N.walk_expr(e))
 
 
+def entry_name(kernel: N.Kernel) -> str:
+    """The kernel's `.entry` name: its Rust name where ptxas takes it (ASCII, codegen/names.py)."""
+    return Namer(PTX, [kernel.name])(kernel.name)
+
+
 def batch_entry(kernel: N.Kernel, batch: int) -> str:
     """Name of the batched entry point (see `batchable`)."""
-    return f"{kernel.name}__batch{batch}"
+    return f"{entry_name(kernel)}__batch{batch}"
 
 
 def batchable(kernel: N.Kernel) -> bool:
@@ -146,7 +152,7 @@ def emit_ptx(kernel: N.Kernel, target: str = "sm_90", ptx_version: Optional[str]
         body += ([""] if body else []) + _Emitter(kernel, source, b).run()
     header = [f"// goldy-import PTX for kernel `{kernel.name}` from {kernel.source_file}",
               f".version {version}", f".target {target}", ".address_size 64", ""]
-    return "\n".join(header + body) + "\n"
+    return ascii_text("\n".join(header + body) + "\n")  # ptxas rejects any non-ASCII byte, comments too
 
 
 # ---------------------------------------------------------------- registers and text
@@ -267,6 +273,7 @@ class _Loop:
 class _Emitter:
     def __init__(self, k: N.Kernel, source: Optional[str], batch: int = 1):
         self.k = k
+        self.names = kernel_namer(k, PTX)  # ASCII `.param` and `.shared` names (codegen/names.py)
         self.batch = batch
         self.pred: Optional[str] = None  # batched mode: the copy's predicate on memory and assignments
         self.b = Builder()
@@ -292,7 +299,7 @@ class _Emitter:
     def run(self) -> list[str]:
         k = self.k
         params = self.params()
-        name = k.name
+        name = entry_name(k)
         if self.checked:
             params.append(f".param .u64 {FAULT_PARAM}")
         if self.batch > 1:
@@ -321,7 +328,7 @@ class _Emitter:
         out.append("{")
         out += self.b.decls()
         for w in k.workgroup_arrays:
-            out.append(f"\t.shared .align 4 .b8 S_{w.name}[{4 * w.size}];")
+            out.append(f"\t.shared .align 4 .b8 S_{self.names(w.name)}[{4 * w.size}];")
         out.append("")
         out += self.b.lines
         out.append("}")
@@ -331,7 +338,7 @@ class _Emitter:
         decl: list[str] = []
         self.param_loads: list[tuple[str, str, str]] = []  # (kind-suffix, reg, param name)
         for i, p in enumerate(self.k.params):
-            base = f"p{i}_{p.name}"
+            base = f"p{i}_{self.names(p.name)}"
             if p.category in N.BUFFER_CATEGORIES:
                 decl += [f".param .u64 {base}_ptr", f".param .u32 {base}_len"]
                 self.res[p.name] = {"kind": "buffer", "ptr": self._ptr(f"{base}_ptr"),
@@ -809,7 +816,7 @@ class _Emitter:
             ok = "" if bounds is not None and bounds[1] < w.size else self.lt_u(idx, str(w.size))
             if ok and check >= 0:
                 self.trap(check, ok, index=idx, length=str(w.size))
-            base = self.new("r", f"mov.u32 {{}}, S_{name};")
+            base = self.new("r", f"mov.u32 {{}}, S_{self.names(name)};")
             addr = self.new("r", "mad.lo.s32 {}, {}, 4, {};", self.reg_of(idx, "r"), base)
             return "shared", ok, addr, w.ty, ""
         r = self.res[name]
@@ -938,7 +945,7 @@ class _Emitter:
         arr = self.k.workgroup_array(scratch)
         assert arr is not None  # the verifier checked the name
         size = arr.size
-        base = self.new("r", f"mov.u32 {{}}, S_{scratch};")
+        base = self.new("r", f"mov.u32 {{}}, S_{self.names(scratch)};")
         my = self.new("r", "mad.lo.s32 {}, {}, 4, {};", self.reg_of(self.lid, "r"), base)
         in_scratch = self.lt_u(self.lid, str(size))
         wg = self.k.workgroup_size[0] * self.k.workgroup_size[1] * self.k.workgroup_size[2]

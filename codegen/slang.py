@@ -29,6 +29,7 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 
 from .guard import emitter
+from .names import ascii_ident
 from .slang_handwritten import HandwrittenKernel, rename_entry, try_kernel_def_from_source
 from .slang_text import (BUILTIN_PARAMS, ENTRY_POINT, FAULTS, FAULTS_TYPE, INDENT, Names, Printer, arg_value,
                          args_block, element_type, has_checks, has_sync, param_type, signature_builtins, site_comments,
@@ -100,7 +101,7 @@ def emit_wrapper_from_kernel_def(kdef: KernelLike) -> str:
     else:
         canonical, entry, names = emit_slang(kdef), CANONICAL_ENTRY, Names(kdef)
         order = [p.name for p in kdef.params] + signature_builtins(kdef)
-    user = f"_goldy_user_{kdef.name}"
+    user = f"_goldy_user_{ascii_ident(kdef.name)}"
     body = rename_entry(canonical, entry, user)
     x, y, z = kdef.workgroup_size
     params = {p.name: p for p in kdef.params}

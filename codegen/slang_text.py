@@ -15,42 +15,13 @@ from goldy_import.ir.checks import check_sites
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 
+from .names import SLANG, SLANG_ABI_NAMES, field_namer, kernel_namer
+
 INDENT = "    "
 
-# Words a user identifier must not become: Slang/HLSL keywords and types, the intrinsics
-# the printer emits, and the ABI module's public names.
-_KEYWORDS = """
-break case cbuffer tbuffer class const continue default discard do else enum extern false
-for if in inout out interface let var namespace return static struct switch this This true
-typedef typealias uniform while import module public private internal export extension
-associatedtype where property subscript groupshared precise nointerpolation noperspective
-linear centroid sample shared volatile register packoffset sizeof alignof new delete throw
-try catch throws func as is none void bool int uint float double half dword vector matrix
-row_major column_major snorm unorm globallycoherent inline override using implementing
-dyn some functype __subscript __init __generic __target_switch __intrinsic_asm
-__exported __include spirv_asm asm goto defer lambda mutating nonmutating ref
-""".split()
-_TYPES = [f"{b}{n}" for b in ("float", "int", "uint", "bool", "half", "double", "min16float",
-                              "min16int", "min16uint", "vec", "ivec", "uvec", "bvec", "dvec", "mat")
-          for n in ("", "1", "2", "3", "4")]
-_TYPES += [f"{b}{r}x{c}" for b in ("float", "int", "uint", "bool", "half", "double", "mat")
-           for r in "1234" for c in "1234"]
-_TYPES += """Buffer RWBuffer StructuredBuffer RWStructuredBuffer ByteAddressBuffer
-RWByteAddressBuffer ConstantBuffer ParameterBlock Texture1D Texture2D Texture3D TextureCube
-RWTexture1D RWTexture2D RWTexture3D SamplerState SamplerComparisonState Ptr Optional Tuple
-Array String NativeString int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t
-float16_t float32_t float64_t size_t intptr_t uintptr_t""".split()
-# Functions the printer emits by name (a local of the same name would shadow them).
-_INTRINSICS = """abs floor ceil trunc round sqrt sin cos tan exp exp2 log log2 pow min max fma
-asfloat asuint asint GroupMemoryBarrierWithGroupSync""".split()
-ABI_NAMES = """goldy_compute goldy_computeAttribute ThreadId GroupThreadId GroupId GroupCount
-Uniform BufRO BufRW Scattered Tensor TensorMut TensorWrite DirectSpatial GoldyTensorLayout
-GoldyMat2 GoldyMat3 GoldyMat4 mat_mul mat_scale mat_add mat_sub atomic_add wrapping_add
-wrapping_sub wrapping_mul wrapping_neg wrapping_abs wrapping_shl wrapping_shr rust_div
-rust_rem rust_min rust_max rust_clamp rust_round rust_f32_to_i32 rust_f32_to_u32 rust_dot
-rust_length cs_main goldy_abi GoldyFaults atomic_add_checked rust_div_checked
-rust_rem_checked""".split()
-RESERVED = frozenset(_KEYWORDS + _TYPES + _INTRINSICS + ABI_NAMES)
+# What a user identifier must not become (keywords, types, intrinsics, the ABI module's
+# names, generated prefixes) is the SLANG target of codegen/names.py.
+ABI_NAMES = SLANG_ABI_NAMES
 
 # The builtins' canonical parameter types and names, in IR BUILTINS order.
 BUILTIN_PARAMS = {
@@ -85,32 +56,30 @@ def has_checks(kernel: N.Kernel) -> bool:
     return False
 
 
-def _reserved(name: str) -> bool:
-    return name in RESERVED or name.startswith(("_goldy", "__", "gl_", "SV_", "SLANG_"))
-
-
 class Names:
-    """User identifiers -> Slang identifiers: unchanged unless reserved or taken."""
+    """User identifiers -> Slang identifiers (codegen/names.py): unchanged unless reserved
+    or taken. Called with a value's name; `struct` and `field` name types and members."""
 
     def __init__(self, kernel: N.Kernel):
-        self.map: dict[str, str] = {}
-        taken: set[str] = set()
-        users = ([s.name for s in kernel.structs] + [p.name for p in kernel.params]
-                 + [w.name for w in kernel.workgroup_arrays] + list(kernel.locals))
-        taken.update(users)
-        for name in users:
-            if name in self.map:
-                continue
-            out = name
-            if _reserved(out):
-                out = "r" + out if out.startswith("_") else out
-                while _reserved(out) or out in taken:
-                    out += "_"
-                taken.add(out)
-            self.map[name] = out
+        self.namer = kernel_namer(kernel, SLANG)
+        self.map = self.namer.map
+        self.fields = {s.name: field_namer(s, SLANG).map for s in kernel.structs}
 
     def __call__(self, name: str) -> str:
         return self.map.get(name, name)
+
+    def struct(self, name: str) -> str:
+        return self.map.get("struct:" + name, name)
+
+    def field(self, struct: str, name: str) -> str:
+        return self.fields.get(struct, {}).get(name, name)
+
+    def kernel(self, name: str) -> str:
+        return self.map.get("kernel:" + name, name)
+
+
+def _struct_name(names: Callable[[str], str], name: str) -> str:
+    return names.struct(name) if isinstance(names, Names) else names(name)
 
 
 def slang_type(ty: str, names: Callable[[str], str] = lambda s: s) -> str:
@@ -121,7 +90,7 @@ def slang_type(ty: str, names: Callable[[str], str] = lambda s: s) -> str:
     if T.is_matrix(ty):
         return f"GoldyMat{T.vec_len(ty)}"
     if T.is_struct(ty):
-        return names(T.struct_name(ty))
+        return _struct_name(names, T.struct_name(ty))
     raise BackendError(f"no Slang type for `{ty}`")
 
 
@@ -140,7 +109,7 @@ def struct_decl(decl: N.StructDecl, names: Callable[[str], str]) -> list[str]:
     """A struct with explicit u32 padding, so every target (std430 on Vulkan, C layout on
     the CPU and CUDA) places each field at its ir.layout offset with the ir.layout stride."""
     lay = L.struct_layout(decl)
-    lines = [f"struct {names(decl.name)}", "{"]
+    lines = [f"struct {_struct_name(names, decl.name)}", "{"]
     at = 0
     pad = 0
 
@@ -153,7 +122,8 @@ def struct_decl(decl: N.StructDecl, names: Callable[[str], str]) -> list[str]:
 
     for f in lay.fields:
         padding(f.offset)
-        lines.append(f"{INDENT}{slang_type(f.ty)} {f.name};")
+        field = names.field(decl.name, f.name) if isinstance(names, Names) else f.name
+        lines.append(f"{INDENT}{slang_type(f.ty, names)} {field};")
         at += f.size
     padding(lay.stride)
     lines.append("};")
@@ -312,7 +282,7 @@ class Printer:
         return f"{self.names(e.resource)}.{'width' if e.axis == 0 else 'height'}()"
 
     def e_Field(self, e: N.Field) -> str:
-        return f"{self.expr(e.value)}.{e.name}"
+        return f"{self.expr(e.value)}.{self.names.field(T.struct_name(e.value.ty), e.name)}"
 
     def e_Swizzle(self, e: N.Swizzle) -> str:
         return f"{self.expr(e.value)}.{e.lanes}"

@@ -71,6 +71,7 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 
 from .guard import emitter
+from goldy_import.codegen.names import WGSL, field_namer, kernel_namer
 
 __all__ = ["emit_wgsl", "emit_wgsl_module", "WgslModule", "ResourceBinding", "UniformField", "WgslEmitError"]
 
@@ -126,48 +127,6 @@ def emit_wgsl_module(kernel: N.Kernel, force_writable: frozenset = frozenset()) 
     """`force_writable`: parameter indices to declare read_write even though the kernel only
     reads them (WebGPU forbids binding one buffer read-only and writable in one dispatch)."""
     return _Emitter(kernel, force_writable).module()
-
-
-# ---------------------------------------------------------------- names
-
-_KEYWORDS = """alias break case const const_assert continue continuing default diagnostic discard else
-enable false fn for if let loop override requires return struct switch true var while""".split()
-_RESERVED = """NULL Self abstract active alignas alignof as asm asm_fragment async attribute auto await
-become binding_array cast catch class co_await co_return co_yield coherent column_major common compile
-compile_fragment concept const_cast consteval constexpr constinit crate debugger decltype delete demote
-demote_to_helper do dynamic_cast enum explicit export extends extern external fallthrough filter final
-finally friend from fxgroup get goto groupshared highp impl implements import inline instanceof interface
-layout lowp macro macro_rules match mediump meta mod module move mut noexcept noinline nointerpolation
-noperspective null nullptr of operator package packoffset partition pass patch pixelfragment precise
-precision premerge priv protected pub public readonly ref regardless register reinterpret_cast require
-resource restrict self set shared sizeof smooth snorm static static_assert static_cast std subroutine
-super target template this thread_local throw trait try type typedef typeid typename typeof union unless
-unorm unsafe unsized use using varying virtual volatile wgsl where with writeonly yield""".split()
-# Predeclared types and built-in functions: shadowing them would break generated code.
-_PREDECLARED = """bool f16 f32 i32 u32 vec2 vec3 vec4 mat2x2 mat2x3 mat2x4 mat3x2 mat3x3 mat3x4 mat4x2 mat4x3
-mat4x4 array atomic ptr sampler sampler_comparison texture_1d texture_2d texture_2d_array texture_3d
-texture_cube texture_cube_array texture_multisampled_2d texture_storage_1d texture_storage_2d
-texture_storage_2d_array texture_storage_3d texture_depth_2d vec2f vec3f vec4f vec2i vec3i vec4i vec2u
-vec3u vec4u vec2h vec3h vec4h mat2x2f mat3x3f mat4x4f read write read_write function private workgroup
-uniform storage bitcast all any select arrayLength abs acos acosh asin asinh atan atanh atan2 ceil clamp
-cos cosh countLeadingZeros countOneBits countTrailingZeros cross degrees determinant distance dot exp exp2
-extractBits faceForward firstLeadingBit firstTrailingBit floor fma fract frexp insertBits inverseSqrt
-ldexp length log log2 max min mix modf normalize pow quantizeToF16 radians reflect refract reverseBits
-round saturate sign sin sinh smoothstep sqrt step tan tanh transpose trunc atomicLoad atomicStore
-atomicAdd workgroupBarrier storageBarrier textureBarrier workgroupUniformLoad main""".split()
-_AVOID = frozenset(_KEYWORDS) | frozenset(_RESERVED) | frozenset(_PREDECLARED)
-
-
-def _safe(name: str, taken: set[str]) -> str:
-    """A WGSL identifier for a Rust one: unchanged unless reserved, `gi_`-prefixed (ours) or
-    starting with `__`; then suffixed with `_` until unique."""
-    out = name
-    if out in _AVOID or out.startswith("gi_") or out.startswith("__") or out == "_":
-        out = "u" + out if out.startswith("_") else out + "_"
-    while out in taken or out in _AVOID:
-        out += "_"
-    taken.add(out)
-    return out
 
 
 # ---------------------------------------------------------------- types and literals
@@ -754,6 +713,26 @@ def _has_site(e: N.Expr) -> bool:
     return any(getattr(x, "check", -1) >= 0 for x in N.walk_expr(e))
 
 
+def _helper_locals(k: N.Kernel, atomic: set, checked: bool) -> dict[str, set[str]]:
+    """Names a resource, or the struct of its elements, must not be spelled like: the
+    parameters and locals of its helpers (`loader`, `storer`, `atomic_adder`, the checked
+    forms), which name the resource and its struct and would shadow them."""
+    written = {s.resource for s in N.walk_stmts(k.body) if isinstance(s, (N.Store, N.Softmax))} | atomic
+    out: dict[str, set[str]] = {}
+    for r in list(k.params) + list(k.workgroup_arrays):
+        if isinstance(r, N.Param) and r.category in ("scalar", "uniform"):
+            continue
+        cat = getattr(r, "category", "workgroup")
+        names = {"c"} if cat == "image" else {"i"}
+        names |= {"j"} if cat in N.TENSOR_CATEGORIES else set()
+        names |= {"v"} if r.name in written else set()
+        names |= {"site"} if checked else set()
+        out.setdefault(r.name, set()).update(names)
+        if T.is_struct(r.ty):
+            out.setdefault("struct:" + T.struct_name(r.ty), set()).update(names)
+    return out
+
+
 class _Emitter:
     def __init__(self, k: N.Kernel, force_writable: frozenset):
         self.k = k
@@ -767,18 +746,9 @@ class _Emitter:
         self.flag_mode = _contains(k.body, N.Return) and _contains(k.body, _BARRIERS)
         self.checked = has_checks(k)  # trapping-check sites: the module takes an error word
         self.uses_zero = False  # whether the uniform block needs the `gi_zero_*` words (see `pins`)
-        self.names: dict[str, str] = {}
-        taken: set[str] = set()
-        for s in k.structs:
-            self.names["struct:" + s.name] = _safe(s.name, taken)
-        for p in k.params:
-            self.names[p.name] = _safe(p.name, taken)
-        for w in k.workgroup_arrays:
-            self.names[w.name] = _safe(w.name, taken)
-        for name in k.locals:
-            self.names[name] = _safe(name, taken)
-        self.entry = _safe(k.name, taken)
-        self.field_names = {s.name: {f.name: _safe(f.name, set()) for f in s.fields} for s in k.structs}
+        self.names = kernel_namer(k, WGSL, _helper_locals(k, self.atomic, self.checked)).map  # structs: `struct:<name>`
+        self.entry = self.names["kernel:" + k.name]
+        self.field_names = {s.name: field_namer(s, WGSL).map for s in k.structs}
 
     # -------------------------------------------------------- errors
 

@@ -6,7 +6,7 @@ import os
 from types import SimpleNamespace
 from typing import Optional, Union
 
-from goldy_import.codegen.pymodule import emit_module
+from goldy_import.codegen.pymodule import class_names, emit_module
 from goldy_import.errors import DiagnosticError
 from goldy_import.importer import ImportResult, import_file, import_source
 from goldy_import.runtime.core import KernelDef
@@ -43,7 +43,8 @@ def _module_from(result: ImportResult) -> KernelModule:
     code = emit_module(result.kernels, result.source.filename, result.source_hash, in_process=True)
     namespace: dict = {"__name__": f"goldy_kernels.{_stem(result.source.filename)}"}
     exec(compile(code, f"<launch module for {result.source.filename}>", "exec"), namespace)
-    kernels = {k.name: namespace[k.name] for k in result.kernels}
+    classes = class_names(result.kernels)
+    kernels = {k.name: namespace[classes[k.name]] for k in result.kernels}
     structs = {name: StructType(d) for name, d in result.structs.items()}
     mod = KernelModule(kernels=kernels, structs=structs, result=result,
                        source_file=result.source.filename, source_hash=result.source_hash)

@@ -46,7 +46,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from goldy_import.codegen.ptx import FAULT_WORDS, batch_entry, emit_ptx, has_check_sites
+from goldy_import.codegen.ptx import FAULT_WORDS, batch_entry, emit_ptx, entry_name, has_check_sites
 from goldy_import.errors import BackendError, BackendUnavailable, BindingError
 from goldy_import.ir import nodes as N
 from goldy_import.ir.checks import check_sites
@@ -423,7 +423,7 @@ class CudaBackend(Backend):
             raise BackendError(f"{e}; inspect the PTX with `goldy-import {kernel.source_file} --emit ptx "
                                f"--kernel {kernel.name}` and assemble it with ptxas for the message") from None
         self._modules.append(module)
-        fn = self._cu("cuModuleGetFunction", module, kernel.name.encode(), kernel=kernel.name)
+        fn = self._cu("cuModuleGetFunction", module, entry_name(kernel).encode(), kernel=kernel.name)
         most = self._cu("cuFuncGetAttribute",
                         self.drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn)
         wx, wy, wz = kernel.workgroup_size
