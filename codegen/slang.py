@@ -12,7 +12,8 @@ The canonical function takes Goldy ABI structs (goldy_abi.slang) as parameters, 
 not itself a dispatchable entry. `emit_wrapper_from_kernel_def(def)` renames it
 `_goldy_user_<name>`, drops its `[numthreads]` (Slang treats any function carrying one as
 an entry point) and adds a `[shader("compute")]` entry that binds every parameter from one
-global `_goldy_args` block and calls it. Hand-written canonical sources go through
+global `_goldy_args` block (its fields: the kernel's ABI plan, ir/abi.py `plan(kernel,
+"slang")`, which runtime/slang.py fills from as well) and calls it. Hand-written canonical sources go through
 the same wrapper (codegen/slang_handwritten.py).
 """
 
@@ -23,6 +24,7 @@ import os
 import re
 from typing import Union
 
+from goldy_import.ir import abi as A
 from goldy_import.ir import layout as L
 from goldy_import.ir.checks import check_sites
 from goldy_import.ir import nodes as N
@@ -112,12 +114,17 @@ _SYSTEM_VALUES = {"global_id": "_goldy_sv_gid", "local_id": "_goldy_sv_lid", "wo
 
 
 def args_block(kernel: KernelLike, names) -> list[str]:
-    """The global `_goldy_args` block every form of a kernel binds its parameters through."""
-    fields = [INDENT + _arg_field(p, names) for p in kernel.params]
-    fields.append(INDENT + "uint3 _goldy_nwg;")
-    if has_checks(kernel):
-        fields.append(f"{INDENT}{FAULTS_TYPE} {FAULTS};")
-    return ["struct _GoldyArgs", "{"] + fields + ["};", "ParameterBlock<_GoldyArgs> _goldy_args;", ""]
+    """The global `_goldy_args` block every form of a kernel binds its parameters through,
+    its fields in the ABI plan's order."""
+    fields = []
+    for f in A.plan(kernel, "slang").fields:
+        if f.param >= 0:
+            fields.append(INDENT + _arg_field(kernel.params[f.param], names))
+        elif f.role == "nwg":
+            fields.append(f"{INDENT}uint3 {A.NWG_FIELD};")
+        else:
+            fields.append(f"{INDENT}{FAULTS_TYPE} {FAULTS};")
+    return ["struct _GoldyArgs", "{"] + fields + ["};", f"ParameterBlock<_GoldyArgs> {A.ARGS_BLOCK};", ""]
 
 
 def emit_wrapper_from_kernel_def(kdef: KernelLike) -> str:

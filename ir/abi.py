@@ -107,6 +107,17 @@ def decode_fault(words: Sequence[int], dispatch: int, texel_sites: frozenset = f
                        index_y=int(words[4]) if site in texel_sites else None)
 
 
+def decode_faults(words: Sequence[int], stride: int, slots: Sequence[tuple[int, "AbiPlan"]]) -> Optional[list[FaultReport]]:
+    """The reports of consecutive error words `stride` u32 apart: slot n is dispatch
+    `slots[n][0]`, a kernel with plan `slots[n][1]`. None when no flag is set."""
+    out = []
+    for n, (dispatch, abi) in enumerate(slots):
+        f = abi.decode_fault(words[n * stride:n * stride + FAULT_WORDS], dispatch)
+        if f is not None:
+            out.append(f)
+    return out or None
+
+
 def has_error_word(kernel: N.Kernel) -> bool:
     """Whether the kernel takes an error word: some node still carries a trapping-check site.
     Without one it has no error-word parameter, binding or traffic at all."""

@@ -485,12 +485,7 @@ class WgpuBackend(Backend):
             raise BackendError(f"wgpu: submit of {len(dispatches)} dispatch(es) ({names}) failed: {e}") from None
         words = self._fault_stride // 4
         every = struct.unpack(f"<{len(checked) * words}I", raw)
-        faults = []
-        for n, i in enumerate(checked):
-            f = dispatches[i].compiled.abi.decode_fault(every[n * words:n * words + FAULT_WORDS], i)
-            if f is not None:
-                faults.append(f)
-        return faults or None
+        return A.decode_faults(every, words, [(i, dispatches[i].compiled.abi) for i in checked])
 
     def close(self) -> None:
         if self._closed:
