@@ -326,6 +326,7 @@ FAULTS_TYPE = "GoldyFaults"
 _SLANG_MEMBER = {"buffer": "_buf", "off": "_off", "len": "_len", "layout": "_layout", "blen": "_blen",
                  "width": "_w", "height": "_h"}
 FAULTS_MEMBERS = (("_w", "buffer"), ("_off", "slot"))  # the error buffer and the slot's first word
+_SLANG_TENSOR = ("buffer", "blen", "layout")  # goldy_abi.slang declares the parent length first
 
 
 @dataclass(frozen=True)
@@ -345,7 +346,7 @@ class SlangPlan(AbiPlan):
 def _slang(kernel: N.Kernel, base: dict) -> SlangPlan:
     fields = []
     for i, p in enumerate(kernel.params):
-        roles = ROLES[p.category]
+        roles = _SLANG_TENSOR if p.category in N.TENSOR_CATEGORIES else ROLES[p.category]
         if roles[0] == "buffer":
             fields.append(SlangField(i, "resource", tuple((_SLANG_MEMBER[r], r) for r in roles)))
         else:
