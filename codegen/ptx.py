@@ -334,7 +334,7 @@ class _Emitter:
             align = ".align 4 " if w.array else ""
             decl.append(f".param {align}{w.ty} {name}" + (f"[{w.array}]" if w.array else ""))
         for i, p in enumerate(self.k.params):
-            nm = {role: n for (j, role), n in names.items() if j == i}
+            nm = {role: names[(i, role)] for role in A.ROLES[p.category] if (i, role) in names}
             if p.category in N.BUFFER_CATEGORIES:
                 self.res[p.name] = {"kind": "buffer", "ptr": self._ptr(nm["buffer"]),
                                     "len": self._ld_param("u32", nm["len"]), "param": p}

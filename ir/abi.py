@@ -221,7 +221,7 @@ class WgslPlan(AbiPlan):
 def _wgsl(kernel: N.Kernel, base: dict) -> WgslPlan:
     structs = {s.name: s for s in kernel.structs}
     atomic = atomic_resources(kernel)
-    bindings = []
+    bindings: list[WgslBinding] = []
     for i, p in enumerate(kernel.params):
         if p.category not in ("scalar", "uniform"):
             bindings.append(WgslBinding(len(bindings), i, p.category in N.WRITABLE_CATEGORIES or p.name in atomic,
