@@ -1,20 +1,11 @@
 """PTX emitter: verified IR in, PTX assembly text out (no NVRTC, no nvcc).
 
-Kernel ABI (one group of `.param`s per IR parameter, in IR order; names `p<i>_<name>...`):
-
-    &[T], &mut [T], Scattered<T>   .u64 pointer to element 0, .u32 logical length
-    u32 / i32 / f32 / bool scalar  .u32 / .s32 / .f32 / .u32 (0 or 1), by value
-    Tensor*<T>                     .u64 pointer to the parent buffer, .b8[48] layout record
-                                   by value (off, rank, numel, d0..d3, s0..s3, flags; u32),
-                                   .u32 parent-buffer length in elements
-    Uniform<S>                     .u64 pointer to the struct's bytes (GPU layout)
-    DirectSpatial<E>               .u64 pointer, .u32 width, .u32 height (row-major texels)
-
-    (trapping checks)              .u64 `p_faults`, after the kernel's parameters, only when
-                                   the IR carries check sites (`has_check_sites`): the
-                                   dispatch's error word, FAULT_WORDS u32
-
-Every `.param` is aligned to its own size; `runtime/cuda.py` packs arguments to match.
+Kernel ABI: the `.param` list is the kernel's ABI plan (ir/abi.py, `plan(kernel, "ptx")`),
+which `runtime/cuda.py` packs from as well: one group of `.param`s per IR parameter, in IR
+order, named `p<i>_<name><suffix>` (buffers: pointer and length; tensors: pointer, 48-byte
+layout record by value, parent length; uniforms: pointer; images: pointer, width, height;
+scalars by value), then `p_faults` (the error word's address) where the IR carries check
+sites, then `p_groups_x` in the batched entry.
 The kernel carries `.reqntid` = the workgroup size, so it must be launched with exactly it.
 
 Trapping checks (ir/checks.py, issue 9): every Load/Store/AtomicAdd and integer div/rem
@@ -55,6 +46,7 @@ import re
 from typing import Optional
 
 from goldy_import.errors import BackendError
+from goldy_import.ir import abi as A
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 from goldy_import.ir.layout import struct_layout
@@ -68,9 +60,7 @@ from goldy_import.ir.uniformity import Uniformity
 # minimum, so the module loads on the oldest driver that knows the GPU.
 MIN_PTX_VERSION = {70: "6.0", 72: "6.1", 75: "6.3", 80: "7.0", 86: "7.1", 87: "7.4",
                    89: "7.8", 90: "7.8", 100: "8.6", 101: "8.6", 103: "8.8", 120: "8.7", 121: "8.8"}
-# The error word of one dispatch: u32 [flag, site, index, length, index_y, 0, 0, 0]
-FAULT_WORDS = 8
-FAULT_PARAM = "p_faults"
+FAULT_WORDS, FAULT_PARAM = A.FAULT_WORDS, A.FAULT_PARAM  # the error word (ir/abi.py)
 KIND_DECL = {"p": ".pred", "r": ".b32", "f": ".f32", "rd": ".b64", "fd": ".f64"}
 SCALAR_KIND = {"f32": "f", "u32": "r", "i32": "r", "bool": "p"}
 MOV = {"f": "mov.f32", "r": "mov.b32", "p": "mov.pred", "rd": "mov.b64", "fd": "mov.f64"}
@@ -93,16 +83,7 @@ def _sm(target: str) -> int:
     return sm
 
 
-def has_check_sites(kernel: N.Kernel) -> bool:
-    """Whether any node carries a trapping-check site (ir/checks.py): then both entries take
-    the `p_faults` parameter; without one there is no error word at all."""
-    for s in N.walk_stmts(kernel.body):
-        if getattr(s, "check", -1) >= 0:
-            return True
-        for e in N.stmt_exprs(s):
-            if _expr_has_check(e):
-                return True
-    return False
+has_check_sites = A.has_error_word  # then both entries take `p_faults`
 
 
 def _expr_has_check(e: N.Expr) -> bool:
@@ -138,18 +119,20 @@ def batchable(kernel: N.Kernel) -> bool:
 
 @emitter("PTX")
 def emit_ptx(kernel: N.Kernel, target: str = "sm_90", ptx_version: Optional[str] = None,
-             source: Optional[str] = None, batch: int = 1) -> str:
+             source: Optional[str] = None, batch: int = 1, abi: Optional[A.PtxPlan] = None) -> str:
     """PTX text for one verified kernel. `source` (the Rust text) feeds the line comments;
     without it the kernel's own lines carried in the IR do (never the file). With `batch`
     above 1, a `batchable` kernel gets a second entry, `batch_entry(kernel, batch)`, in
     which each hardware thread runs the threads of `batch` consecutive workgroups in lock
     step (workgroup x ids b*batch + j); it takes one more `.param .u32` after the kernel's,
-    the number of workgroups along x, and is launched with ceil(that / batch) blocks."""
+    the number of workgroups along x, and is launched with ceil(that / batch) blocks.
+    `abi`: the kernel's `ir.abi.plan(kernel, "ptx")`, where the caller already has it."""
+    abi = abi or A.plan(kernel, "ptx")
     version = ptx_version or ptx_version_for(target)
     _sm(target)
     body: list[str] = []
     for b in ([1, batch] if batch > 1 and batchable(kernel) else [1]):
-        body += ([""] if body else []) + _Emitter(kernel, source, b).run()
+        body += ([""] if body else []) + _Emitter(kernel, source, abi, b).run()
     header = [f"// goldy-import PTX for kernel `{kernel.name}` from {kernel.source_file}",
               f".version {version}", f".target {target}", ".address_size 64", ""]
     return ascii_text("\n".join(header + body) + "\n")  # ptxas rejects any non-ASCII byte, comments too
@@ -271,9 +254,10 @@ class _Loop:
 
 
 class _Emitter:
-    def __init__(self, k: N.Kernel, source: Optional[str], batch: int = 1):
+    def __init__(self, k: N.Kernel, source: Optional[str], abi: A.PtxPlan, batch: int = 1):
         self.k = k
         self.names = kernel_namer(k, PTX)  # ASCII `.param` and `.shared` names (codegen/names.py)
+        self.abi = abi
         self.batch = batch
         self.pred: Optional[str] = None  # batched mode: the copy's predicate on memory and assignments
         self.b = Builder()
@@ -288,7 +272,7 @@ class _Emitter:
         self.builtin: dict[str, list[str]] = {}
         self.lid = ""
         self.written = set(self.uni.written)
-        self.checked = has_check_sites(k)
+        self.checked = abi.checked
         self.traps: list[tuple] = []  # out-of-line fault blocks: (label, back, deferred checks)
         self.guards: list[str] = []  # `&&`/`||` left operands under which the code runs
         self.deferred: list[tuple] = []  # failed-check predicates awaiting flush_traps
@@ -300,10 +284,7 @@ class _Emitter:
         k = self.k
         params = self.params()
         name = entry_name(k)
-        if self.checked:
-            params.append(f".param .u64 {FAULT_PARAM}")
         if self.batch > 1:
-            params.append(".param .u32 p_groups_x")
             name = batch_entry(k, self.batch)
             self.batched_prologue()
             self.batched_block(k.body, list(self.valid))
@@ -335,42 +316,45 @@ class _Emitter:
         return out
 
     def params(self) -> list[str]:
+        """The entry's `.param` declarations (the ABI plan's, in order), loading each IR
+        parameter's values into registers."""
         decl: list[str] = []
-        self.param_loads: list[tuple[str, str, str]] = []  # (kind-suffix, reg, param name)
+        names: dict[tuple[int, str], str] = {}  # (IR parameter, role) -> .param name
+        scalar_ty: dict[int, str] = {}  # IR parameter -> ld.param type of a scalar
+        for w in self.abi.entry(self.batch > 1):
+            name = f"p{w.param}_{self.names(self.k.params[w.param].name)}{w.suffix}" if w.param >= 0 else w.suffix
+            names[(w.param, w.role)] = name
+            if w.role == "scalar":
+                scalar_ty[w.param] = w.ty[1:]
+            align = ".align 4 " if w.array else ""
+            decl.append(f".param {align}{w.ty} {name}" + (f"[{w.array}]" if w.array else ""))
         for i, p in enumerate(self.k.params):
-            base = f"p{i}_{self.names(p.name)}"
+            nm = {role: names[(i, role)] for role in A.ROLES[p.category] if (i, role) in names}
             if p.category in N.BUFFER_CATEGORIES:
-                decl += [f".param .u64 {base}_ptr", f".param .u32 {base}_len"]
-                self.res[p.name] = {"kind": "buffer", "ptr": self._ptr(f"{base}_ptr"),
-                                    "len": self._ld_param("u32", f"{base}_len"), "param": p}
+                self.res[p.name] = {"kind": "buffer", "ptr": self._ptr(nm["buffer"]),
+                                    "len": self._ld_param("u32", nm["len"]), "param": p}
             elif p.category == "scalar":
-                ty = {"u32": "u32", "i32": "s32", "f32": "f32", "bool": "u32"}[p.ty]
-                decl.append(f".param .{ty} {base}")
                 if p.ty == "bool":
-                    r = self._ld_param("u32", base)
+                    r = self._ld_param("u32", nm["scalar"])
                     pr = self.b.reg("p")
                     self.b.op(f"setp.ne.u32 {pr}, {r}, 0;")
                     self.scalars[p.name] = pr
                 else:
-                    self.scalars[p.name] = self._ld_param(ty, base)
+                    self.scalars[p.name] = self._ld_param(scalar_ty[i], nm["scalar"])
             elif p.category in N.TENSOR_CATEGORIES:
-                decl += [f".param .u64 {base}_ptr", f".param .align 4 .b8 {base}_layout[48]",
-                         f".param .u32 {base}_buflen"]
                 lay = []
-                for j in range(12):
+                for j in range(len(A.TENSOR_LAYOUT)):
                     r = self.b.reg("r")
-                    self.b.op(f"ld.param.u32 {r}, [{base}_layout+{4 * j}];")
+                    self.b.op(f"ld.param.u32 {r}, [{nm['layout']}+{4 * j}];")
                     lay.append(r)
-                self.res[p.name] = {"kind": "tensor", "ptr": self._ptr(f"{base}_ptr"), "layout": lay,
-                                    "buflen": self._ld_param("u32", f"{base}_buflen"), "param": p}
+                self.res[p.name] = {"kind": "tensor", "ptr": self._ptr(nm["buffer"]), "layout": lay,
+                                    "buflen": self._ld_param("u32", nm["blen"]), "param": p}
             elif p.category == "uniform":
-                decl.append(f".param .u64 {base}_ptr")
-                self.res[p.name] = {"kind": "uniform", "ptr": self._ptr(f"{base}_ptr"), "param": p}
+                self.res[p.name] = {"kind": "uniform", "ptr": self._ptr(nm["uniform"]), "param": p}
             elif p.category == "image":
-                decl += [f".param .u64 {base}_ptr", f".param .u32 {base}_width", f".param .u32 {base}_height"]
-                self.res[p.name] = {"kind": "image", "ptr": self._ptr(f"{base}_ptr"),
-                                    "w": self._ld_param("u32", f"{base}_width"),
-                                    "h": self._ld_param("u32", f"{base}_height"), "param": p}
+                self.res[p.name] = {"kind": "image", "ptr": self._ptr(nm["buffer"]),
+                                    "w": self._ld_param("u32", nm["width"]),
+                                    "h": self._ld_param("u32", nm["height"]), "param": p}
         return decl
 
     def _ld_param(self, ty: str, name: str) -> str:
@@ -426,7 +410,7 @@ class _Emitter:
         """Per copy j: workgroup id x = ctaid.x * batch + j, valid while below p_groups_x."""
         b = self.b
         wx = self.k.workgroup_size[0]
-        groups = self._ld_param("u32", "p_groups_x")
+        groups = self._ld_param("u32", A.GROUPS_PARAM)
         tid = self._sreg("%tid.x")
         ctaid = [self._sreg(f"%ctaid.{a}") for a in "xyz"]
         first = self.new("r", f"mul.lo.s32 {{}}, {{}}, {self.batch};", ctaid[0])
@@ -623,7 +607,7 @@ class _Emitter:
         """After the kernel's last `ret`: for each failed check of a flush, in evaluation
         order, claim the dispatch's error word (flag 0 -> 1: the first failure wins) and
         store site, index, length and y; then go back."""
-        b = self.b
+        b, W = self.b, A.ERROR_WORD.index
         for fail, back, pending in self.traps:
             b.place(fail)
             raw = self.new("rd", f"ld.param.u64 {{}}, [{FAULT_PARAM}];")
@@ -636,7 +620,8 @@ class _Emitter:
                 old = self.new("r", "atom.global.cas.b32 {}, [{}], 0, 1;", word)
                 first = self.new("p", "setp.eq.u32 {}, {}, 0;", old)
                 b.op(f"@!{first} bra {skip};")
-                for off, v in ((4, str(site)), (8, index), (12, length), (16, y)):
+                for off, v in ((4 * W("site"), str(site)), (4 * W("index"), index), (4 * W("length"), length),
+                               (4 * W("index_y"), y)):
                     b.op(f"st.global.u32 [{word}+{off}], {self.reg_of(v, 'r')};")
                 b.place(skip)
             b.op(f"bra.uni {back};")

@@ -12,8 +12,9 @@ The canonical function takes Goldy ABI structs (goldy_abi.slang) as parameters, 
 not itself a dispatchable entry. `emit_wrapper_from_kernel_def(def)` renames it
 `_goldy_user_<name>`, drops its `[numthreads]` (Slang treats any function carrying one as
 an entry point) and adds a `[shader("compute")]` entry that binds every parameter from one
-global `_goldy_args` block and calls it. Hand-written canonical sources go through
-the same wrapper (codegen/slang_handwritten.py).
+global `_goldy_args` block and calls it. The block's fields are the kernel's ABI plan
+(ir/abi.py `plan(kernel, "slang")`), which runtime/slang.py fills from as well. Hand-written
+canonical sources go through the same wrapper (codegen/slang_handwritten.py).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import os
 import re
 from typing import Union
 
+from goldy_import.ir import abi as A
 from goldy_import.ir import layout as L
 from goldy_import.ir.checks import check_sites
 from goldy_import.ir import nodes as N

@@ -10,6 +10,7 @@ import struct as _struct
 from typing import Callable, Optional
 
 from goldy_import.errors import BackendError
+from goldy_import.ir import abi as A
 from goldy_import.ir import layout as L
 from goldy_import.ir.checks import check_sites
 from goldy_import.ir import nodes as N
@@ -37,23 +38,10 @@ PARAM_WRAPPERS = {
 }
 _SCALAR = {"u32": "uint", "i32": "int", "f32": "float", "bool": "bool"}
 
-# The error word of a kernel with trapping-check sites: the canonical function's last
-# parameter, a field of the wrapper's argument block, a local of the lane-serial form.
-FAULTS = "_goldy_faults"
-FAULTS_TYPE = "GoldyFaults"
-FAULT_WORDS = 8  # u32 per dispatch: flag, site, index, length, index_y, 3 spare
-
-
-def has_checks(kernel: N.Kernel) -> bool:
-    """Whether any node carries a trapping-check site (ir/checks.py), i.e. whether the
-    emitted code takes the error word. Without one it has no error-word traffic at all."""
-    for s in N.walk_stmts(kernel.body):
-        if getattr(s, "check", -1) >= 0:
-            return True
-        for e in N.stmt_exprs(s):
-            if any(getattr(x, "check", -1) >= 0 for x in N.walk_expr(e)):
-                return True
-    return False
+# The error word of a kernel with trapping-check sites (ir/abi.py): the canonical function's
+# last parameter, a field of the wrapper's argument block, a local of the lane-serial form.
+FAULTS, FAULTS_TYPE, FAULT_WORDS = A.FAULTS, A.FAULTS_TYPE, A.FAULT_WORDS
+has_checks = A.has_error_word
 
 
 class Names:
@@ -601,9 +589,14 @@ def arg_value(p: N.Param, names) -> str:
 
 
 def args_block(kernel: N.Kernel, names) -> list[str]:
-    """The global `_goldy_args` block every form of a kernel binds its parameters through."""
-    fields = [INDENT + _arg_field(p, names) for p in kernel.params]
-    fields.append(INDENT + "uint3 _goldy_nwg;")
-    if has_checks(kernel):
-        fields.append(f"{INDENT}{FAULTS_TYPE} {FAULTS};")
-    return ["struct _GoldyArgs", "{"] + fields + ["};", "ParameterBlock<_GoldyArgs> _goldy_args;", ""]
+    """The global `_goldy_args` block every form of a kernel binds its parameters through,
+    its fields in the ABI plan's order."""
+    fields = []
+    for f in A.plan(kernel, "slang").fields:
+        if f.param >= 0:
+            fields.append(INDENT + _arg_field(kernel.params[f.param], names))
+        elif f.role == "nwg":
+            fields.append(f"{INDENT}uint3 {A.NWG_FIELD};")
+        else:
+            fields.append(f"{INDENT}{FAULTS_TYPE} {FAULTS};")
+    return ["struct _GoldyArgs", "{"] + fields + ["};", f"ParameterBlock<_GoldyArgs> {A.ARGS_BLOCK};", ""]

@@ -1,27 +1,21 @@
 """WGSL emitter: verified IR in, one WGSL compute module out.
 
-Module shape (all in bind group 0):
-
-- one storage binding per resource parameter, in parameter order: buffers
-  (`array<T>`; `bool` elements as u32 0/1; `array<atomic<T>>` when the kernel uses
-  `atomic_add` on it), tensor views (the parent buffer) and images (emulated with a
-  row-major storage buffer of texels, width and height passed in the uniform block);
-- then one uniform block `gi_u` (when non-empty) holding, in this order, every
-  `gpu::Uniform<S>` struct, every tensor's 12-u32 layout record
-  (`off, rank, numel, d0..d3, s0..s3, flags` as `array<vec4<u32>, 3>`), then u32 words:
-  each buffer's element offset inside its binding and logical length, each tensor's
-  parent-buffer length, each image's width and height, and every scalar parameter
-  (`bool` as u32). Lengths are passed explicitly rather than using arrayLength, because a
-  binding may start before the buffer's first element or extend past its logical end.
+Module shape: the bindings and the uniform block `gi_u` follow the kernel's ABI plan
+(ir/abi.py, `plan(kernel, "wgsl")`, which the runtime fills from as well): one storage
+binding per buffer (`array<T>`; `bool` elements as u32 0/1; `array<atomic<T>>` when the
+kernel uses `atomic_add` on it), tensor view (the parent buffer) and image (a row-major
+storage buffer of texels), then `gi_u` with the uniform structs, tensor layout records
+(`array<vec4<u32>, 3>`) and u32 words (offsets, lengths, sizes, scalars) named
+`gi_<role>_<param>` (scalars and uniforms under their own names).
 
 Every access goes through a small bounds-checked helper (out-of-range loads give 0,
 out-of-range stores are dropped).
 
 Trapping checks (issue 9): when the IR carries check sites (ir/checks.py: `check >= 0`
 on a Load, Store, AtomicAdd or integer div/rem), the module gets one more binding after
-the uniform block, `gi_faults: array<atomic<u32>, 8>`, the dispatch's error word (flag,
-site, index, length, y of a texel, 3 spare; the runtime binds each dispatch's slot of one
-shared buffer with a dynamic offset). A checked node goes through a `gi_checked_*` helper
+the uniform block, `gi_faults: array<atomic<u32>, 8>`, the dispatch's error word (ir/abi.py
+`ERROR_WORD`; the runtime binds each dispatch's slot of one shared buffer with a dynamic
+offset). A checked node goes through a `gi_checked_*` helper
 taking the site id: a failing check is suppressed exactly as above (load 0, store/atomic
 dropped, quotient 0), and `gi_fault` records it, the first failure of the dispatch
 winning through a compare-exchange on the flag; the thread carries on, so no control flow
@@ -66,6 +60,7 @@ from typing import NoReturn, Optional
 import numpy as np
 
 from goldy_import.errors import BackendError
+from goldy_import.ir import abi as A
 from goldy_import.ir import layout as L
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
@@ -123,10 +118,12 @@ def emit_wgsl(kernel: N.Kernel) -> str:
 
 
 @emitter("WGSL")
-def emit_wgsl_module(kernel: N.Kernel, force_writable: frozenset = frozenset()) -> WgslModule:
+def emit_wgsl_module(kernel: N.Kernel, force_writable: frozenset = frozenset(),
+                     abi: Optional[A.WgslPlan] = None) -> WgslModule:
     """`force_writable`: parameter indices to declare read_write even though the kernel only
-    reads them (WebGPU forbids binding one buffer read-only and writable in one dispatch)."""
-    return _Emitter(kernel, force_writable).module()
+    reads them (WebGPU forbids binding one buffer read-only and writable in one dispatch).
+    `abi`: the kernel's `ir.abi.plan(kernel, "wgsl")`, where the caller already has it."""
+    return _Emitter(kernel, force_writable, abi or A.plan(kernel, "wgsl")).module()
 
 
 # ---------------------------------------------------------------- types and literals
@@ -148,14 +145,6 @@ def wgsl_type(t: str, names: dict[str, str]) -> str:
 def storage_type(t: str, names: dict[str, str]) -> str:
     """How an element is held in host-shareable memory (bool never is)."""
     return "u32" if t == "bool" else wgsl_type(t, names)
-
-
-def storage_stride(t: str, structs: dict[str, N.StructDecl]) -> int:
-    if T.is_struct(t):
-        return L.struct_layout(structs[T.struct_name(t)]).stride
-    if t == "bool":
-        return 4
-    return L.round_up(L.size_of(t), L.align_of(t))
 
 
 def f32_literal(v: float) -> str:
@@ -694,19 +683,7 @@ def _contains(stmts: list[N.Stmt], kinds) -> bool:
 
 _BARRIERS = (N.Barrier, N.Reduce, N.Softmax)
 
-FAULT_WORDS = 8  # u32 per dispatch in the error word: flag, site, index, length, index_y, 3 spare
-
-
-def has_checks(kernel: N.Kernel) -> bool:
-    """Whether any node carries a trapping-check site (ir/checks.py), i.e. whether the
-    module takes an error word. Without one it has no error-word binding or traffic."""
-    for s in N.walk_stmts(kernel.body):
-        if getattr(s, "check", -1) >= 0:
-            return True
-        for e in N.stmt_exprs(s):
-            if any(getattr(x, "check", -1) >= 0 for x in N.walk_expr(e)):
-                return True
-    return False
+FAULT_WORDS = A.FAULT_WORDS  # the error word's u32 (ir/abi.py ERROR_WORD)
 
 
 def _has_site(e: N.Expr) -> bool:
@@ -734,17 +711,18 @@ def _helper_locals(k: N.Kernel, atomic: set, checked: bool) -> dict[str, set[str
 
 
 class _Emitter:
-    def __init__(self, k: N.Kernel, force_writable: frozenset):
+    def __init__(self, k: N.Kernel, force_writable: frozenset, abi: A.WgslPlan):
         self.k = k
         self.force_writable = force_writable
+        self.abi = abi
         self.structs = {s.name: s for s in k.structs}
         self.lines: list[tuple[str, Optional[N.Span]]] = []
         self.helpers: dict[str, str] = {}  # name -> text, in dependency order
         self.indent = 1
         self.counter = 0
-        self.atomic = {s.resource for s in N.walk_stmts(k.body) if isinstance(s, N.AtomicAdd)}
+        self.atomic = A.atomic_resources(k)
         self.flag_mode = _contains(k.body, N.Return) and _contains(k.body, _BARRIERS)
-        self.checked = has_checks(k)  # trapping-check sites: the module takes an error word
+        self.checked = abi.checked  # trapping-check sites: the module takes an error word
         self.uses_zero = False  # whether the uniform block needs the `gi_zero_*` words (see `pins`)
         self.names = kernel_namer(k, WGSL, _helper_locals(k, self.atomic, self.checked)).map  # structs: `struct:<name>`
         self.entry = self.names["kernel:" + k.name]
@@ -803,7 +781,8 @@ class _Emitter:
         k = self.k
         self.emit_body()  # first: it decides which helpers and uniform words exist
         body = self.lines
-        bindings, fields, ubinding, usize = self.plan_bindings()
+        bindings, fields, block = self.plan_bindings()
+        ubinding = block.binding
         head: list[str] = [f"// kernel `{k.name}` from {k.source_file}, generated by goldy-import; do not edit.", ""]
         for s in k.structs:
             head.append(f"struct {self.names['struct:' + s.name]} {{")
@@ -824,9 +803,8 @@ class _Emitter:
             head.append(f"@group(0) @binding({b.binding}) var<storage, {access}> {b.name}: array<{self.elem_decl(p)}>;")
         if ubinding is not None:
             head.append(f"@group(0) @binding({ubinding}) var<uniform> gi_u: gi_Uniforms;")
-        fbinding = None
-        if self.checked:
-            fbinding = len(bindings) + (ubinding is not None)
+        fbinding = block.fault_binding
+        if fbinding is not None:
             head.append(f"@group(0) @binding({fbinding}) var<storage, read_write> gi_faults: "
                         f"array<atomic<u32>, {FAULT_WORDS}>;")
             if self.flag_mode:  # gi_fault reads it: a returned thread records no failure
@@ -847,7 +825,7 @@ class _Emitter:
                 spans[len(out)] = sp
         out.append("}")
         return WgslModule("\n".join(out) + "\n", k.name, self.entry, k.source_file, bindings, fields, ubinding,
-                          usize, spans, fbinding)
+                          block.size, spans, fbinding)
 
     def elem_decl(self, p: N.Param) -> str:
         st = storage_type(p.ty, self.names)
@@ -860,46 +838,22 @@ class _Emitter:
             return self.ty(f.ty)
         return storage_type(f.ty, self.names)
 
-    def plan_bindings(self):
+    def plan_bindings(self) -> tuple[list[ResourceBinding], list[UniformField], A.UniformBlock]:
+        """The plan's bindings and uniform block (ir/abi.py), under this module's names."""
         k = self.k
-        bindings: list[ResourceBinding] = []
-        for i, p in enumerate(k.params):
-            if p.category in ("scalar", "uniform"):
-                continue
-            writable = p.category in N.WRITABLE_CATEGORIES or i in self.force_writable or p.name in self.atomic
-            bindings.append(ResourceBinding(len(bindings), i, self.names[p.name], writable,
-                                            storage_stride(p.ty, self.structs)))
+        bindings = [ResourceBinding(b.binding, b.param, self.names[k.params[b.param].name],
+                                    b.writable or b.param in self.force_writable, b.stride)
+                    for b in self.abi.bindings]
+        block = self.abi.block(self.uses_zero)
         fields: list[UniformField] = []
-        off = 0
-        for i, p in enumerate(k.params):  # 16-aligned members first, so the u32s pack densely
-            if p.category == "uniform":
-                size = L.round_up(storage_stride(p.ty, self.structs), 16)
-                fields.append(UniformField(self.names[p.name], "uniform", i, p.ty, off, size))
-                off += size
-        for i, p in enumerate(k.params):
-            if p.category in N.TENSOR_CATEGORIES:
-                fields.append(UniformField(f"gi_layout_{self.names[p.name]}", "layout", i, "u32", off, 48))
-                off += 48
-        for i, p in enumerate(k.params):
-            n = self.names[p.name]
-            words: list[tuple[str, str, str]] = []
-            if p.category in N.BUFFER_CATEGORIES:
-                words = [(f"gi_off_{n}", "off", "u32"), (f"gi_len_{n}", "len", "u32")]
-            elif p.category in N.TENSOR_CATEGORIES:
-                words = [(f"gi_blen_{n}", "blen", "u32")]
-            elif p.category == "image":
-                words = [(f"gi_width_{n}", "width", "u32"), (f"gi_height_{n}", "height", "u32")]
-            elif p.category == "scalar":
-                words = [(n, "scalar", p.ty)]
-            for name, kind, ty in words:
-                fields.append(UniformField(name, kind, i, ty, off, 4))
-                off += 4
-        if self.uses_zero:
-            for role in "abc":
-                fields.append(UniformField(f"gi_zero_{role}", "zero", -1, "u32", off, 4))
-                off += 4
-        ubinding = len(bindings) if fields else None
-        return bindings, fields, ubinding, L.round_up(max(off, 4), 16)
+        for w, zero in zip(block.fields, [""] * len(self.abi.words) + ["a", "b", "c"]):
+            if zero:
+                name = f"gi_zero_{zero}"
+            else:
+                n = self.names[k.params[w.param].name]
+                name = n if w.role in ("scalar", "uniform") else f"gi_{w.role}_{n}"
+            fields.append(UniformField(name, w.role, w.param, w.ty, w.offset, w.size))
+        return bindings, fields, block
 
     def entry_args(self) -> list[str]:
         b = set(self.k.builtins)
@@ -1008,6 +962,7 @@ class _Emitter:
     def fault_helper(self) -> str:
         """`gi_fault(site, index, length, index_y)`: record a failed check in the error word."""
         done = "    if (gi_done) { return; }  // a returned thread's accesses are not Rust's\n" if self.flag_mode else ""
+        w = A.ERROR_WORD.index
         return self.define("gi_fault", f"""
 // A failed trapping check (ir/checks.py site): the first failure of the dispatch takes the
 // flag (a weak compare-exchange may fail spuriously, hence the loop) and then writes the
@@ -1015,14 +970,14 @@ class _Emitter:
 // suppresses the access and the thread carries on.
 fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {{
 {done}    loop {{
-        let r = atomicCompareExchangeWeak(&gi_faults[0], 0u, 1u);
+        let r = atomicCompareExchangeWeak(&gi_faults[{w("flag")}], 0u, 1u);
         if (r.exchanged) {{ break; }}
         if (r.old_value != 0u) {{ return; }}
     }}
-    atomicStore(&gi_faults[1], site);
-    atomicStore(&gi_faults[2], index);
-    atomicStore(&gi_faults[3], length);
-    atomicStore(&gi_faults[4], index_y);
+    atomicStore(&gi_faults[{w("site")}], site);
+    atomicStore(&gi_faults[{w("index")}], index);
+    atomicStore(&gi_faults[{w("length")}], length);
+    atomicStore(&gi_faults[{w("index_y")}], index_y);
 }}""")
 
     def checked_access(self, res: str, span: N.Span) -> tuple[str, str, str, str, str, str]:

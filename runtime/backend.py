@@ -15,6 +15,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
+from goldy_import.ir.abi import FaultReport  # noqa: F401  (the error word decoded: ir/abi.py)
 from goldy_import.ir.nodes import Kernel
 
 
@@ -103,23 +104,6 @@ class Dispatch:
     groups: tuple[int, int, int]
     label: str = ""
     state: Any = None  # backend-private: bind groups, packed parameters, ...
-
-
-@dataclass
-class FaultReport:
-    """A failed trapping check (ir/checks.py), reported by `Backend.submit`.
-
-    `dispatch` is the index of the dispatch in the submitted list, `site` the check's site
-    id in `Dispatch.kernel` (`ir.checks.check_sites`), `index` one offending index (for a
-    2-D image coordinate: x, with `index_y` the y) and `length` the extent it was checked
-    against (0 for a division by zero). The core turns it into a KernelFault naming the
-    kernel, the Rust file:line:col, the parameter, the index and the length."""
-
-    dispatch: int
-    site: int
-    index: int = 0
-    length: int = 0
-    index_y: Optional[int] = None
 
 
 class Backend(ABC):

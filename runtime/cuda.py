@@ -4,8 +4,8 @@
 - One primary context per device (shared with CuPy and PyTorch, so their pointers work
   here), one non-blocking stream; every driver call's status is checked and a failure
   raises BackendError naming the call, the CUDA error and the kernel.
-- Parameters are packed per the ABI in codegen/ptx.py's docstring (`pack_params`, pure
-  Python, tested without a GPU) into one host blob plus the array of pointers into it that
+- Parameters are packed per the kernel's ABI plan (ir/abi.py, `plan(kernel, "ptx")`, the
+  one codegen/ptx.py declares; `pack_params`, pure Python, tested without a GPU) into one host blob plus the array of pointers into it that
   cuLaunchKernel / kernel graph nodes take.
 - A submitted list of dispatches (a Scheme) becomes a CUDA graph on its first submit and is
   replayed afterwards; `update_scalar` patches the node in the instantiated graph
@@ -18,8 +18,8 @@
   ceil(groups.x / BATCH) blocks, smaller ones the plain entry. Both entries check the
   same sites and report the same faults.
 - Trapping checks (issue 9): a kernel whose IR carries check sites takes one more
-  parameter, `p_faults`, the address of its dispatch's error word (FAULT_WORDS u32: flag,
-  site, index, length, index_y). Each graph (one submitted list of dispatches, i.e. a
+  parameter, `p_faults`, the address of its dispatch's error word (ir/abi.py `ERROR_WORD`,
+  FAULT_WORDS u32). Each graph (one submitted list of dispatches, i.e. a
   Scheme) owns one slot per checked dispatch, in page-locked host memory mapped into the
   device's address space (cuMemHostAlloc with CU_MEMHOSTALLOC_DEVICEMAP): a faulting kernel
   writes its slot straight to host memory, so a submit puts nothing but the graph launch on
@@ -46,13 +46,14 @@ from typing import Any, Optional
 
 import numpy as np
 
-from goldy_import.codegen.ptx import FAULT_WORDS, batch_entry, emit_ptx, entry_name, has_check_sites
+from goldy_import.codegen.ptx import batch_entry, emit_ptx, entry_name
 from goldy_import.errors import BackendError, BackendUnavailable, BindingError
+from goldy_import.ir import abi as A
 from goldy_import.ir import nodes as N
-from goldy_import.ir.checks import check_sites
+from goldy_import.ir.abi import FAULT_WORDS
 
-from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport, ImageArg, Limits, ScalarArg,
-                      TensorArg, UniformArg)
+from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport, Limits, ScalarArg,
+                      UniformArg)
 
 CU_MEMHOSTALLOC_DEVICEMAP = 0x02  # cuMemHostAlloc flag: map into the device's address space
 MAX_GRAPHS = 64  # instantiated graphs kept per backend (least recently submitted go first)
@@ -107,41 +108,45 @@ def _address(h: Any) -> int:
 SCALAR_FORMAT = {"u32": "<I", "i32": "<i", "f32": "<f", "bool": "<I"}
 
 
-def pack_params(kernel: N.Kernel, args: list, uniform_ptrs: Optional[dict] = None) -> list[bytes]:
-    """The value of each `.param` of the emitted entry, in order (see codegen/ptx.py)."""
-    out: list[bytes] = []
+def pack_params(kernel: N.Kernel, args: list, uniform_ptrs: Optional[dict] = None,
+                abi: Optional[A.PtxPlan] = None) -> list[bytes]:
+    """The value of each of the kernel's parameters' `.param`s, in order (`abi`, the
+    kernel's `ir.abi.plan(kernel, "ptx")`, made here when not given)."""
+    abi = abi or A.plan(kernel, "ptx")
     uniform_ptrs = uniform_ptrs or {}
-    for i, (p, a) in enumerate(zip(kernel.params, args)):
-        if isinstance(a, BufferArg):
-            out.append(struct.pack("<Q", _address(a.handle) + a.offset * a.stride))
-            out.append(struct.pack("<I", a.length))
-        elif isinstance(a, ScalarArg):
-            v = int(bool(a.value)) if a.ty == "bool" else a.value
-            out.append(struct.pack(SCALAR_FORMAT[a.ty], v))
-        elif isinstance(a, TensorArg):
-            out.append(struct.pack("<Q", _address(a.handle)))
-            out.append(struct.pack("<12I", *a.layout))
-            out.append(struct.pack("<I", a.buffer_length))
-        elif isinstance(a, UniformArg):
-            out.append(struct.pack("<Q", uniform_ptrs[i]))
-        elif isinstance(a, ImageArg):
-            out.append(struct.pack("<Q", _address(a.handle)))
-            out.append(struct.pack("<I", a.width))
-            out.append(struct.pack("<I", a.height))
-        else:
+    out: list[bytes] = []
+    for w in abi.params:
+        a, role = args[w.param], w.role
+        try:
+            if role == "buffer":  # the address of element `offset` (tensors, images: of element 0)
+                off = a.offset * a.stride if isinstance(a, BufferArg) else 0
+                out.append(struct.pack("<Q", _address(a.handle) + off))
+            elif role == "scalar":
+                out.append(struct.pack(SCALAR_FORMAT[a.ty], int(bool(a.value)) if a.ty == "bool" else a.value))
+            elif role == "layout":
+                out.append(struct.pack("<12I", *a.layout))
+            elif role == "uniform":
+                out.append(struct.pack("<Q", uniform_ptrs[w.param]))
+            else:  # a length or an image size, as the bound argument holds it
+                out.append(struct.pack("<I", getattr(a, A.ARG_FIELD[role])))
+        except (AttributeError, KeyError):
             raise BackendError(f"kernel `{kernel.name}`: cannot pass {type(a).__name__} "
-                               f"to parameter `{p.name}`")
+                               f"to parameter `{kernel.params[w.param].name}`") from None
     return out
 
 
-def entry_values(kernel: N.Kernel, args: list, uniform_ptrs: Optional[dict] = None, checked: bool = False,
-                 fault_ptr: int = 0, groups_x: int = 0) -> list[bytes]:
-    """Every `.param` value of the kernel's entries, in order: `pack_params`, then the error
-    word's address where the kernel is `checked` (has check sites), then the batched
-    entry's workgroup count along x (the plain entry declares one parameter fewer and
-    never reads it)."""
-    values = pack_params(kernel, args, uniform_ptrs)
-    if checked:
+def entry_values(kernel: N.Kernel, args: list, uniform_ptrs: Optional[dict] = None, checked: Optional[bool] = None,
+                 fault_ptr: int = 0, groups_x: int = 0, abi: Optional[A.PtxPlan] = None) -> list[bytes]:
+    """Every `.param` value of the kernel's entries, in order (the batched entry's list):
+    `pack_params`, then the error word's address where the kernel has one, then the
+    batched entry's workgroup count along x (the plain entry declares one parameter fewer
+    and never reads it). `checked`, where given, must agree with the plan."""
+    abi = abi or A.plan(kernel, "ptx")
+    if checked is not None and checked != abi.checked:
+        raise BackendError(f"kernel `{kernel.name}`: called with checked={checked}, but its ABI "
+                           f"{'has' if abi.checked else 'has no'} error word")
+    values = pack_params(kernel, args, uniform_ptrs, abi)
+    if abi.checked:
         values.append(struct.pack("<Q", fault_ptr))
     values.append(struct.pack("<I", groups_x))
     return values
@@ -176,13 +181,7 @@ class ParamBlock:
 
 def param_slots(kernel: N.Kernel) -> list[int]:
     """Index of the first `.param` of each IR parameter (scalars are one slot)."""
-    width = {"scalar": 1, "uniform": 1, "read": 2, "read_write": 2, "write": 2,
-             "tensor": 3, "tensor_mut": 3, "tensor_write": 3, "image": 3}
-    slots, pos = [], 0
-    for p in kernel.params:
-        slots.append(pos)
-        pos += width[p.category]
-    return slots
+    return list(A.plan(kernel, "ptx").slots)
 
 
 # ---------------------------------------------------------------- external memory
@@ -240,10 +239,20 @@ class CudaCompiled:
     ptx: str
     module: Any
     function: Any
-    slots: list[int]
+    abi: A.PtxPlan  # the .params and the error word (ir/abi.py), made once
     batched: Any = None  # the `batch_entry` function where the kernel is batchable
-    checked: bool = False  # takes the error-word parameter (the IR has check sites)
-    texel_sites: frozenset = frozenset()  # sites checking an image coordinate (report x and y)
+
+    @property
+    def slots(self) -> tuple[int, ...]:  # each IR parameter's first .param
+        return self.abi.slots
+
+    @property
+    def checked(self) -> bool:  # takes the error-word parameter (the IR has check sites)
+        return self.abi.checked
+
+    @property
+    def texel_sites(self) -> frozenset:  # sites checking an image coordinate (report x and y)
+        return self.abi.texel_sites
 
 
 @dataclass
@@ -266,7 +275,7 @@ class _Faults:
     host_ptr: Optional[int]  # cuMemHostAlloc / cuMemAllocHost pointer to free, None for a numpy array
     dev_ptr: int  # the slots' address as the kernels see it
     dispatches: list  # dispatch index of each slot
-    texel_sites: list  # per slot: the kernel's sites that check an image coordinate
+    abis: list  # per slot: the dispatch's kernel's ABI plan (decodes its error word)
     clean: bool = False  # known to be all zero (no memset needed before the next launch)
 
     @property
@@ -414,7 +423,8 @@ class CudaBackend(Backend):
     # ------------------------------------------------------------ kernels
 
     def compile(self, kernel: N.Kernel, options: CompileOptions) -> CudaCompiled:
-        ptx = emit_ptx(kernel, target=self.target, ptx_version=self.ptx_version, batch=BATCH)
+        abi = A.plan(kernel, "ptx")
+        ptx = emit_ptx(kernel, target=self.target, ptx_version=self.ptx_version, batch=BATCH, abi=abi)
         self._current()
         image = np.frombuffer(ptx.encode() + b"\0", dtype=np.uint8)
         try:
@@ -433,10 +443,7 @@ class CudaBackend(Backend):
         batched = None
         if f".entry {batch_entry(kernel, BATCH)}(" in ptx:
             batched = self._cu("cuModuleGetFunction", module, batch_entry(kernel, BATCH).encode(), kernel=kernel.name)
-        checked = has_check_sites(kernel)
-        texel = frozenset(site.id for site in check_sites(kernel) if site.resource is not None
-                          and (p := kernel.param(site.resource)) is not None and p.category == "image")
-        return CudaCompiled(kernel, ptx, module, fn, param_slots(kernel), batched, checked, texel)
+        return CudaCompiled(kernel, ptx, module, fn, abi, batched)
 
     def record(self, d: Dispatch) -> None:
         self._current()
@@ -449,13 +456,13 @@ class CudaBackend(Backend):
                 ptrs[i] = mem.ptr
         # the error word's address (set per graph at build) and the batched entry's
         # workgroup count along x follow the kernel's parameters (entry_values)
-        checked = bool(getattr(d.compiled, "checked", False))
-        values = entry_values(d.kernel, d.args, ptrs, checked, 0, int(d.groups[0]))
+        abi: A.PtxPlan = d.compiled.abi
+        values = entry_values(d.kernel, d.args, ptrs, None, 0, int(d.groups[0]), abi)
         block = ParamBlock(values)
         wx, wy, wz = d.kernel.workgroup_size
         threads = int(d.groups[0]) * int(d.groups[1]) * int(d.groups[2]) * wx * wy * wz
         batched = getattr(d.compiled, "batched", None) is not None and threads >= self.batch_min_threads
-        d.state = _State(block, uniforms, batched=batched, fault_slot=len(values) - 2 if checked else None)
+        d.state = _State(block, uniforms, batched=batched, fault_slot=len(values) - 2 if abi.checked else None)
         if uniforms:
             weakref.finalize(d, _free_all, weakref.ref(self), uniforms)
 
@@ -543,16 +550,11 @@ class CudaBackend(Backend):
         if not len(hit):
             f.clean = True  # nothing claimed a flag, so nothing was written: still all zero
             return None
-        reports = []
-        for n in hit:
-            w = [int(v) for v in words[n]]
-            reports.append(FaultReport(dispatch=f.dispatches[n], site=w[1], index=w[2], length=w[3],
-                                       index_y=w[4] if w[1] in f.texel_sites[n] else None))
-        return reports
+        return [r for n in hit if (r := f.abis[n].decode_fault(words[n], f.dispatches[n])) is not None]
 
     def _build(self, dispatches: list[Dispatch], names: str) -> _Graph:
         checked = [i for i, d in enumerate(dispatches) if d.state.fault_slot is not None]
-        faults = self._fault_words(checked, [dispatches[i].compiled.texel_sites for i in checked]) if checked else None
+        faults = self._fault_words(checked, [dispatches[i].compiled.abi for i in checked]) if checked else None
         graph = self._cu("cuGraphCreate", 0)
         nodes, params = [], []
         prev = None
@@ -576,7 +578,7 @@ class CudaBackend(Backend):
         return _Graph(graph, exe, nodes, params, [d.state.version for d in dispatches],
                       [weakref.ref(d) for d in dispatches], faults)
 
-    def _fault_words(self, dispatches: list[int], texel_sites: list) -> _Faults:
+    def _fault_words(self, dispatches: list[int], abis: list) -> _Faults:
         nwords = FAULT_WORDS * len(dispatches)
         try:  # mapped page-locked host memory: no memset, no copy
             host_ptr = int(self._cu("cuMemHostAlloc", 4 * nwords, CU_MEMHOSTALLOC_DEVICEMAP))
@@ -591,14 +593,14 @@ class CudaBackend(Backend):
         if host_ptr is not None:
             host = np.ctypeslib.as_array((ctypes.c_uint32 * nwords).from_address(host_ptr))
             host[:] = 0
-            return _Faults(None, host, host_ptr, dev_ptr, list(dispatches), list(texel_sites), clean=True)
+            return _Faults(None, host, host_ptr, dev_ptr, list(dispatches), list(abis), clean=True)
         mem = self.alloc(4 * nwords)
         try:
             host_ptr = int(self._cu("cuMemAllocHost", 4 * nwords))
             host = np.ctypeslib.as_array((ctypes.c_uint32 * nwords).from_address(host_ptr))
         except Exception:  # no page-locked memory to be had: a pageable copy works too, more slowly
             host_ptr, host = None, np.zeros(nwords, dtype=np.uint32)
-        return _Faults(mem, host, host_ptr, mem.ptr, list(dispatches), list(texel_sites))
+        return _Faults(mem, host, host_ptr, mem.ptr, list(dispatches), list(abis))
 
     def _free_faults(self, f: _Faults) -> None:
         if f.device is not None:

@@ -9,7 +9,7 @@ synchronises its workgroup is compiled there in the lane-serial form
 the canonical source plus the standard wrapper entry (codegen/slang.py).
 
 Trapping checks: a kernel whose IR carries check sites (ir/checks.py) takes a
-`GoldyFaults` error word. Each submit gives every such dispatch its own 8-u32 slot of one
+`GoldyFaults` error word (ir/abi.py `ERROR_WORD`). Each submit gives every such dispatch its own slot of one
 error buffer (cleared by the command encoder before the dispatches), reads the buffer
 back once after the wait, and returns a FaultReport per slot whose flag is set. Kernels
 without sites (checks off, or every check proven) bind no error word at all. The first
@@ -31,16 +31,15 @@ import numpy as np
 
 from goldy_import.codegen import slang as S
 from goldy_import.codegen.slang_lanes import emit_lane_serial
-from goldy_import.codegen.slang_text import FAULT_WORDS, FAULTS, has_checks
 from goldy_import.errors import BackendError, BackendUnavailable
+from goldy_import.ir import abi as A
 from goldy_import.ir import nodes as N
-from goldy_import.ir.checks import check_sites
+from goldy_import.ir.abi import FAULT_WORDS, FAULTS
 
-from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport, ImageArg, ScalarArg, TensorArg,
-                      UniformArg)
+from .backend import Backend, CompileOptions, Dispatch, FaultReport, ScalarArg
 
 _INSTALL = "install slangpy (`pip install slangpy`; the wheel carries the Slang compiler)"
-_TENSOR_FIELDS = ("off", "rank", "numel", "d0", "d1", "d2", "d3", "s0", "s1", "s2", "s3", "flags")
+_FAULT_BUF, _FAULT_OFF = (m for m, _ in A.FAULTS_MEMBERS)  # GoldyFaults' members
 
 
 def _slangpy():
@@ -71,8 +70,11 @@ class Compiled:
     lane_serial: bool  # one [numthreads(1,1,1)] invocation per workgroup
     workgroup_size: tuple[int, int, int]
     source: str
-    checked: bool = False  # binds an error word (the IR has trapping-check sites)
-    texel_sites: frozenset = frozenset()  # sites checking an image coordinate (report x and y)
+    abi: A.SlangPlan  # the argument block's fields and the error word (ir/abi.py), made once
+
+    @property
+    def checked(self) -> bool:  # binds an error word (the IR has trapping-check sites)
+        return self.abi.checked
 
 
 class SlangBackend(Backend):
@@ -157,32 +159,30 @@ class SlangBackend(Backend):
             ck = self.device.create_compute_kernel(program)
         except Exception as e:
             raise BackendError(f"kernel `{kernel.name}`: the Slang compiler rejected the generated source:\n{e}") from e
-        checked = has_checks(kernel)
-        texel = frozenset(site.id for site in check_sites(kernel) if site.resource is not None
-                          and (p := kernel.param(site.resource)) is not None and p.category == "image")
-        return Compiled(ck, serial, tuple(kernel.workgroup_size), src, checked, texel)
+        return Compiled(ck, serial, tuple(kernel.workgroup_size), src, A.plan(kernel, "slang"))
 
     def _bind(self, d: Dispatch) -> dict:
+        """The `_goldy_args` block's values, field by field of the ABI plan (the error word
+        is set per submit)."""
         args: dict[str, Any] = {}
         names = S.Names(d.kernel)
-        for p, a in zip(d.kernel.params, d.args):
+        for f in d.compiled.abi.fields:
+            if f.param < 0:
+                continue
+            p, a = d.kernel.params[f.param], d.args[f.param]
             key = names(p.name)
-            if isinstance(a, BufferArg):
-                args[key] = {"_buf": a.handle, "_off": a.offset, "_len": a.length}
-            elif isinstance(a, ScalarArg):
-                args[key] = _scalar(a)
-            elif isinstance(a, TensorArg):
-                args[key] = {"_buf": a.handle, "_blen": a.buffer_length,
-                             "_layout": dict(zip(_TENSOR_FIELDS, (int(v) for v in a.layout)))}
-            elif isinstance(a, UniformArg):
-                buf = self.alloc(len(a.data))
-                self.write(buf, 0, memoryview(a.data))
-                args[key] = buf
-            elif isinstance(a, ImageArg):
-                args[key] = {"_buf": a.handle, "_w": a.width, "_h": a.height}
-            else:
-                raise BackendError(f"kernel `{d.kernel.name}`: cannot bind {type(a).__name__} to `{p.name}`")
-        args["_goldy_nwg"] = list(d.groups)
+            try:
+                if f.role == "resource":
+                    args[key] = {m: _member(role, a) for m, role in f.members}
+                elif f.role == "scalar":
+                    args[key] = _scalar(a)
+                else:  # a uniform struct: a one-element buffer
+                    buf = self.alloc(len(a.data))
+                    self.write(buf, 0, memoryview(a.data))
+                    args[key] = buf
+            except AttributeError:
+                raise BackendError(f"kernel `{d.kernel.name}`: cannot bind {type(a).__name__} to `{p.name}`") from None
+        args[A.NWG_FIELD] = list(d.groups)
         return args
 
     def record(self, d: Dispatch) -> None:
@@ -216,7 +216,7 @@ class SlangBackend(Backend):
                 if d.state is None:
                     d.state = self._bind(d)
                 if c.checked:
-                    d.state[FAULTS] = {"_w": words, "_off": FAULT_WORDS * slot[i]}
+                    d.state[FAULTS] = {_FAULT_BUF: words, _FAULT_OFF: FAULT_WORDS * slot[i]}
                 gx, gy, gz = d.groups
                 if c.lane_serial:
                     threads = [gx, gy, gz]
@@ -232,19 +232,19 @@ class SlangBackend(Backend):
             if not checked:
                 return None
             raw = np.asarray(words.to_numpy()).view(np.uint32).reshape(-1)
-        faults = []
-        for n, i in enumerate(checked):
-            w = raw[FAULT_WORDS * n:FAULT_WORDS * (n + 1)]
-            if w[0]:
-                texel = int(w[1]) in dispatches[i].compiled.texel_sites
-                faults.append(FaultReport(dispatch=i, site=int(w[1]), index=int(w[2]), length=int(w[3]),
-                                          index_y=int(w[4]) if texel else None))
-        return faults or None
+        return A.decode_faults(raw, FAULT_WORDS, [(i, dispatches[i].compiled.abi) for i in checked])
 
     def close(self) -> None:
         if self.device is not None:
             self.device.close()
             self.device = None
+
+
+def _member(role: str, a: Any) -> Any:
+    """The value of one member of a resource's goldy_abi struct, from its bound argument."""
+    if role == "layout":
+        return dict(zip(A.TENSOR_LAYOUT, (int(v) for v in a.layout)))
+    return getattr(a, A.ARG_FIELD[role])
 
 
 def _scalar(a: ScalarArg) -> Any:

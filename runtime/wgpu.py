@@ -10,7 +10,7 @@ lengths, offsets, tensor layouts); `update_scalar` rewrites a few bytes of that 
 nothing is re-recorded. All dispatches of a submit go into one command buffer.
 
 Trapping checks: a kernel whose IR carries check sites (ir/checks.py) has one more
-storage binding, its error word (codegen/wgsl.py `gi_faults`, FAULT_WORDS u32), bound with
+storage binding, its error word (ir/abi.py `ERROR_WORD`, FAULT_WORDS u32), bound with
 a dynamic offset into one error buffer shared by the device: each submit gives every
 checked dispatch its own slot, clears the slots in the command buffer before the compute
 pass, copies them to a mappable buffer after it (that mapping is also the completion
@@ -27,10 +27,11 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from goldy_import.codegen.wgsl import FAULT_WORDS, WgslModule, emit_wgsl_module
+from goldy_import.codegen.wgsl import WgslModule, emit_wgsl_module
 from goldy_import.errors import BackendError, BackendUnavailable, DeviceLimitError, GoldyError
+from goldy_import.ir import abi as A
 from goldy_import.ir import nodes as N
-from goldy_import.ir.checks import check_sites
+from goldy_import.ir.abi import FAULT_WORDS
 
 from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport, ImageArg, Limits, ScalarArg,
                       TensorArg, UniformArg)
@@ -105,8 +106,8 @@ class _Variant:
 @dataclass
 class _Compiled:
     kernel: N.Kernel
+    abi: A.WgslPlan  # bindings, uniform block and error word (ir/abi.py), made once
     variants: dict[frozenset, _Variant] = field(default_factory=dict)
-    texel_sites: frozenset = frozenset()  # check sites on an image coordinate (report x and y)
 
 
 @dataclass
@@ -252,9 +253,7 @@ class WgpuBackend(Backend):
     # ------------------------------------------------------------ kernels
 
     def compile(self, kernel: N.Kernel, options: CompileOptions) -> _Compiled:
-        texel = frozenset(site.id for site in check_sites(kernel) if site.resource is not None
-                          and (p := kernel.param(site.resource)) is not None and p.category == "image")
-        c = _Compiled(kernel, texel_sites=texel)
+        c = _Compiled(kernel, A.plan(kernel, "wgsl"))
         self._variant(c, frozenset())  # compile now, so errors surface at prepare time
         return c
 
@@ -262,7 +261,7 @@ class WgpuBackend(Backend):
         v = c.variants.get(force)
         if v is not None:
             return v
-        module = emit_wgsl_module(c.kernel, force)
+        module = emit_wgsl_module(c.kernel, force, c.abi)
         shader = self.shader_module(module)
         entries = []
         for b in module.bindings:
@@ -302,7 +301,7 @@ class WgpuBackend(Backend):
         force = self._aliased_reads(k, d.args)
         variant = self._variant(d.compiled, force)
         module = variant.module
-        words: dict[tuple[int, str], int] = {}  # (param, kind) -> u32 metadata
+        offsets: dict[int, int] = {}  # param -> element offset of element 0 inside its binding
         entries = []
         for b in module.bindings:
             a = d.args[b.param]
@@ -311,18 +310,15 @@ class WgpuBackend(Backend):
                 if a.stride != b.stride:
                     raise BackendError(f"kernel `{k.name}` parameter `{p.name}`: elements are {a.stride} bytes "
                                        f"on the host side but {b.stride} bytes in WGSL")
-                res, off = self._buffer_range(a.handle, a.offset, a.length, b.stride, p.name, k.name)
-                words[(b.param, "off")], words[(b.param, "len")] = off, a.length
+                res, offsets[b.param] = self._buffer_range(a.handle, a.offset, a.length, b.stride, p.name, k.name)
             elif isinstance(a, TensorArg):
                 res, _ = self._buffer_range(a.handle, 0, a.buffer_length, b.stride, p.name, k.name)
-                words[(b.param, "blen")] = a.buffer_length
             elif isinstance(a, ImageArg):
                 res, _ = self._buffer_range(a.handle, 0, a.width * a.height, b.stride, p.name, k.name)
-                words[(b.param, "width")], words[(b.param, "height")] = a.width, a.height
             else:
                 raise BackendError(f"kernel `{k.name}` parameter `{p.name}`: got {type(a).__name__}")
             entries.append({"binding": b.binding, "resource": res})
-        packed = bytearray(module.uniform_size)
+        packed = bytearray(module.uniform_size)  # zero words stay 0
         for f in module.uniform_fields:
             a = d.args[f.param] if f.param >= 0 else None
             if f.kind == "scalar":
@@ -331,13 +327,13 @@ class WgpuBackend(Backend):
             elif f.kind == "uniform":
                 assert isinstance(a, UniformArg)
                 packed[f.offset:f.offset + len(a.data)] = a.data
-            elif f.kind == "zero":
-                packed[f.offset:f.offset + 4] = struct.pack("<I", 0)
             elif f.kind == "layout":
                 assert isinstance(a, TensorArg)
-                packed[f.offset:f.offset + 48] = struct.pack("<12I", *(int(x) & 0xFFFFFFFF for x in a.layout))
-            else:
-                packed[f.offset:f.offset + 4] = struct.pack("<I", words[(f.param, f.kind)])
+                packed[f.offset:f.offset + A.LAYOUT_BYTES] = struct.pack("<12I", *(int(x) & 0xFFFFFFFF for x in a.layout))
+            elif f.kind == "off":
+                packed[f.offset:f.offset + 4] = struct.pack("<I", offsets[f.param])
+            elif f.kind != "zero":  # a length or an image size, as the bound argument holds it
+                packed[f.offset:f.offset + 4] = struct.pack("<I", getattr(a, A.ARG_FIELD[f.kind]))
         ubuf = None
         try:
             if module.uniform_binding is not None:
@@ -490,14 +486,7 @@ class WgpuBackend(Backend):
             raise BackendError(f"wgpu: submit of {len(dispatches)} dispatch(es) ({names}) failed: {e}") from None
         words = self._fault_stride // 4
         every = struct.unpack(f"<{len(checked) * words}I", raw)
-        faults = []
-        for n, i in enumerate(checked):
-            flag, site, index, length, index_y = every[n * words:n * words + 5]
-            if flag:
-                texel = site in dispatches[i].compiled.texel_sites
-                faults.append(FaultReport(dispatch=i, site=site, index=index, length=length,
-                                          index_y=index_y if texel else None))
-        return faults or None
+        return A.decode_faults(every, words, [(i, dispatches[i].compiled.abi) for i in checked])
 
     def close(self) -> None:
         if self._closed:
