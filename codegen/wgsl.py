@@ -69,6 +69,9 @@ from goldy_import.errors import BackendError
 from goldy_import.ir import layout as L
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
+from goldy_import.ir.mathlib import FUNCTIONS as _MATH_FUNCTIONS
+
+from .math_text import WGSL as _MATH_WGSL, render as _render_math
 
 __all__ = ["emit_wgsl", "emit_wgsl_module", "WgslModule", "ResourceBinding", "UniformField", "WgslEmitError"]
 
@@ -695,29 +698,10 @@ fn gi_fma_f32(a: f32, b: f32, c: f32) -> f32 {
     }
     return bitcast<f32>(sb | ((u32(max(e, 1i) - 1i) << 23u) + kept));
 }"""),
-    "gi_pow_f32": (("gi_isnan_f32",), """
-// Rust powf sign rules around WGSL's pow (defined only for x > 0).
-fn gi_pow_f32(x: f32, y: f32) -> f32 {
-    if (y == 0.0f || x == 1.0f) { return 1.0f; }
-    if (gi_isnan_f32(x) || gi_isnan_f32(y)) { return bitcast<f32>(0x7fc00000u); }
-    let ay = abs(y);
-    let y_int = trunc(y) == y;
-    let y_odd = y_int && ay < 16777216.0f && (u32(ay) & 1u) == 1u;
-    if (x == 0.0f) {
-        var r = 0.0f;
-        if (y < 0.0f) { r = bitcast<f32>(0x7f800000u); }
-        if (y_odd && (bitcast<u32>(x) >> 31u) == 1u) { r = -r; }
-        return r;
-    }
-    if (x < 0.0f) {
-        if (!y_int) { return bitcast<f32>(0x7fc00000u); }
-        let m = pow(-x, y);
-        return select(m, -m, y_odd);
-    }
-    return pow(x, y);
-}"""),
 }
 
+
+_MATH = {_MATH_WGSL.name(f): f for f in _MATH_FUNCTIONS}  # helper name -> library function
 
 _PINS_DOC = """// Float operations as Rust rounds them. Drivers may rewrite float algebra (fuse a * b + c,
 // reassociate, x * 0 = 0, x - x = 0 ...), so operands and results pass through an XOR
@@ -799,6 +783,11 @@ class _Emitter:
     def need(self, name: str) -> str:
         if name in ("gi_fadd_f32", "gi_fsub_f32", "gi_fmul_f32"):
             return self.fop(name[4:7], "f32")
+        if name in _MATH and name not in self.helpers:  # the one f32 math library (ir/mathlib.py)
+            text, uses = _render_math(_MATH[name], _MATH_WGSL)
+            for u in sorted(uses):
+                self.need(u)
+            return self.define(name, text)
         if name not in self.helpers:
             deps, text = _LIB[name]
             for d in deps:
@@ -1409,9 +1398,9 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
             return f"bitcast<u32>({vals[0]})"
         if _constant_tree(e):  # not foldable here: keep naga from evaluating it
             vals = [self.opaque(v, a.ty) for v, a in zip(vals, args)]
-        if f in ("floor", "ceil", "trunc", "sin", "cos", "tan", "exp", "exp2", "log", "log2"):
+        if f in ("floor", "ceil", "trunc"):
             return f"{f}({vals[0]})"
-        if f in ("sqrt", "round", "pow") or (f == "abs" and elem != "u32"):
+        if f in ("sqrt", "round") or f in _MATH_FUNCTIONS or (f == "abs" and elem != "u32"):
             return f"{self.lanewise(f'gi_{f}_{elem}', t0, len(vals))}({', '.join(vals)})"
         if f == "abs":
             return vals[0]
@@ -1663,7 +1652,7 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         self.line(f"let gi_max = {scratch}[0];", sp)
         self.line("workgroupBarrier();", sp)
         self.line("var gi_e = 0.0f;", sp)
-        self.line(f"if (gi_in) {{ gi_e = exp({self.fop('sub', 'f32')}(gi_x, gi_max)); }}", sp)
+        self.line(f"if (gi_in) {{ gi_e = {self.need('gi_exp_f32')}({self.fop('sub', 'f32')}(gi_x, gi_max)); }}", sp)
         self.line(f"if (gi_local_index < {n}u{guard}) {{ {scratch}[gi_local_index] = gi_e; }}", sp)
         self.line("workgroupBarrier();", sp)
         self.tree("sum", "f32", n, scratch, maybe_done, sp)
