@@ -20,6 +20,21 @@ def _bits(x: float) -> int:
     return struct.unpack("<I", struct.pack("<f", ML.f32(x)))[0]
 
 
+def _wgsl_f32(x: float) -> str:
+    """The shortest decimal that reads back as x (naga rounds literals correctly); the
+    bits where no decimal literal is allowed or exact (inf, NaN, subnormals)."""
+    b = _bits(x)
+    if (b >> 23) & 0xFF in (0, 0xFF) and b & 0x7FFFFFFF:
+        return f"bitcast<f32>(0x{b:08x}u)"
+    for digits in range(1, 10):
+        text = f"{x:.{digits}g}"
+        if ML.f32(float(text)) == x:
+            break
+    if "e" not in text and "." not in text:
+        text += ".0"
+    return f"({text}f)" if text.startswith("-") else f"{text}f"
+
+
 @dataclass(frozen=True)
 class Syntax:
     name: Callable[[str], str]          # library function -> helper name
@@ -27,7 +42,7 @@ class Syntax:
     fn_head: Callable[[str, list[str]], str]
     let: Callable[[str, str, str], str]  # (kind, name, value) -> declaration
     var: Callable[[str, str, str], str]
-    fconst: Callable[[int], str]        # f32 bits -> literal
+    fconst: Callable[[float], str]      # an f32 value -> its exact literal
     fop: dict                           # add sub mul div -> format with {a} {b}
     f2u: str                            # bit casts, formats with {a}
     u2f_bits: str
@@ -44,7 +59,7 @@ WGSL = Syntax(
     fn_head=lambda name, args: f"fn {name}({', '.join(a + ': f32' for a in args)}) -> f32 {{",
     let=lambda kind, name, value: f"let {name} = {value};",
     var=lambda kind, name, value: f"var {name} = {value};",
-    fconst=lambda b: f"bitcast<f32>(0x{b:08x}u)",
+    fconst=_wgsl_f32,
     fop={op: f"gi_f{op}_f32({{a}}, {{b}})" for op in ("add", "sub", "mul", "div")},
     f2u="bitcast<u32>({a})", u2f_bits="bitcast<f32>({a})", u2i="bitcast<i32>({a})", i2u="bitcast<u32>({a})",
     conv_u="f32({a})", conv_i="f32(bitcast<i32>({a}))",
@@ -58,7 +73,7 @@ SLANG = Syntax(
     fn_head=lambda name, args: f"float {name}({', '.join('float ' + a for a in args)})\n{{",
     let=lambda kind, name, value: f"{_SLANG_TYPES[kind]} {name} = {value};",
     var=lambda kind, name, value: f"{_SLANG_TYPES[kind]} {name} = {value};",
-    fconst=lambda b: f"asfloat(0x{b:08x}u)",
+    fconst=lambda x: f"asfloat(0x{_bits(x):08x}u)",  # bits: not every target parses enough digits
     fop={op: f"({{a}} {s} {{b}})" for op, s in (("add", "+"), ("sub", "-"), ("mul", "*"), ("div", "/"))},
     # int(x)/uint(x) are modular conversions; asint() compares as unsigned on slangpy's CPU target
     f2u="asuint({a})", u2f_bits="asfloat({a})", u2i="int({a})", i2u="uint({a})",
@@ -101,7 +116,7 @@ class TextOps(ML.Ops):
         return self.syn.u2f_bits.format(a=a)
 
     def c(self, x):
-        return self._lit("f", self.syn.fconst(_bits(x)))
+        return self._lit("f", self.syn.fconst(ML.f32(x)))
 
     def add(self, a, b):
         return self._f("add", a, b)

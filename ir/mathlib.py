@@ -47,7 +47,10 @@ def f32(x: float) -> float:
     """x rounded to the nearest f32 (Python floats are f64)."""
     if math.isnan(x) or math.isinf(x):
         return x
-    return struct.unpack("<f", struct.pack("<f", x))[0]
+    try:
+        return struct.unpack("<f", struct.pack("<f", x))[0]
+    except OverflowError:  # beyond the largest f32 (by more than half an ulp, near enough)
+        return math.copysign(math.inf, x)
 
 
 def _top(x: float, bits: int) -> float:
