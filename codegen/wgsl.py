@@ -44,9 +44,12 @@ NoContraction). Rust rounds every `+ - *` on its own, so each f32 operation is a
 from the uniform block, which no optimiser can see through (`_Emitter.pins`). `mul_add` is
 computed exactly in integer arithmetic (lavapipe's `fma` rounds twice).
 
+Transcendentals (`exp` ... `pow`, and softmax's exp) are the math library's helpers
+(`gi_exp_f32` ..., ir/mathlib.py rendered by codegen/math_text.py) built on those pinned
+operations, so they return the CPU oracle's bits; no driver built-in is called.
+
 What this relies on from the driver: each f32 `+ - *` instruction correctly rounded (WGSL
-guarantees it), and the transcendentals' accuracy (tests allow rtol 2e-6 + atol
-1e-6; `pow` is computed as exp2(y * log2(x)) with Rust's sign rules for negative bases).
+guarantees it), integer arithmetic, bit casts, compares and selects.
 
 Constant subexpressions are folded here with Rust's semantics (`fold`): naga would
 evaluate them itself and reject what Rust wraps (`i32::MAX + 1`) or rounds to infinity.
