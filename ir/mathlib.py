@@ -122,7 +122,7 @@ class Ops:
 
     # control: `fn()` only matters where `p` holds (elsewhere the values are `defaults`); a
     # renderer may run it everywhere and select, or branch around it
-    def when(self, p, fn: Callable[[], list], defaults: list) -> list: ...
+    def when(self, p, fn: Callable[[], list], defaults: list): ...
 
     # derived operations; a renderer may override them with one instruction
     def isnan(self, a):
