@@ -44,7 +44,7 @@ _FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 _BUILTIN_PREFIX = {"global_id": "gid", "local_id": "lid", "workgroup_id": "wgid",
                    "num_workgroups": "nwg", "workgroup_size": "wgs"}
 _NP_TYPE = {"u32": "np.uint32", "i32": "np.int32", "f32": "np.float32"}
-_F64_FUNCS = ("sin", "cos", "tan", "exp", "exp2", "log", "log2", "pow")
+_MATH_FUNCS = ("sin", "cos", "tan", "exp", "exp2", "log", "log2", "pow")  # ir/mathlib.py, via rt
 
 
 @dataclass(frozen=True)
@@ -695,7 +695,7 @@ class _Emitter:
             return f"np.{f}({x})"
         if f == "round":
             return f"rt.round_away({x})"
-        if f in _F64_FUNCS or f in ("fma", "from_bits", "to_bits"):
+        if f in _MATH_FUNCS or f in ("fma", "from_bits", "to_bits"):
             return f"rt.{f}({', '.join(xs)})"
         lo, hi = ("np.fmin", "np.fmax") if elem == "f32" else ("np.minimum", "np.maximum")
         if f == "min":

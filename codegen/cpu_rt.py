@@ -17,6 +17,8 @@ from functools import cached_property
 
 import numpy as np
 
+from .math_numpy import evaluate as evaluate_math
+
 TRUE = np.True_
 FALSE = np.False_
 _U0 = np.uint32(0)
@@ -761,17 +763,17 @@ def fma(a, b, c):
     return s.astype(np.float32)[()]
 
 
-def _via_f64(f):
+def _mathlib(name: str):
     def g(*xs):
-        return f(*(np.asarray(x, dtype=np.float64) for x in xs)).astype(np.float32)[()]
-    g.__name__ = f.__name__
-    g.__doc__ = f"f32 {f.__name__}: computed in f64, rounded once to f32."
+        return evaluate_math(name, *xs)[()]
+    g.__name__ = name
+    g.__doc__ = f"f32 {name}: ir/mathlib.py's sequence, the same bits as every GPU backend."
     return g
 
 
-sin, cos, tan = _via_f64(np.sin), _via_f64(np.cos), _via_f64(np.tan)
-exp, exp2, log, log2 = _via_f64(np.exp), _via_f64(np.exp2), _via_f64(np.log), _via_f64(np.log2)
-pow = _via_f64(np.power)
+sin, cos, tan = _mathlib("sin"), _mathlib("cos"), _mathlib("tan")
+exp, exp2, log, log2 = _mathlib("exp"), _mathlib("exp2"), _mathlib("log"), _mathlib("log2")
+pow = _mathlib("pow")
 
 
 def from_bits(x):

@@ -25,8 +25,9 @@ What the emitted code guarantees (docs/semantics.md): f32 `+ - * /` and sqrt are
 and `i32::MIN / -1` wraps, shift amounts are masked by 31, float->int casts truncate and
 saturate with NaN -> 0, `round` is half away from zero, f32 min/max return the non-NaN
 operand (PTX `min.f32`/`max.f32` do), loads out of range read 0 and stores out of range are
-dropped (explicit compares with the lengths passed in). Transcendentals and f32 `%` are
-instruction sequences from `ptx_math` with the error bounds documented there. Workgroup
+dropped (explicit compares with the lengths passed in). Transcendentals (softmax's exp too)
+are the math library's sequences (ir/mathlib.py, the same bits as every backend) rendered
+inline by `ptx_math.PtxOps`; f32 `%` is `ptx_math.fmod` (exact). Workgroup
 collectives follow the dialect's pairwise tree exactly; warp shuffles replace the first five
 tree levels only where all threads are known to arrive (they keep the operand order, so the
 bits, and leave the scratch array in the same final state). Buffers the kernel never writes

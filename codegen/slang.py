@@ -74,7 +74,10 @@ def emit_slang(kernel: N.Kernel) -> str:
     if has_checks(kernel):
         params.append(f"{FAULTS_TYPE} {FAULTS}")
     out += ["[goldy_compute]", f"[numthreads({x}, {y}, {z})]", f"void {CANONICAL_ENTRY}({', '.join(params)})", "{"]
-    out += pr.block(kernel.body, 1)
+    body = pr.block(kernel.body, 1)
+    at = out.index("import goldy_abi;") + 2
+    out[at:at] = pr.helper_lines()  # known once the body is rendered
+    out += body
     out.append("}")
     return "\n".join(out) + "\n"
 

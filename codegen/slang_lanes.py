@@ -236,7 +236,8 @@ class LanePrinter(Printer):
         out = [self.line(d, f"// workgroup_softmax_in_place::<{s.n}>: max, exp, sum, divide")]
         out += self.lanes([self.line(d + 1, f"{x}[{LANE}] = (({t} < {count}) ? {load} : {f32_literal(-1e30)});")], d)
         out += self.lane_reduce("max", s.n, "f32", f"{x}[{LANE}]", s.scratch, f"{m}[{LANE}]", d)
-        out += self.lanes([self.line(d + 1, f"{e}[{LANE}] = (({t} < {count}) ? exp(({x}[{LANE}] - {m}[{LANE}])) : 0.0);")], d)
+        ex = self.math_call("exp", "f32", [f"({x}[{LANE}] - {m}[{LANE}])"])
+        out += self.lanes([self.line(d + 1, f"{e}[{LANE}] = (({t} < {count}) ? {ex} : 0.0);")], d)
         out += self.lane_reduce("sum", s.n, "f32", f"{e}[{LANE}]", s.scratch, f"{total}[{LANE}]", d)
         store = [self.line(d + 1, f"if ({t} < {count})"), self.line(d + 1, "{")]
         store += self.store(s.resource, idx, f"({e}[{LANE}] / {total}[{LANE}])", d + 2) + [self.line(d + 1, "}")]
@@ -261,7 +262,7 @@ def emit_lane_serial(kernel: N.Kernel) -> str:
                            f"exceed the CPU target's {MAX_LANE_BYTES} byte budget")
     body = pr.region(kernel.body, 1)
     out = [f"// kernel `{kernel.name}` from {kernel.source_file}: lane-serial form for Slang's CPU target"]
-    out += site_comments(kernel) + ["import goldy_abi;", ""]
+    out += site_comments(kernel) + ["import goldy_abi;", ""] + pr.helper_lines()
     for s in kernel.structs:
         out += struct_decl(s, names) + [""]
     out += args_block(kernel, names)

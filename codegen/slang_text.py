@@ -15,6 +15,9 @@ from goldy_import.ir import layout as L
 from goldy_import.ir.checks import check_sites
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
+from goldy_import.ir.mathlib import FUNCTIONS as MATH_FUNCTIONS
+
+from .math_text import SLANG as _MATH_SLANG, render as _render_math
 
 from .names import SLANG, SLANG_ABI_NAMES, field_namer, kernel_namer
 
@@ -198,6 +201,7 @@ class Printer:
         self.k = kernel
         self.names = names or Names(kernel)
         self.tmp = 0
+        self.helpers: dict[str, str] = {}  # math library functions used (ir/mathlib.py), name -> text
 
     # -- hooks
     def local(self, name: str) -> str:
@@ -353,7 +357,29 @@ class Printer:
             return f"asfloat({args[0]})"
         if f == "to_bits":
             return f"asuint({args[0]})"
+        if f in MATH_FUNCTIONS:
+            return self.math_call(f, e.args[0].ty, args)
         return f"{f}({', '.join(args)})"
+
+    def math_call(self, f: str, ty: str, args: list[str]) -> str:
+        """A call of the math library's `f` (ir/mathlib.py), the helper defined once per
+        module (see `helper_lines`); vectors lane by lane."""
+        name = _MATH_SLANG.name(f)
+        if name not in self.helpers:
+            self.helpers[name] = _render_math(f, _MATH_SLANG)[0]
+        if T.is_vector(ty):
+            n, vt = T.vec_len(ty), slang_type(ty)
+            vname = f"{name}v{n}"
+            if vname not in self.helpers:
+                params = ", ".join(f"{vt} {a}" for a in "ab"[:len(args)])
+                lanes = ", ".join(f"{name}({', '.join(f'{a}.{c}' for a in 'ab'[:len(args)])})" for c in "xyzw"[:n])
+                self.helpers[vname] = f"{vt} {vname}({params}) {{ return {vt}({lanes}); }}"
+            name = vname
+        return f"{name}({', '.join(args)})"
+
+    def helper_lines(self) -> list[str]:
+        """The math helpers the rendered code calls, each followed by a blank line."""
+        return [line for text in self.helpers.values() for line in text.split("\n") + [""]]
 
     def e_Construct(self, e: N.Construct) -> str:
         return f"{slang_type(e.ty)}({', '.join(self.expr(a) for a in e.args)})"
@@ -523,7 +549,7 @@ class Printer:
                self.line(d, f"float {x} = (({t} < {count}) ? {load} : {f32_literal(-1e30)});"),
                self.line(d, f"float {m};")]
         out += self.reduce("max", s.n, "f32", x, s.scratch, m, d)
-        out.append(self.line(d, f"float {e} = (({t} < {count}) ? exp(({x} - {m})) : 0.0);"))
+        out.append(self.line(d, f"float {e} = (({t} < {count}) ? {self.math_call('exp', 'f32', [f'({x} - {m})'])} : 0.0);"))
         out.append(self.line(d, f"float {total};"))
         out += self.reduce("sum", s.n, "f32", e, s.scratch, total, d)
         out.append(self.line(d, f"if ({t} < {count})"))

@@ -38,9 +38,12 @@ NoContraction). Rust rounds every `+ - *` on its own, so each f32 operation is a
 from the uniform block, which no optimiser can see through (`_Emitter.pins`). `mul_add` is
 computed exactly in integer arithmetic (lavapipe's `fma` rounds twice).
 
+Transcendentals (`exp` ... `pow`, and softmax's exp) are the math library's helpers
+(`gi_exp_f32` ..., ir/mathlib.py rendered by codegen/math_text.py) built on those pinned
+operations, so they return the CPU oracle's bits; no driver built-in is called.
+
 What this relies on from the driver: each f32 `+ - *` instruction correctly rounded (WGSL
-guarantees it), and the transcendentals' accuracy (tests allow rtol 2e-6 + atol
-1e-6; `pow` is computed as exp2(y * log2(x)) with Rust's sign rules for negative bases).
+guarantees it), integer arithmetic, bit casts, compares and selects.
 
 Constant subexpressions are folded here with Rust's semantics (`fold`): naga would
 evaluate them itself and reject what Rust wraps (`i32::MAX + 1`) or rounds to infinity.
@@ -64,6 +67,9 @@ from goldy_import.ir import abi as A
 from goldy_import.ir import layout as L
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
+from goldy_import.ir.mathlib import FUNCTIONS as _MATH_FUNCTIONS
+
+from .math_text import WGSL as _MATH_WGSL, render as _render_math
 
 from .guard import emitter
 from goldy_import.codegen.names import WGSL, field_namer, kernel_namer
@@ -646,29 +652,10 @@ fn gi_fma_f32(a: f32, b: f32, c: f32) -> f32 {
     }
     return bitcast<f32>(sb | ((u32(max(e, 1i) - 1i) << 23u) + kept));
 }"""),
-    "gi_pow_f32": (("gi_isnan_f32",), """
-// Rust powf sign rules around WGSL's pow (defined only for x > 0).
-fn gi_pow_f32(x: f32, y: f32) -> f32 {
-    if (y == 0.0f || x == 1.0f) { return 1.0f; }
-    if (gi_isnan_f32(x) || gi_isnan_f32(y)) { return bitcast<f32>(0x7fc00000u); }
-    let ay = abs(y);
-    let y_int = trunc(y) == y;
-    let y_odd = y_int && ay < 16777216.0f && (u32(ay) & 1u) == 1u;
-    if (x == 0.0f) {
-        var r = 0.0f;
-        if (y < 0.0f) { r = bitcast<f32>(0x7f800000u); }
-        if (y_odd && (bitcast<u32>(x) >> 31u) == 1u) { r = -r; }
-        return r;
-    }
-    if (x < 0.0f) {
-        if (!y_int) { return bitcast<f32>(0x7fc00000u); }
-        let m = pow(-x, y);
-        return select(m, -m, y_odd);
-    }
-    return pow(x, y);
-}"""),
 }
 
+
+_MATH = {_MATH_WGSL.name(f): f for f in _MATH_FUNCTIONS}  # helper name -> library function
 
 _PINS_DOC = """// Float operations as Rust rounds them. Drivers may rewrite float algebra (fuse a * b + c,
 // reassociate, x * 0 = 0, x - x = 0 ...), so operands and results pass through an XOR
@@ -750,6 +737,11 @@ class _Emitter:
     def need(self, name: str) -> str:
         if name in ("gi_fadd_f32", "gi_fsub_f32", "gi_fmul_f32"):
             return self.fop(name[4:7], "f32")
+        if name in _MATH and name not in self.helpers:  # the one f32 math library (ir/mathlib.py)
+            text, uses = _render_math(_MATH[name], _MATH_WGSL)
+            for u in sorted(uses):
+                self.need(u)
+            return self.define(name, text)
         if name not in self.helpers:
             deps, text = _LIB[name]
             for d in deps:
@@ -1337,9 +1329,9 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
             return f"bitcast<u32>({vals[0]})"
         if _constant_tree(e):  # not foldable here: keep naga from evaluating it
             vals = [self.opaque(v, a.ty) for v, a in zip(vals, args)]
-        if f in ("floor", "ceil", "trunc", "sin", "cos", "tan", "exp", "exp2", "log", "log2"):
+        if f in ("floor", "ceil", "trunc"):
             return f"{f}({vals[0]})"
-        if f in ("sqrt", "round", "pow") or (f == "abs" and elem != "u32"):
+        if f in ("sqrt", "round") or f in _MATH_FUNCTIONS or (f == "abs" and elem != "u32"):
             return f"{self.lanewise(f'gi_{f}_{elem}', t0, len(vals))}({', '.join(vals)})"
         if f == "abs":
             return vals[0]
@@ -1591,7 +1583,7 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         self.line(f"let gi_max = {scratch}[0];", sp)
         self.line("workgroupBarrier();", sp)
         self.line("var gi_e = 0.0f;", sp)
-        self.line(f"if (gi_in) {{ gi_e = exp({self.fop('sub', 'f32')}(gi_x, gi_max)); }}", sp)
+        self.line(f"if (gi_in) {{ gi_e = {self.need('gi_exp_f32')}({self.fop('sub', 'f32')}(gi_x, gi_max)); }}", sp)
         self.line(f"if (gi_local_index < {n}u{guard}) {{ {scratch}[gi_local_index] = gi_e; }}", sp)
         self.line("workgroupBarrier();", sp)
         self.tree("sum", "f32", n, scratch, maybe_done, sp)

@@ -6,9 +6,9 @@ turns IR into a Python function once (codegen.cpu); `record` binds the arguments
 views once; `submit` only walks chunks of whole workgroups (bounded memory, fixed order so
 atomics stay deterministic) and calls the function on each.
 
-Error bound of the transcendentals (sin cos tan exp exp2 log log2 pow): computed in f64
-by numpy and rounded once to f32, so within 0.5 ulp plus numpy's f64 error (a few f64
-ulps): correctly rounded in all but rare near-halfway cases. Everything else is exact.
+The transcendentals (sin cos tan exp exp2 log log2 pow) evaluate the one f32 math library
+(ir/mathlib.py) on numpy arrays, so they are the GPU backends' bits, within the bounds
+documented there. Everything else is exact.
 
 Trapping checks: sites marked by ir/checks.py record the first failure of a dispatch (chunk
 order, then statement order, then lowest lane); only lanes that really perform the access

@@ -1,0 +1,237 @@
+"""The math library (ir/mathlib.py) rendered as source text: one helper function per
+library function, for WGSL and for Slang. Each operation becomes one `let`, so the text is
+the operation list itself; `when` becomes an `if` around the guarded part.
+
+WGSL rounds every f32 `+ - * /` through the emitter's pinned helpers (`gi_fadd_f32` ...,
+`gi_fdiv_f32`, see codegen/wgsl.py), so no driver can fuse or reassociate them; the
+returned `uses` names the helpers a module must define. Slang writes the operators (the
+Slang printer's convention, codegen/slang_text.py)."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Callable
+
+from goldy_import.ir import mathlib as ML
+
+
+def _bits(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", ML.f32(x)))[0]
+
+
+def _wgsl_f32(x: float) -> str:
+    """The shortest decimal that reads back as x (naga rounds literals correctly); the
+    bits where no decimal literal is allowed or exact (inf, NaN, subnormals)."""
+    b = _bits(x)
+    if (b >> 23) & 0xFF in (0, 0xFF) and b & 0x7FFFFFFF:
+        return f"bitcast<f32>(0x{b:08x}u)"
+    for digits in range(1, 10):
+        text = f"{x:.{digits}g}"
+        if ML.f32(float(text)) == x:
+            break
+    if "e" not in text and "." not in text:
+        text += ".0"
+    return f"({text}f)" if text.startswith("-") else f"{text}f"
+
+
+@dataclass(frozen=True)
+class Syntax:
+    name: Callable[[str], str]          # library function -> helper name
+    types: dict                         # value kind (f, u, p) -> type name
+    fn_head: Callable[[str, list[str]], str]
+    let: Callable[[str, str, str], str]  # (kind, name, value) -> declaration
+    var: Callable[[str, str, str], str]
+    fconst: Callable[[float], str]      # an f32 value -> its exact literal
+    fop: dict                           # add sub mul div -> format with {a} {b}
+    f2u: str                            # bit casts, formats with {a}
+    u2f_bits: str
+    u2i: str                            # u32 bits read as i32
+    i2u: str
+    conv_u: str                         # exact int -> f32 conversions
+    conv_i: str
+    sel: str                            # formats with {p} {a} {b}
+
+
+WGSL = Syntax(
+    name=lambda f: f"gi_{f}_f32",
+    types={"f": "f32", "u": "u32", "p": "bool"},
+    fn_head=lambda name, args: f"fn {name}({', '.join(a + ': f32' for a in args)}) -> f32 {{",
+    let=lambda kind, name, value: f"let {name} = {value};",
+    var=lambda kind, name, value: f"var {name} = {value};",
+    fconst=_wgsl_f32,
+    fop={op: f"gi_f{op}_f32({{a}}, {{b}})" for op in ("add", "sub", "mul", "div")},
+    f2u="bitcast<u32>({a})", u2f_bits="bitcast<f32>({a})", u2i="bitcast<i32>({a})", i2u="bitcast<u32>({a})",
+    conv_u="f32({a})", conv_i="f32(bitcast<i32>({a}))",
+    sel="select({b}, {a}, {p})",
+)
+
+_SLANG_TYPES = {"f": "float", "u": "uint", "p": "bool"}
+SLANG = Syntax(
+    name=lambda f: f"_goldy_{f}_f32",
+    types=_SLANG_TYPES,
+    fn_head=lambda name, args: f"float {name}({', '.join('float ' + a for a in args)})\n{{",
+    let=lambda kind, name, value: f"{_SLANG_TYPES[kind]} {name} = {value};",
+    var=lambda kind, name, value: f"{_SLANG_TYPES[kind]} {name} = {value};",
+    fconst=lambda x: f"asfloat(0x{_bits(x):08x}u)",  # bits: not every target parses enough digits
+    fop={op: f"({{a}} {s} {{b}})" for op, s in (("add", "+"), ("sub", "-"), ("mul", "*"), ("div", "/"))},
+    # int(x)/uint(x) are modular conversions; asint() compares as unsigned on slangpy's CPU target
+    f2u="asuint({a})", u2f_bits="asfloat({a})", u2i="int({a})", i2u="uint({a})",
+    conv_u="float({a})", conv_i="float(int({a}))",
+    sel="({p} ? {a} : {b})",
+)
+
+
+class TextOps(ML.Ops):
+    """Values are text: a temporary's name or a literal; `kind` remembers each one's kind."""
+
+    def __init__(self, syn: Syntax):
+        self.syn = syn
+        self.lines: list[str] = []
+        self.depth = 1
+        self.n = 0
+        self.kind: dict[str, str] = {}
+        self.uses: set[str] = set()
+
+    def _emit(self, kind: str, value: str, decl=None) -> str:
+        self.n += 1
+        name = f"t{self.n}"
+        self.kind[name] = kind
+        self.lines.append("    " * self.depth + (decl or self.syn.let)(kind, name, value))
+        return name
+
+    def _lit(self, kind: str, text: str) -> str:
+        self.kind[text] = kind
+        return text
+
+    def _f(self, op: str, a, b):
+        if self.syn is WGSL:
+            self.uses.add(f"gi_f{op}_f32")
+        return self._emit("f", self.syn.fop[op].format(a=a, b=b))
+
+    def _u(self, a) -> str:
+        return self.syn.f2u.format(a=a)
+
+    def _fb(self, a) -> str:
+        return self.syn.u2f_bits.format(a=a)
+
+    def c(self, x):
+        return self._lit("f", self.syn.fconst(ML.f32(x)))
+
+    def add(self, a, b):
+        return self._f("add", a, b)
+
+    def sub(self, a, b):
+        return self._f("sub", a, b)
+
+    def mul(self, a, b):
+        return self._f("mul", a, b)
+
+    def div(self, a, b):
+        return self._f("div", a, b)
+
+    def neg(self, a):
+        return self._emit("f", self._fb(f"({self._u(a)} ^ 0x80000000u)"))
+
+    def fabs(self, a):
+        return self._emit("f", self._fb(f"({self._u(a)} & 0x7fffffffu)"))
+
+    def flt(self, a, b):
+        return self._emit("p", f"({a} < {b})")
+
+    def fgt(self, a, b):
+        return self._emit("p", f"({a} > {b})")
+
+    def sel(self, p, a, b):
+        return self._emit(self.kind[a], self.syn.sel.format(p=p, a=a, b=b))
+
+    def i(self, x):
+        x &= 0xFFFFFFFF
+        return self._lit("u", f"{x}u" if x < 1 << 16 else f"0x{x:08x}u")
+
+    def _bin(self, sym: str, a, b):
+        return self._emit("u", f"({a} {sym} {b})")
+
+    def iadd(self, a, b):
+        return self._bin("+", a, b)
+
+    def isub(self, a, b):
+        return self._bin("-", a, b)
+
+    def imul(self, a, b):
+        return self._bin("*", a, b)
+
+    def iand(self, a, b):
+        return self._bin("&", a, b)
+
+    def ior(self, a, b):
+        return self._bin("|", a, b)
+
+    def ixor(self, a, b):
+        return self._bin("^", a, b)
+
+    def _amount(self, n) -> str:
+        return f"{n}u" if isinstance(n, int) else n
+
+    def shl(self, a, n):
+        return self._bin("<<", a, self._amount(n))
+
+    def shr_u(self, a, n):
+        return self._bin(">>", a, self._amount(n))
+
+    def shr_s(self, a, n):
+        s = self.syn
+        return self._emit("u", s.i2u.format(a=f"({s.u2i.format(a=a)} >> {self._amount(n)})"))
+
+    def ieq(self, a, b):
+        return self._emit("p", f"({a} == {b})")
+
+    def ilt_u(self, a, b):
+        return self._emit("p", f"({a} < {b})")
+
+    def ilt_s(self, a, b):
+        return self._emit("p", f"({self.syn.u2i.format(a=a)} < {self.syn.u2i.format(a=b)})")
+
+    def u2f(self, a):
+        return self._emit("f", self.syn.conv_u.format(a=a))
+
+    def i2f(self, a):
+        return self._emit("f", self.syn.conv_i.format(a=a))
+
+    def fbits(self, a):
+        return self._emit("u", self._u(a))
+
+    def bitsf(self, a):
+        return self._emit("f", self._fb(a))
+
+    def pand(self, a, b):
+        return self._emit("p", f"({a} && {b})")
+
+    def por(self, a, b):
+        return self._emit("p", f"({a} || {b})")
+
+    def pnot(self, a):
+        return self._emit("p", f"(!{a})")
+
+    def when(self, p, fn, defaults):
+        outs = [self._emit(self.kind[d], d, self.syn.var) for d in defaults]
+        self.lines.append("    " * self.depth + f"if ({p}) {{")
+        self.depth += 1
+        for o, v in zip(outs, fn()):
+            self.lines.append("    " * self.depth + f"{o} = {v};")
+        self.depth -= 1
+        self.lines.append("    " * self.depth + "}")
+        return outs
+
+
+def render(func: str, syn: Syntax) -> tuple[str, set[str]]:
+    """(the helper function's text, the emitter helpers it calls) for library function `func`."""
+    ops = TextOps(syn)
+    args = ["x", "y"][:ML.ARITY[func]]
+    for a in args:
+        ops.kind[a] = "f"
+    out = ML.FUNCTIONS[func](ops, *args)
+    name = syn.name(func)
+    head = f"// ir/mathlib.py `{func}`: the same operations, and bits, on every backend"
+    text = "\n".join([head, syn.fn_head(name, args)] + ops.lines + [f"    return {out};", "}"])
+    return text, ops.uses

@@ -1,0 +1,550 @@
+"""The one f32 math library: exp, exp2, log, log2, sin, cos, tan and pow as sequences of
+operations whose results are the same bits on every target.
+
+Each function is written once against `Ops`, an interface of primitive operations, and
+rendered by each target: PTX instructions inline (codegen/ptx_math.py), numpy arrays for
+the CPU oracle (codegen/math_numpy.py), and a helper function per used function for WGSL
+and Slang (codegen/math_text.py). The primitives are chosen so that every target computes
+them identically:
+
+- f32 `add sub mul div`, each correctly rounded (round to nearest even) on every target
+  (WGSL pins them against fusion and uses its exact division, see codegen/wgsl.py);
+  no `fma` (WGSL's exact one costs ~100 instructions), no f64 (WGSL has none);
+- sign-bit flips, bit casts, compares and selects, which never round;
+- u32 integer arithmetic (wrapping), shifts by amounts in [0, 31], `mulhi_u`;
+- conversions of integers below 2^24 in magnitude, which are exact.
+
+Extra precision comes from double-f32 arithmetic built from these: `two_sum` (Knuth),
+`two_prod` (Dekker, the 4097 split), so no sequence depends on an fma or a wider type.
+Special values are decided on the bits (never by float compares, which flush subnormals on
+some drivers), and no subnormal intermediate reaches a result: subnormal inputs are
+normalised in integer arithmetic and subnormal results are rounded from the bits.
+
+Error bounds, in ulp of the correctly rounded f32 result (asserted by tests/test_mathlib.py
+against f64 references over fresh sweeps; worst measured over 2M inputs in brackets;
+subnormal results are rounded twice and excepted):
+
+    exp, exp2    <= 1 (0.66)  Cody-Waite reduction by ln2 (k exact), exp(r) with 1 + r exact
+    log, log2    <= 1 (0.50)  exponent split, log(1 + f) = 2 atanh(f / (2 + f)) in double-f32
+    sin, cos     <= 1 (0.78)  exact integer reduction by pi/2 (2/pi as 32-bit words) for
+                              every |x| >= pi/4, the remainder carried as r + r_lo
+    tan          <= 1 (0.92)  the same reduction; the quotient of the sin/cos pairs, corrected
+    pow          <= 1 (0.67)  log2|x| in double-f32, y * log2|x| exact (Dekker), exp2 of hi +
+                              lo; Rust's (IEEE) special cases and sign rules on the bits
+
+The coefficients are Taylor coefficients (1/n!, 2/(2n+1)), derived here, not tables.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from typing import Any, Callable
+
+__all__ = ["Ops", "FUNCTIONS", "ARITY", "exp", "exp2", "log", "log2", "sin", "cos", "tan", "pow", "f32"]
+
+
+def f32(x: float) -> float:
+    """x rounded to the nearest f32 (Python floats are f64)."""
+    if math.isnan(x) or math.isinf(x):
+        return x
+    try:
+        return struct.unpack("<f", struct.pack("<f", x))[0]
+    except OverflowError:  # beyond the largest f32 (by more than half an ulp, near enough)
+        return math.copysign(math.inf, x)
+
+
+def _top(x: float, bits: int) -> float:
+    """x truncated to its `bits` leading significant bits."""
+    if x == 0.0:
+        return 0.0
+    m, e = math.frexp(x)
+    return math.ldexp(math.floor(m * 2 ** bits), e - bits)
+
+
+def _dd(x: float) -> tuple[float, float]:
+    """x as an unevaluated sum hi + lo of two f32 (about 48 bits)."""
+    hi = f32(x)
+    return hi, f32(x - hi)
+
+
+MAGIC = 12582912.0  # 1.5 * 2^23: t + MAGIC - MAGIC is t rounded to an integer, |t| < 2^22
+LN2 = math.log(2)
+LN2_HI = _top(LN2, 16)  # k * LN2_HI is exact for |k| < 2^8
+LN2_LO = f32(LN2 - LN2_HI)
+LN2_H, LN2_L = _dd(LN2)
+LOG2E = f32(1 / LN2)
+LOG2E_H, LOG2E_L = _dd(1 / LN2)
+PIO2_H, PIO2_L = _dd(math.pi / 2)
+TWO_THIRDS_H, TWO_THIRDS_L = _dd(2 / 3)
+SQRT2 = f32(math.sqrt(2))
+PIO4 = f32(math.pi / 4)
+NAN_BITS, INF_BITS, ABS_MASK, SIGN = 0x7FC00000, 0x7F800000, 0x7FFFFFFF, 0x80000000
+
+
+class Ops:
+    """The primitive operations. Values are opaque to the sequences: f32 values, u32 values
+    (integers are bit patterns; `_s` operations read them as i32) and predicates."""
+
+    # f32
+    def c(self, x: float) -> Any: ...  # an f32 constant (x is rounded to f32)
+    def add(self, a, b): ...
+    def sub(self, a, b): ...
+    def mul(self, a, b): ...
+    def div(self, a, b): ...
+    def neg(self, a): ...                    # sign bit flipped
+    def fabs(self, a): ...                   # sign bit cleared
+    def flt(self, a, b): ...                 # ordered a < b
+    def fgt(self, a, b): ...
+    def sel(self, p, a, b): ...              # p ? a : b, for any kind of value
+    # u32
+    def i(self, x: int): ...
+    def iadd(self, a, b): ...
+    def isub(self, a, b): ...
+    def imul(self, a, b): ...                # low 32 bits
+    def iand(self, a, b): ...
+    def ior(self, a, b): ...
+    def ixor(self, a, b): ...
+    def shl(self, a, n): ...                 # n: an int or a u32 value, in [0, 31]
+    def shr_u(self, a, n): ...
+    def shr_s(self, a, n): ...
+    def ieq(self, a, b): ...
+    def ilt_u(self, a, b): ...
+    def ilt_s(self, a, b): ...
+    def u2f(self, a): ...                    # exact: a < 2^24
+    def i2f(self, a): ...                    # exact: |a| < 2^24 as i32
+    def fbits(self, a): ...
+    def bitsf(self, a): ...
+    # predicates
+    def pand(self, a, b): ...
+    def por(self, a, b): ...
+    def pnot(self, a): ...
+
+    # control: `fn()` only matters where `p` holds (elsewhere the values are `defaults`); a
+    # renderer may run it everywhere and select, or branch around it
+    def when(self, p, fn: Callable[[], list], defaults: list): ...
+
+    # derived operations; a renderer may override them with one instruction
+    def isnan(self, a):
+        return self.ilt_u(self.i(INF_BITS), self.iand(self.fbits(a), self.i(ABS_MASK)))
+
+    def mulhi_u(self, a, b):
+        """High 32 bits of a * b, from 16-bit limbs (every partial sum fits in 32 bits)."""
+        m16 = self.i(0xFFFF)
+        a0, a1 = self.iand(a, m16), self.shr_u(a, 16)
+        b0, b1 = self.iand(b, m16), self.shr_u(b, 16)
+        lo = self.imul(a0, b0)
+        mid1 = self.imul(a1, b0)
+        mid2 = self.imul(a0, b1)
+        # bits 16.. of lo + mid1 + mid2 (each term < 2^32, their 16-bit tails summed first)
+        t = self.iadd(self.iadd(self.shr_u(lo, 16), self.iand(mid1, m16)), self.iand(mid2, m16))
+        hi = self.iadd(self.imul(a1, b1), self.iadd(self.shr_u(mid1, 16), self.shr_u(mid2, 16)))
+        return self.iadd(hi, self.shr_u(t, 16))
+
+
+ARITY = {"exp": 1, "exp2": 1, "log": 1, "log2": 1, "sin": 1, "cos": 1, "tan": 1, "pow": 2}
+
+
+# ---------------------------------------------------------------- double-f32 building blocks
+
+
+def two_sum(m: Ops, a, b):
+    """(s, e) with s = fl(a + b) and s + e = a + b exactly (Knuth, no ordering needed)."""
+    s = m.add(a, b)
+    bb = m.sub(s, a)
+    return s, m.add(m.sub(a, m.sub(s, bb)), m.sub(b, bb))
+
+
+def fast_two_sum(m: Ops, a, b):
+    """As two_sum, for |a| >= |b| (or a = 0)."""
+    s = m.add(a, b)
+    return s, m.sub(b, m.sub(s, a))
+
+
+def _split(m: Ops, a):
+    """Veltkamp: a = hi + lo exactly, each with at most 12 significant bits (|a| < 2^115)."""
+    c = m.mul(m.c(4097.0), a)
+    hi = m.sub(c, m.sub(c, a))
+    return hi, m.sub(a, hi)
+
+
+def _split_const(x: float) -> tuple[float, float]:
+    hi = _top(x, 12)
+    return hi, x - hi
+
+
+def two_prod(m: Ops, a, b, b_const: float | None = None):
+    """(p, e) with p = fl(a * b) and p + e = a * b exactly (Dekker). Pass the constant as
+    `b_const` to split it at compile time."""
+    if b_const is not None:
+        b = m.c(b_const)
+        bh, bl = (m.c(v) for v in _split_const(b_const))
+    else:
+        bh, bl = _split(m, b)
+    p = m.mul(a, b)
+    ah, al = _split(m, a)
+    e = m.add(m.add(m.add(m.sub(m.mul(ah, bh), p), m.mul(ah, bl)), m.mul(al, bh)), m.mul(al, bl))
+    return p, e
+
+
+def _horner(m: Ops, x, coeffs: list[float]):
+    """coeffs[0] + x*(coeffs[1] + x*(...)), each step a rounded mul and add."""
+    acc = m.c(coeffs[-1])
+    for c in reversed(coeffs[:-1]):
+        acc = m.add(m.mul(acc, x), m.c(c))
+    return acc
+
+
+def _rint_small(m: Ops, t):
+    """(t rounded to the nearest integer (ties to even), that integer as i32), |t| < 2^22."""
+    big = m.add(t, m.c(MAGIC))
+    return m.sub(big, m.c(MAGIC)), m.isub(m.fbits(big), m.i(0x4B400000))
+
+
+def _clamp(m: Ops, x, lo: float, hi: float):
+    # compare-and-select keeps NaN (the caller selects on the input's NaN bits anyway)
+    x = m.sel(m.flt(x, m.c(lo)), m.c(lo), x)
+    return m.sel(m.fgt(x, m.c(hi)), m.c(hi), x)
+
+
+def _abs_bits(m: Ops, x):
+    return m.iand(m.fbits(x), m.i(ABS_MASK))
+
+
+def _ldexp(m: Ops, p, k):
+    """p * 2^k from the bits, for p in [0.5, 2) and any i32 k: no float multiply, so no
+    driver flushes a subnormal result. Subnormal results round to nearest even from p's
+    bits; overflow gives inf."""
+    bits = m.fbits(p)
+    e = m.iadd(m.shr_u(bits, 23), k)                   # biased exponent of the result
+    frac = m.iand(bits, m.i(0x7FFFFF))
+    normal = m.bitsf(m.ior(m.shl(e, 23), frac))
+    sh = m.isub(m.i(1), e)                              # subnormal: shift the significand
+    sh = m.sel(m.ilt_s(m.i(25), sh), m.i(25), sh)
+    sh = m.sel(m.ilt_s(sh, m.i(1)), m.i(1), sh)         # (only used when e < 1)
+    mant = m.ior(frac, m.i(0x800000))
+    q = m.shr_u(mant, sh)
+    rest = m.iand(mant, m.isub(m.shl(m.i(1), sh), m.i(1)))
+    half = m.shl(m.i(1), m.isub(sh, m.i(1)))
+    up = m.por(m.ilt_u(half, rest), m.pand(m.ieq(rest, half), m.ieq(m.iand(q, m.i(1)), m.i(1))))
+    sub = m.bitsf(m.sel(up, m.iadd(q, m.i(1)), q))
+    res = m.sel(m.ilt_s(e, m.i(1)), sub, normal)
+    return m.sel(m.ilt_s(m.i(254), e), m.bitsf(m.i(INF_BITS)), res)
+
+
+# ---------------------------------------------------------------- exp, exp2
+
+_EXP_Q = [1.0 / math.factorial(n + 2) for n in range(7)]  # exp(r) = 1 + r + r^2 * Q(r)
+
+
+def _exp_core(m: Ops, r, rl):
+    """exp(r + rl) for |r| <= 0.35, |rl| tiny: 1 + r exactly as a pair, the rest added to
+    its tail, one final rounding."""
+    t = m.mul(m.mul(r, r), _horner(m, r, _EXP_Q))
+    h, lo = fast_two_sum(m, m.c(1.0), r)
+    return m.add(h, m.add(lo, m.add(t, rl)))
+
+
+def _exp_special(m: Ops, x, res):
+    return m.sel(m.isnan(x), x, res)
+
+
+def exp(m: Ops, x):
+    xc = _clamp(m, x, -104.0, 89.0)                    # beyond: 0 or inf from _ldexp
+    kf, k = _rint_small(m, m.mul(xc, m.c(LOG2E)))
+    hi, hl = two_sum(m, xc, m.neg(m.mul(kf, m.c(LN2_HI))))   # the product is exact
+    r, rl = two_sum(m, hi, m.neg(m.mul(kf, m.c(LN2_LO))))
+    p = _exp_core(m, r, m.add(rl, hl))
+    return _exp_special(m, x, _ldexp(m, p, k))
+
+
+def _exp2_pair(m: Ops, w, wl):
+    """2^(w + wl) for |w| <= 200 (|wl| <= ulp(w)): k + r with r in [-1/2, 1/2], r * ln2
+    in double-f32."""
+    kf, k = _rint_small(m, w)
+    r0, r0l = two_sum(m, m.sub(w, kf), wl)             # w - kf is exact
+    u, ul = two_prod(m, r0, None, LN2_H)
+    ul = m.add(ul, m.add(m.mul(r0, m.c(LN2_L)), m.mul(r0l, m.c(LN2_H))))
+    u, ul = fast_two_sum(m, u, ul)
+    return _ldexp(m, _exp_core(m, u, ul), k)
+
+
+def exp2(m: Ops, x):
+    xc = _clamp(m, x, -160.0, 160.0)
+    return _exp_special(m, x, _exp2_pair(m, xc, m.c(0.0)))
+
+
+# ---------------------------------------------------------------- log, log2
+
+_LOG_R = [2.0 / (2 * n + 5) for n in range(6)]  # atanh: 2s + 2s^3/3 + s^5 * R(s^2)
+
+
+def _log_core(m: Ops, ax):
+    """For a finite positive ax (subnormals included): (e as f32, Lh, Ll) with
+    ax = 2^e * mx, mx in [sqrt(1/2), sqrt(2)) and Lh + Ll = log(mx) to ~2^-40."""
+    bits = m.fbits(ax)
+    sub = m.ilt_u(bits, m.i(0x800000))
+    # a subnormal's bits, as an integer, convert exactly: ax = u2f(bits) * 2^-149
+    xs = m.sel(sub, m.u2f(bits), ax)
+    xb = m.fbits(xs)
+    e = m.isub(m.shr_u(xb, 23), m.sel(sub, m.i(127 + 149), m.i(127)))
+    frac = m.iand(xb, m.i(0x7FFFFF))
+    mx = m.bitsf(m.ior(frac, m.i(0x3F800000)))
+    big = m.fgt(mx, m.c(SQRT2))
+    mx = m.sel(big, m.bitsf(m.ior(frac, m.i(0x3F000000))), mx)
+    e = m.sel(big, m.iadd(e, m.i(1)), e)
+    f = m.sub(mx, m.c(1.0))                             # exact (Sterbenz)
+    # s = f / (2 + f) as sh + sl
+    dh, dl = fast_two_sum(m, m.c(2.0), f)
+    sh = m.div(f, dh)
+    p, pe = two_prod(m, sh, dh)
+    res = m.sub(m.sub(m.sub(f, p), pe), m.mul(sh, dl))  # f - p is exact
+    sl = m.div(res, dh)
+    # log(1 + f) = 2s + s * (2/3 s^2 + s^4 R(s^2)); the 2/3 s^2 term in double-f32
+    z, zl = two_prod(m, sh, sh)
+    zl = m.add(zl, m.mul(m.mul(m.c(2.0), sh), sl))
+    R = m.mul(m.mul(z, z), _horner(m, z, _LOG_R))
+    ch, cl = two_prod(m, z, None, TWO_THIRDS_H)
+    cl = m.add(cl, m.add(m.mul(z, m.c(TWO_THIRDS_L)), m.mul(zl, m.c(TWO_THIRDS_H))))
+    vh, vl = fast_two_sum(m, ch, m.add(cl, R))
+    th, tl = two_prod(m, sh, vh)
+    tl = m.add(tl, m.add(m.mul(sh, vl), m.mul(sl, vh)))
+    two = m.c(2.0)
+    lh, ll = fast_two_sum(m, m.mul(two, sh), th)
+    ll = m.add(ll, m.add(m.mul(two, sl), tl))
+    lh, ll = fast_two_sum(m, lh, ll)
+    return m.i2f(e), lh, ll
+
+
+def _log_special(m: Ops, x, res):
+    b = m.fbits(x)
+    a = m.iand(b, m.i(ABS_MASK))
+    res = m.sel(m.ieq(b, m.i(INF_BITS)), x, res)
+    res = m.sel(m.ilt_u(m.i(SIGN), b), m.bitsf(m.i(NAN_BITS)), res)   # x < 0 (not -0)
+    res = m.sel(m.ieq(a, m.i(0)), m.bitsf(m.i(0xFF800000)), res)      # log(+-0) = -inf
+    return m.sel(m.isnan(x), x, res)
+
+
+def log(m: Ops, x):
+    ef, lh, ll = _log_core(m, x)
+    # e * ln2 + L: e * LN2_HI is exact, the rest joins the tail
+    s, sl = two_sum(m, m.mul(ef, m.c(LN2_HI)), lh)
+    return _log_special(m, x, m.add(s, m.add(sl, m.add(ll, m.mul(ef, m.c(LN2_LO))))))
+
+
+def _log2_pair(m: Ops, ax):
+    """log2(ax) as hi + lo (~2^-40 relative), for finite positive ax."""
+    ef, lh, ll = _log_core(m, ax)
+    mh, ml = two_prod(m, lh, None, LOG2E_H)
+    ml = m.add(ml, m.add(m.mul(lh, m.c(LOG2E_L)), m.mul(ll, m.c(LOG2E_H))))
+    g, gl = two_sum(m, ef, mh)
+    return fast_two_sum(m, g, m.add(gl, ml))
+
+
+def log2(m: Ops, x):
+    g, gl = _log2_pair(m, x)
+    return _log_special(m, x, m.add(g, gl))
+
+
+# ---------------------------------------------------------------- sin, cos, tan
+
+
+def _two_over_pi_words(n: int = 8) -> list[int]:
+    """Bits of 2/pi after the binary point, 32 at a time (pi by Machin's formula)."""
+    prec = 32 * n + 64
+    one = 1 << (prec + 16)
+
+    def atan_inv(k: int) -> int:
+        total, term, i, sign = 0, one // k, 1, 1
+        while term:
+            total += sign * (term // i)
+            term //= k * k
+            i += 2
+            sign = -sign
+        return total
+
+    pi = 4 * (4 * atan_inv(5) - atan_inv(239))        # pi * 2^(prec+16)
+    frac = (2 * one * (1 << (32 * n))) // pi            # 2/pi * 2^(32n)
+    return [(frac >> (32 * (n - 1 - i))) & 0xFFFFFFFF for i in range(n)]
+
+
+TWO_OVER_PI_WORDS = _two_over_pi_words()
+
+
+def _add_carry(m: Ops, a, b, c):
+    """(a + b + c mod 2^32, carry out) for a < 2^24 + 1, c in {0, 1}: the carry is 0 or 1."""
+    s1 = m.iadd(a, b)
+    s2 = m.iadd(s1, c)
+    carry = m.por(m.ilt_u(s1, a), m.ilt_u(s2, s1))
+    return s2, m.sel(carry, m.i(1), m.i(0))
+
+
+def _reduce(m: Ops, x):
+    """x = (q + y) * pi/2 with |y| <= 1/2, exactly in integers for finite |x| >= pi/4
+    (Payne-Hanek): |x| = M * 2^E, and x * 2/pi mod 4 is read from a 64-bit window of
+    M * (128 bits of 2/pi); the words before the window only add multiples of 4, those
+    after it weigh < 2^-70. Returns (r, r_lo, q) with r + r_lo = y * pi/2."""
+    bits = m.fbits(x)
+    a_bits = m.iand(bits, m.i(ABS_MASK))
+    M = m.ior(m.iand(bits, m.i(0x7FFFFF)), m.i(0x800000))
+    E = m.isub(m.shr_u(a_bits, 23), m.i(150))          # -24 <= E <= 104
+    j0 = m.shr_s(m.isub(E, m.i(2)), 5)
+    j0 = m.sel(m.ilt_s(j0, m.i(0)), m.i(0), j0)        # first word used, 0..3
+    a = m.isub(m.iadd(m.shl(j0, 5), m.i(66)), E)       # window = bits [a, a + 64), 33..90
+
+    def word(off: int):
+        w = m.i(TWO_OVER_PI_WORDS[off + 3])
+        for j in (2, 1, 0):
+            w = m.sel(m.ieq(j0, m.i(j)), m.i(TWO_OVER_PI_WORDS[off + j]), w)
+        return w
+
+    # P = M * (W0 W1 W2 W3) as five 32-bit limbs p0 (lowest) .. p4
+    lo = [None] * 4
+    hi = [None] * 4
+    for o in range(4):
+        w = word(o)
+        lo[o], hi[o] = m.imul(M, w), m.mulhi_u(M, w)
+    zero = m.i(0)
+    p0 = lo[3]
+    p1, c = _add_carry(m, hi[3], lo[2], zero)
+    p2, c = _add_carry(m, hi[2], lo[1], c)
+    p3, c = _add_carry(m, hi[1], lo[0], c)
+    p4 = m.iadd(hi[0], c)
+    first = m.ieq(m.shr_u(a, 5), m.i(1))               # window starts in p1 (else p2)
+    l0, l1, l2 = m.sel(first, p1, p2), m.sel(first, p2, p3), m.sel(first, p3, p4)
+    s = m.iand(a, m.i(31))
+    t = m.isub(m.i(31), s)                              # x << (32 - s) as (x << 1) << t
+    g_lo = m.ior(m.shr_u(l0, s), m.shl(m.shl(l1, 1), t))
+    g_hi = m.ior(m.shr_u(l1, s), m.shl(m.shl(l2, 1), t))
+    # g = x * 2/pi mod 4 in units of 2^-62: q = the top two bits, rounded to nearest
+    q = m.shr_u(g_hi, 30)
+    f_hi = m.iand(g_hi, m.i(0x3FFFFFFF))
+    up = m.ilt_u(m.i(0x1FFFFFFF), f_hi)
+    q = m.sel(up, m.iadd(q, m.i(1)), q)
+    borrow = m.sel(m.ieq(g_lo, zero), zero, m.i(1))
+    h = m.sel(up, m.isub(m.isub(m.i(1 << 30), f_hi), borrow), f_hi)
+    lw = m.sel(up, m.isub(zero, g_lo), g_lo)            # |y| = (h * 2^32 + lw) * 2^-62
+    # |y| as three exact 24-bit chunks, summed in double-f32
+    c2 = m.mul(m.u2f(m.shr_u(h, 6)), m.c(2.0 ** -24))
+    c1 = m.mul(m.u2f(m.ior(m.shl(m.iand(h, m.i(63)), 18), m.shr_u(lw, 14))), m.c(2.0 ** -48))
+    c0 = m.mul(m.u2f(m.iand(lw, m.i(0x3FFF))), m.c(2.0 ** -62))
+    vh, vl = two_sum(m, c2, c1)
+    vh, vl = fast_two_sum(m, vh, m.add(vl, c0))
+    rh, rl = two_prod(m, vh, None, PIO2_H)
+    rl = m.add(rl, m.add(m.mul(vh, m.c(PIO2_L)), m.mul(vl, m.c(PIO2_H))))
+    rh, rl = fast_two_sum(m, rh, rl)
+    xneg = m.ilt_u(m.i(ABS_MASK), bits)
+    flip = m.pnot(m.ieq(m.sel(up, m.i(1), zero), m.sel(xneg, m.i(1), zero)))
+    rh, rl = m.sel(flip, m.neg(rh), rh), m.sel(flip, m.neg(rl), rl)
+    q = m.sel(xneg, m.isub(zero, q), q)
+    return [rh, rl, q]
+
+
+_SIN_S = [(-1) ** (n + 1) / math.factorial(2 * n + 3) for n in range(5)]   # -1/3!, 1/5!, ...
+_COS_C = [(-1) ** n / math.factorial(2 * n + 4) for n in range(5)]         # 1/4!, -1/6!, ...
+
+
+def _sincos(m: Ops, x):
+    """(sin r, cos r) as pairs hi + lo with hi the rounded value, q mod 4, |x|'s bits,
+    where x = r + q * pi/2; |x| < pi/4 passes through as r = x."""
+    a_bits = _abs_bits(m, x)
+    big = m.pand(m.pnot(m.fgt(m.c(PIO4), m.fabs(x))), m.ilt_u(a_bits, m.i(INF_BITS)))
+    r, rl, q = m.when(big, lambda: _reduce(m, x), [x, m.c(0.0), m.i(0)])
+    z, zl = two_prod(m, r, r)
+    # sin r = r + r^3 S(r^2) + rl (1 - r^2/2)
+    hz = m.mul(m.c(0.5), z)
+    st = m.add(m.mul(m.mul(r, z), _horner(m, z, _SIN_S)), m.sub(rl, m.mul(rl, hz)))
+    # cos r = 1 - r^2/2 + r^4 C(r^2) - r rl, with 1 - r^2/2 as an exact pair
+    w = m.sub(m.c(1.0), hz)
+    corr = m.sub(m.sub(m.c(1.0), w), hz)
+    ct = m.sub(m.mul(m.mul(z, z), _horner(m, z, _COS_C)), m.add(m.mul(m.c(0.5), zl), m.mul(r, rl)))
+    return fast_two_sum(m, r, st), fast_two_sum(m, w, m.add(corr, ct)), m.iand(q, m.i(3)), a_bits
+
+
+def _quadrant(m: Ops, q, vals):
+    """vals[q] for q in 0..3."""
+    odd = m.ieq(m.iand(q, m.i(1)), m.i(1))
+    lo = m.sel(odd, vals[1], vals[0])
+    hi = m.sel(odd, vals[3], vals[2])
+    return m.sel(m.ilt_u(q, m.i(2)), lo, hi)
+
+
+def _trig_special(m: Ops, x, a_bits, res, tiny):
+    """tiny: the value for |x| < 2^-12 (x itself, or 1 for cos); NaN for inf and NaN."""
+    res = m.sel(m.ilt_u(a_bits, m.i(0x39800000)), tiny, res)
+    res = m.sel(m.ieq(a_bits, m.i(INF_BITS)), m.bitsf(m.i(NAN_BITS)), res)
+    return m.sel(m.isnan(x), x, res)
+
+
+def sin(m: Ops, x):
+    (s, _), (c, _), q, a = _sincos(m, x)
+    return _trig_special(m, x, a, _quadrant(m, q, [s, c, m.neg(s), m.neg(c)]), x)
+
+
+def cos(m: Ops, x):
+    (s, _), (c, _), q, a = _sincos(m, x)
+    return _trig_special(m, x, a, _quadrant(m, q, [c, m.neg(s), m.neg(c), s]), m.c(1.0))
+
+
+def tan(m: Ops, x):
+    (s, sl), (c, cl), q, a = _sincos(m, x)
+    odd = m.ieq(m.iand(q, m.i(1)), m.i(1))
+    # (num + num_lo) / (den + den_lo): the rounded quotient plus its residual's quotient
+    num, num_lo, den, den_lo = m.sel(odd, c, s), m.sel(odd, cl, sl), m.sel(odd, s, c), m.sel(odd, sl, cl)
+    t = m.div(num, den)
+    p, pe = two_prod(m, t, den)
+    res = m.sub(m.add(m.sub(m.sub(num, p), pe), num_lo), m.mul(t, den_lo))   # num - p is exact
+    t = m.add(t, m.div(res, den))
+    return _trig_special(m, x, a, m.sel(odd, m.neg(t), t), x)
+
+
+# ---------------------------------------------------------------- pow
+
+
+def _int_parity(m: Ops, y):
+    """(y is an integer (inf counts, as even), y is an odd integer), on the bits."""
+    b = m.fbits(y)
+    ey = m.iand(m.shr_u(b, 23), m.i(0xFF))
+    mant = m.ior(m.iand(b, m.i(0x7FFFFF)), m.i(0x800000))
+    sh = m.isub(m.i(150), ey)                           # fraction bits below the point
+    shc = m.sel(m.ilt_s(sh, m.i(0)), m.i(0), m.sel(m.ilt_s(m.i(31), sh), m.i(31), sh))
+    fbits = m.iand(mant, m.isub(m.shl(m.i(1), shc), m.i(1)))
+    small = m.ilt_u(ey, m.i(127))                       # |y| < 1: an integer only if zero
+    is_zero = m.ieq(m.iand(b, m.i(ABS_MASK)), m.i(0))
+    yint = m.sel(small, is_zero, m.por(m.ilt_s(sh, m.i(1)), m.ieq(fbits, m.i(0))))
+    lowbit = m.ieq(m.iand(m.shr_u(mant, shc), m.i(1)), m.i(1))
+    yodd = m.pand(m.pand(m.pnot(small), m.pnot(m.ilt_s(sh, m.i(0)))), m.pand(yint, lowbit))
+    return yint, yodd
+
+
+def pow(m: Ops, x, y):
+    ax = m.fabs(x)
+    xb, yb = m.fbits(x), m.fbits(y)
+    axb, ayb = m.iand(xb, m.i(ABS_MASK)), m.iand(yb, m.i(ABS_MASK))
+    g, gl = _log2_pair(m, ax)
+    # |y| above 2^64 saturates w = y * log2|x| just as well (|log2|x|| >= 2^-24 unless x = 1)
+    lim = m.c(2.0 ** 64)
+    yc = m.sel(m.fgt(m.fabs(y), lim), m.sel(m.ilt_u(m.i(ABS_MASK), yb), m.neg(lim), lim), y)
+    w, wl = two_prod(m, yc, g)
+    wl = m.add(wl, m.mul(yc, gl))
+    out = m.pnot(m.pand(m.fgt(w, m.c(-200.0)), m.flt(w, m.c(200.0))))
+    wc = _clamp(m, w, -200.0, 200.0)
+    mag = _exp2_pair(m, wc, m.sel(out, m.c(0.0), wl))
+    # zero and infinite |x|: 0 or inf by the sign of y
+    yneg = m.ilt_u(m.i(ABS_MASK), yb)
+    edge = m.sel(m.ieq(axb, m.i(0)), m.sel(yneg, m.i(INF_BITS), m.i(0)), m.sel(yneg, m.i(0), m.i(INF_BITS)))
+    mag = m.sel(m.por(m.ieq(axb, m.i(0)), m.ieq(axb, m.i(INF_BITS))), m.bitsf(edge), mag)
+    yint, yodd = _int_parity(m, y)
+    xneg = m.ilt_u(m.i(ABS_MASK), xb)
+    res = m.sel(m.pand(xneg, yodd), m.neg(mag), mag)
+    finite_neg = m.pand(xneg, m.pand(m.ilt_u(m.i(0), axb), m.ilt_u(axb, m.i(INF_BITS))))
+    nan = m.bitsf(m.i(NAN_BITS))
+    res = m.sel(m.pand(finite_neg, m.pnot(yint)), nan, res)
+    res = m.sel(m.por(m.isnan(x), m.isnan(y)), nan, res)
+    one = m.por(m.ieq(xb, m.i(0x3F800000)),
+                m.pand(m.ieq(xb, m.i(0xBF800000)), m.ieq(ayb, m.i(INF_BITS))))
+    return m.sel(m.por(one, m.ieq(ayb, m.i(0))), m.c(1.0), res)
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {"exp": exp, "exp2": exp2, "log": log, "log2": log2, "sin": sin,
+                                            "cos": cos, "tan": tan, "pow": pow}
