@@ -97,12 +97,104 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
+fn gi_fadd_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+}
+
+fn gi_fmul_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
+}
+
 fn gi_fsub_f32(a: f32, b: f32) -> f32 {
     return gi_pc_f32(gi_pa_f32(a) - gi_pb_f32(b));
 }
 
-fn gi_fadd_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+// ir/mathlib.py `exp`: the same operations, and bits, on every backend
+fn gi_exp_f32(x: f32) -> f32 {
+    let t1 = (x < (-104.0f));
+    let t2 = select(x, (-104.0f), t1);
+    let t3 = (t2 > 89.0f);
+    let t4 = select(t2, 89.0f, t3);
+    let t5 = gi_fmul_f32(t4, 1.442695f);
+    let t6 = gi_fadd_f32(t5, 12582912.0f);
+    let t7 = gi_fsub_f32(t6, 12582912.0f);
+    let t8 = bitcast<u32>(t6);
+    let t9 = (t8 - 0x4b400000u);
+    let t10 = gi_fmul_f32(t7, 0.69314575f);
+    let t11 = bitcast<f32>((bitcast<u32>(t10) ^ 0x80000000u));
+    let t12 = gi_fadd_f32(t4, t11);
+    let t13 = gi_fsub_f32(t12, t4);
+    let t14 = gi_fsub_f32(t12, t13);
+    let t15 = gi_fsub_f32(t4, t14);
+    let t16 = gi_fsub_f32(t11, t13);
+    let t17 = gi_fadd_f32(t15, t16);
+    let t18 = gi_fmul_f32(t7, 1.4286068e-06f);
+    let t19 = bitcast<f32>((bitcast<u32>(t18) ^ 0x80000000u));
+    let t20 = gi_fadd_f32(t12, t19);
+    let t21 = gi_fsub_f32(t20, t12);
+    let t22 = gi_fsub_f32(t20, t21);
+    let t23 = gi_fsub_f32(t12, t22);
+    let t24 = gi_fsub_f32(t19, t21);
+    let t25 = gi_fadd_f32(t23, t24);
+    let t26 = gi_fadd_f32(t25, t17);
+    let t27 = gi_fmul_f32(t20, t20);
+    let t28 = gi_fmul_f32(2.4801588e-05f, t20);
+    let t29 = gi_fadd_f32(t28, 0.0001984127f);
+    let t30 = gi_fmul_f32(t29, t20);
+    let t31 = gi_fadd_f32(t30, 0.0013888889f);
+    let t32 = gi_fmul_f32(t31, t20);
+    let t33 = gi_fadd_f32(t32, 0.008333334f);
+    let t34 = gi_fmul_f32(t33, t20);
+    let t35 = gi_fadd_f32(t34, 0.041666668f);
+    let t36 = gi_fmul_f32(t35, t20);
+    let t37 = gi_fadd_f32(t36, 0.16666667f);
+    let t38 = gi_fmul_f32(t37, t20);
+    let t39 = gi_fadd_f32(t38, 0.5f);
+    let t40 = gi_fmul_f32(t27, t39);
+    let t41 = gi_fadd_f32(1.0f, t20);
+    let t42 = gi_fsub_f32(t41, 1.0f);
+    let t43 = gi_fsub_f32(t20, t42);
+    let t44 = gi_fadd_f32(t40, t26);
+    let t45 = gi_fadd_f32(t43, t44);
+    let t46 = gi_fadd_f32(t41, t45);
+    let t47 = bitcast<u32>(t46);
+    let t48 = (t47 >> 23u);
+    let t49 = (t48 + t9);
+    let t50 = (t47 & 0x007fffffu);
+    let t51 = (t49 << 23u);
+    let t52 = (t51 | t50);
+    let t53 = bitcast<f32>(t52);
+    let t54 = (1u - t49);
+    let t55 = (bitcast<i32>(25u) < bitcast<i32>(t54));
+    let t56 = select(t54, 25u, t55);
+    let t57 = (bitcast<i32>(t56) < bitcast<i32>(1u));
+    let t58 = select(t56, 1u, t57);
+    let t59 = (t50 | 0x00800000u);
+    let t60 = (t59 >> t58);
+    let t61 = (1u << t58);
+    let t62 = (t61 - 1u);
+    let t63 = (t59 & t62);
+    let t64 = (t58 - 1u);
+    let t65 = (1u << t64);
+    let t66 = (t65 < t63);
+    let t67 = (t63 == t65);
+    let t68 = (t60 & 1u);
+    let t69 = (t68 == 1u);
+    let t70 = (t67 && t69);
+    let t71 = (t66 || t70);
+    let t72 = (t60 + 1u);
+    let t73 = select(t60, t72, t71);
+    let t74 = bitcast<f32>(t73);
+    let t75 = (bitcast<i32>(t49) < bitcast<i32>(1u));
+    let t76 = select(t53, t74, t75);
+    let t77 = (bitcast<i32>(254u) < bitcast<i32>(t49));
+    let t78 = bitcast<f32>(0x7f800000u);
+    let t79 = select(t76, t78, t77);
+    let t80 = bitcast<u32>(x);
+    let t81 = (t80 & 0x7fffffffu);
+    let t82 = (0x7f800000u < t81);
+    let t83 = select(t79, x, t82);
+    return t83;
 }
 
 @compute @workgroup_size(256, 1, 1)
@@ -126,7 +218,7 @@ fn row_softmax(@builtin(workgroup_id) gi_workgroup_id: vec3<u32>, @builtin(local
         let gi_max = scratch[0];
         workgroupBarrier();
         var gi_e = 0.0f;
-        if (gi_in) { gi_e = exp(gi_fsub_f32(gi_x, gi_max)); }
+        if (gi_in) { gi_e = gi_exp_f32(gi_fsub_f32(gi_x, gi_max)); }
         if (gi_local_index < 256u) { scratch[gi_local_index] = gi_e; }
         workgroupBarrier();
         for (var gi_step = 1u; gi_step < 256u; gi_step = gi_step * 2u) {
