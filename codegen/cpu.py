@@ -29,6 +29,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from goldy_import.ir import nodes as N
+from goldy_import.ir.info import kernel_info
 from goldy_import.ir import types as T
 from goldy_import.ir.serialize import to_json
 
@@ -95,9 +96,7 @@ class _Emitter:
         self.guards: list[str] = []  # conditions of the enclosing `&&` / `||` right operands
         self.lin: dict[str, str] = {}  # immutable locals equal to global_id().x ("g") / local_id().x ("l")
         self.views: set[str] = set()  # atoms that may alias memory the kernel writes
-        self.written = {s.resource for s in N.walk_stmts(k.body)
-                        if isinstance(s, (N.Store, N.AtomicAdd, N.Softmax))}
-        self.written |= {w.name for w in k.workgroup_arrays}
+        self.written = set(kernel_info(k).written) | {w.name for w in k.workgroup_arrays}
         self.wg1d = k.workgroup_size[1] == 1 and k.workgroup_size[2] == 1
         # workgroup arrays the kernel reads itself: collectives must leave them as a GPU would
         self.read_wg = {x.resource for s in N.walk_stmts(k.body) for e in N.stmt_exprs(s)
@@ -755,7 +754,7 @@ def compile_cpu(kernel: N.Kernel) -> CpuKernel:
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # readable tracebacks
     ns = {"np": np, "rt": rt, "TRUE": rt.TRUE, "FALSE": rt.FALSE}
     exec(code, ns)
-    atomics = any(isinstance(s, N.AtomicAdd) for s in N.walk_stmts(kernel.body))
+    atomics = bool(kernel_info(kernel).atomic)
     out = CpuKernel(kernel, source, ns[fname], em.slots, atomics)
     with _LOCK:
         _CACHE[key] = out

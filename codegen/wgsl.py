@@ -64,6 +64,7 @@ import numpy as np
 
 from goldy_import.errors import BackendError
 from goldy_import.ir import abi as A
+from goldy_import.ir.info import kernel_info
 from goldy_import.ir import layout as L
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
@@ -681,7 +682,7 @@ def _helper_locals(k: N.Kernel, atomic: set, checked: bool) -> dict[str, set[str
     """Names a resource, or the struct of its elements, must not be spelled like: the
     parameters and locals of its helpers (`loader`, `storer`, `atomic_adder`, the checked
     forms), which name the resource and its struct and would shadow them."""
-    written = {s.resource for s in N.walk_stmts(k.body) if isinstance(s, (N.Store, N.Softmax))} | atomic
+    written = set(kernel_info(k).written) | atomic
     out: dict[str, set[str]] = {}
     for r in list(k.params) + list(k.workgroup_arrays):
         if isinstance(r, N.Param) and r.category in ("scalar", "uniform"):

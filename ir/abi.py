@@ -50,7 +50,7 @@ from typing import Literal, Optional, Sequence, Union, overload
 from . import layout as L
 from . import nodes as N
 from . import types as T
-from .checks import check_sites
+from .info import kernel_info
 
 # ---------------------------------------------------------------- the error word
 
@@ -121,12 +121,12 @@ def decode_faults(words: Sequence[int], stride: int, slots: Sequence[tuple[int, 
 def has_error_word(kernel: N.Kernel) -> bool:
     """Whether the kernel takes an error word: some node still carries a trapping-check site.
     Without one it has no error-word parameter, binding or traffic at all."""
-    return bool(check_sites(kernel))
+    return kernel_info(kernel).has_checks
 
 
 def atomic_resources(kernel: N.Kernel) -> frozenset:
     """Names of the resources the kernel applies `atomic_add` to."""
-    return frozenset(s.resource for s in N.walk_stmts(kernel.body) if isinstance(s, N.AtomicAdd))
+    return kernel_info(kernel).atomic
 
 
 # ---------------------------------------------------------------- what each parameter contributes
@@ -377,8 +377,7 @@ def plan(kernel: N.Kernel, target: str) -> Union[WgslPlan, PtxPlan, SlangPlan, A
     """The ABI of `kernel` on `target` ("wgsl", "ptx" or "slang")."""
     if target not in _BUILD:
         raise ValueError(f"no ABI plan for target {target!r} (wgsl, ptx or slang)")
-    sites = check_sites(kernel)
-    texel = frozenset(s.id for s in sites if s.resource is not None
-                      and (p := kernel.param(s.resource)) is not None and p.category == "image")
-    base = dict(kernel=kernel.name, target=target, error_word=ERROR_WORD if sites else None, texel_sites=texel)
+    info = kernel_info(kernel)
+    base = dict(kernel=kernel.name, target=target, error_word=ERROR_WORD if info.has_checks else None,
+                texel_sites=info.texel_sites)
     return _BUILD[target](kernel, base)
