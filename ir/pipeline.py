@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Optional
-
 from goldy_import.version import __version__
 
 from . import nodes as N
@@ -29,6 +27,7 @@ from .serialize import IR_VERSION, to_json
 from .verify import VerifyError, verify
 
 TARGETS = ("cpu", "wgsl", "ptx", "slang")
+
 
 @dataclass(frozen=True, eq=False)
 class Lowered:
