@@ -48,7 +48,7 @@ What this relies on from the driver: each f32 `+ - *` instruction correctly roun
 guarantees it), and the transcendentals' accuracy (tests allow rtol 2e-6 + atol
 1e-6; `pow` is computed as exp2(y * log2(x)) with Rust's sign rules for negative bases).
 
-Constant subexpressions are folded here with Rust's semantics (`fold`): naga would
+Constant subexpressions are printed folded with Rust's semantics (`ir.fold.fold`): naga would
 evaluate them itself and reject what Rust wraps (`i32::MAX + 1`) or rounds to infinity.
 
 Barrier uniformity: WGSL requires barriers in uniform control flow. When a kernel has both
@@ -69,6 +69,7 @@ from goldy_import.errors import BackendError
 from goldy_import.ir import layout as L
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
+from goldy_import.ir.fold import constant_tree, fold
 
 __all__ = ["emit_wgsl", "emit_wgsl_module", "WgslModule", "ResourceBinding", "UniformField", "WgslEmitError"]
 
@@ -222,123 +223,6 @@ def const_text(value, ty: str) -> str:
     if ty == "f32":
         return f32_literal(float(value))
     raise ValueError(ty)
-
-
-def _wrap(v: int, ty: str) -> int:
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if ty == "i32" and v >= 1 << 31 else v
-
-
-def fold(e: N.Expr):
-    """The value of a scalar expression built only from constants, with Rust's semantics,
-    or None. naga evaluates such subtrees itself and rejects integer overflow and
-    infinite floats, where Rust wraps and IEEE gives infinity, so they are folded here."""
-    if isinstance(e, N.Const):
-        return e.value
-    if not T.is_scalar(e.ty) or not isinstance(e, (N.Unary, N.Binary, N.Cast, N.Call, N.Select)):
-        return None
-    if isinstance(e, N.Select):
-        c = fold(e.cond)
-        return None if c is None else fold(e.if_true if c else e.if_false)
-    kids = N.expr_children(e)
-    if any(not T.is_scalar(k.ty) for k in kids):
-        return None
-    vals = [fold(k) for k in kids]
-    if any(v is None for v in vals):
-        return None
-    f = np.float32
-    with np.errstate(all="ignore"):
-        if isinstance(e, N.Call):
-            return _fold_call(e.func, vals, kids[0].ty)
-        if isinstance(e, N.Cast):
-            v, src, dst = vals[0], e.value.ty, e.ty
-            if src == "bool":
-                return float(v) if dst == "f32" else int(v)
-            if src in T.INTS and dst in T.INTS:
-                return _wrap(v, dst)
-            if dst == "f32":
-                return float(f(v))
-            if np.isnan(v):
-                return 0
-            lo, hi = T.INT_RANGES[dst]
-            return int(min(max(np.trunc(v), lo), hi))
-        if isinstance(e, N.Unary):
-            v, t = vals[0], e.operand.ty
-            if e.op == "neg":
-                return float(-f(v)) if t == "f32" else _wrap(-v, t)
-            return (not v) if t == "bool" else _wrap(~v, t)
-        a, b, t, op = vals[0], vals[1], e.lhs.ty, e.op
-        if op in N.COMPARISONS:
-            x, y = (f(a), f(b)) if t == "f32" else (a, b)
-            return bool({"eq": x == y, "ne": x != y, "lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}[op])
-        if op in ("and", "or"):
-            return (a and b) if op == "and" else (a or b)
-        if t == "bool":
-            return {"bitand": a and b, "bitor": a or b, "bitxor": a != b}.get(op)
-        if t == "f32":
-            x, y = f(a), f(b)
-            r = {"add": x + y, "sub": x - y, "mul": x * y, "div": x / y, "rem": np.fmod(x, y)}.get(op)
-            return None if r is None else float(r)
-        if op in ("shl", "shr"):
-            s = b & 31
-            return _wrap(a << s, t) if op == "shl" else a >> s  # i32: arithmetic, u32: logical
-        if op in ("div", "rem"):
-            if b == 0:
-                return None if e.check >= 0 else 0  # a trapping check must run (and fault)
-            q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
-            return _wrap(q if op == "div" else a - q * b, t)
-        r = {"add": a + b, "sub": a - b, "mul": a * b, "bitand": a & b, "bitor": a | b, "bitxor": a ^ b}.get(op)
-        return None if r is None else _wrap(r, t)
-
-
-def _fmin(a, b, take_b) -> float:
-    """Rust's f32::min/max as the runtime helpers compute them (a NaN yields the other)."""
-    if np.isnan(a):
-        return float(b)
-    if np.isnan(b):
-        return float(a)
-    return float(b) if take_b else float(a)
-
-
-def _fold_call(fn: str, vals: list, ty: str):
-    """Constant intrinsic calls with an exact value; None leaves them to the runtime."""
-    f = np.float32
-    if fn == "to_bits":
-        return int(f(vals[0]).view(np.uint32))
-    if fn == "from_bits":
-        return float(np.uint32(vals[0]).view(np.float32))
-    if ty in T.INTS:
-        if fn == "abs":
-            return _wrap(abs(vals[0]), ty)
-        if fn in ("min", "max"):
-            return min(vals) if fn == "min" else max(vals)
-        if fn == "clamp":
-            return min(max(vals[0], vals[1]), vals[2])
-        return None
-    if ty != "f32":
-        return None
-    x = [f(v) for v in vals]
-    if fn == "abs":
-        return float(np.abs(x[0]))
-    if fn in ("floor", "ceil", "trunc", "sqrt"):
-        return float(getattr(np, fn)(x[0]))
-    if fn == "round":
-        t = np.trunc(x[0])
-        return float(t + np.sign(x[0]) if abs(float(x[0]) - float(t)) >= 0.5 else t)
-    if fn == "min":
-        return _fmin(x[0], x[1], x[1] < x[0])
-    if fn == "max":
-        return _fmin(x[0], x[1], x[1] > x[0])
-    if fn == "clamp":
-        lo = f(_fmin(x[0], x[1], x[1] > x[0]))
-        return _fmin(lo, x[2], x[2] < lo)
-    return None
-
-
-def _constant_tree(e: N.Expr) -> bool:
-    """Built from literals alone, so naga would try to evaluate it at shader creation."""
-    return all(isinstance(x, (N.Const, N.Unary, N.Binary, N.Cast, N.Call, N.Construct, N.Swizzle, N.Select))
-               for x in N.walk_expr(e))
 
 
 def _suffix(t: str) -> str:
@@ -1230,7 +1114,7 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
 
     def x_Unary(self, e: N.Unary) -> str:
         v = self.expr(e.operand)
-        if _constant_tree(e):
+        if constant_tree(e):
             v = self.opaque(v, e.operand.ty)
         if e.op == "neg":
             return f"(-{v})"
@@ -1261,7 +1145,7 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
     def x_Binary(self, e: N.Binary) -> str:
         op, lt, rt = e.op, e.lhs.ty, e.rhs.ty
         a, b = self.expr(e.lhs), self.expr(e.rhs)
-        if _constant_tree(e):  # not foldable here (vectors): keep naga from evaluating it
+        if constant_tree(e):  # not foldable here (vectors): keep naga from evaluating it
             a, b = self.opaque(a, lt), self.opaque(b, rt)
         if op in ("shl", "shr"):
             if isinstance(e.rhs, N.Const):  # Rust's wrapping_shl/shr: the amount modulo 32
@@ -1407,7 +1291,7 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
             return f"bitcast<f32>({vals[0]})"
         if f == "to_bits":
             return f"bitcast<u32>({vals[0]})"
-        if _constant_tree(e):  # not foldable here: keep naga from evaluating it
+        if constant_tree(e):  # not foldable here: keep naga from evaluating it
             vals = [self.opaque(v, a.ty) for v, a in zip(vals, args)]
         if f in ("floor", "ceil", "trunc", "sin", "cos", "tan", "exp", "exp2", "log", "log2"):
             return f"{f}({vals[0]})"
