@@ -30,7 +30,9 @@ import numpy as np
 
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
+from goldy_import.ir.legalize import legalize
 from goldy_import.ir.serialize import to_json
+from goldy_import.ir.targets import CPU
 
 from . import cpu_rt as rt
 
@@ -92,7 +94,7 @@ class _Emitter:
         self.lin: dict[str, str] = {}  # immutable locals equal to global_id().x ("g") / local_id().x ("l")
         self.views: set[str] = set()  # atoms that may alias memory the kernel writes
         self.written = {s.resource for s in N.walk_stmts(k.body)
-                        if isinstance(s, (N.Store, N.AtomicAdd, N.Softmax))}
+                        if isinstance(s, (N.Store, N.AtomicAdd))}
         self.written |= {w.name for w in k.workgroup_arrays}
         self.wg1d = k.workgroup_size[1] == 1 and k.workgroup_size[2] == 1
         # workgroup arrays the kernel reads itself: collectives must leave them as a GPU would
@@ -471,13 +473,6 @@ class _Emitter:
         t = self.local_names(s.target)[0]
         self.emit(f"{t} = {self.masked(r, t)}")
 
-    def s_Softmax(self, s: N.Softmax) -> None:
-        p = self.k.param(s.resource)
-        ld, st = ("rt.ld_t", "rt.st_t") if p.category in N.TENSOR_CATEGORIES else ("rt.ld", "rt.st")
-        base, count = self.scalar(s.base), self.scalar(s.count)
-        self.emit(f"rt.softmax(p_{self.rnames[s.resource]}, {ld}, {st}, w_{self.rnames[s.scratch]}, G, {s.n}, "
-                  f"{base}, {count}, {self.M}, {s.scratch in self.read_wg})")
-
     def s_AtomicAdd(self, s: N.AtomicAdd) -> None:
         idx, v = self.scalar(s.index), self.scalar(s.value)
         call = (f"rt.atomic_add(p_{self.rnames[s.resource]}, G, {idx}, {v}, {self.M}, {s.target is not None}"
@@ -728,7 +723,7 @@ def _exits(stmts: list[N.Stmt], kind: type) -> bool:
 
 def emit_cpu(kernel: N.Kernel) -> str:
     """The Python source of the CPU function for `kernel` (readable; for debugging)."""
-    return _Emitter(kernel).run()[0]
+    return _Emitter(legalize(kernel, CPU)).run()[0]
 
 
 _CACHE: dict[str, CpuKernel] = {}
@@ -742,7 +737,7 @@ def compile_cpu(kernel: N.Kernel) -> CpuKernel:
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    em = _Emitter(kernel)
+    em = _Emitter(legalize(kernel, CPU))  # softmax as plain IR around the native tree (rt.reduce)
     source, fname = em.run()
     filename = f"<goldy-cpu {kernel.name} {key[:12]}>"
     code = compile(source, filename, "exec")

@@ -70,6 +70,8 @@ from goldy_import.ir import layout as L
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 from goldy_import.ir.fold import constant_tree, fold
+from goldy_import.ir.legalize import legalize
+from goldy_import.ir.targets import WGSL
 
 __all__ = ["emit_wgsl", "emit_wgsl_module", "WgslModule", "ResourceBinding", "UniformField", "WgslEmitError"]
 
@@ -122,8 +124,9 @@ def emit_wgsl(kernel: N.Kernel) -> str:
 
 def emit_wgsl_module(kernel: N.Kernel, force_writable: frozenset = frozenset()) -> WgslModule:
     """`force_writable`: parameter indices to declare read_write even though the kernel only
-    reads them (WebGPU forbids binding one buffer read-only and writable in one dispatch)."""
-    return _Emitter(kernel, force_writable).module()
+    reads them (WebGPU forbids binding one buffer read-only and writable in one dispatch).
+    Collectives are lowered to plain IR first (ir/legalize.py; already-lowered IR is unchanged)."""
+    return _Emitter(legalize(kernel, WGSL), force_writable).module()
 
 
 # ---------------------------------------------------------------- names
@@ -819,8 +822,6 @@ class _Emitter:
                            ("workgroup_id", "workgroup_id"), ("num_workgroups", "num_workgroups")):
             if name in b:
                 args.append(f"@builtin({wgsl}) gi_{name}: vec3<u32>")
-        if _contains(self.k.body, (N.Reduce, N.Softmax)):
-            args.append("@builtin(local_invocation_index) gi_local_index: u32")
         return args
 
     def prologue(self) -> list[tuple[str, Optional[N.Span]]]:
@@ -1385,10 +1386,6 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         elif isinstance(s, N.Barrier):
             self.line("storageBarrier();", sp)
             self.line("workgroupBarrier();", sp)
-        elif isinstance(s, N.Reduce):
-            self.reduce(s, maybe_done)
-        elif isinstance(s, N.Softmax):
-            self.softmax(s, maybe_done)
         elif isinstance(s, N.AtomicAdd):
             args = f"{_strip(self.expr(s.index))}, {_strip(self.expr(s.value))}"
             if s.check >= 0:
@@ -1493,66 +1490,3 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         self.line("}")
         self.indent -= 1
         self.line("}")
-
-    # -------------------------------------------------------- collectives
-
-    def tree(self, op: str, ty: str, n: int, scratch: str, maybe_done: bool, span: N.Span) -> None:
-        """Pairwise tree (docs/semantics.md): lane l with l % 2^(s+1) == 0 combines lanes l
-        and l + 2^s, the lower lane on the left; a barrier after every step."""
-        if op == "sum" and ty == "f32":
-            combine = f"{self.fop('add', 'f32')}({scratch}[gi_local_index], {scratch}[gi_local_index + gi_step])"
-        elif op == "sum":
-            combine = f"{scratch}[gi_local_index] + {scratch}[gi_local_index + gi_step]"
-        elif ty == "f32":
-            combine = f"{self.need('gi_max_f32')}({scratch}[gi_local_index], {scratch}[gi_local_index + gi_step])"
-        else:
-            combine = f"max({scratch}[gi_local_index], {scratch}[gi_local_index + gi_step])"
-        guard = " && !gi_done" if maybe_done else ""
-        self.line(f"for (var gi_step = 1u; gi_step < {n}u; gi_step = gi_step * 2u) {{", span)
-        self.indent += 1
-        self.line(f"if ((gi_local_index & (2u * gi_step - 1u)) == 0u && gi_local_index < {n}u{guard}) {{", span)
-        self.line(f"    {scratch}[gi_local_index] = {combine};", span)
-        self.line("}", span)
-        self.line("workgroupBarrier();", span)
-        self.indent -= 1
-        self.line("}", span)
-
-    def reduce(self, s: N.Reduce, maybe_done: bool) -> None:
-        scratch = self.names[s.scratch]
-        ty = s.value.ty
-        guard = " && !gi_done" if maybe_done else ""
-        self.line(f"// workgroup_{s.op}::<{s.n}>", s.span)
-        self.line(f"if (gi_local_index < {s.n}u{guard}) {{ {scratch}[gi_local_index] = {_strip(self.expr(s.value))}; }}",
-                  s.span)
-        self.line("workgroupBarrier();", s.span)
-        self.tree(s.op, ty, s.n, scratch, maybe_done, s.span)
-        self.line(f"{self.names[s.target]} = {scratch}[0];", s.span)
-        self.line("workgroupBarrier();", s.span)
-
-    def softmax(self, s: N.Softmax, maybe_done: bool) -> None:
-        scratch, sp, n = self.names[s.scratch], s.span, s.n
-        guard = " && !gi_done" if maybe_done else ""
-        load, store = self.loader(s.resource, sp), self.storer(s.resource, sp)
-        div = self.need("gi_fdiv_f32")
-        self.line(f"// workgroup_softmax_in_place::<{n}>", sp)
-        self.line("{", sp)
-        self.indent += 1
-        self.line(f"let gi_base = {_bare(self.expr(s.base))};", sp)
-        self.line(f"let gi_in = gi_local_index < {self.expr(s.count)};", sp)
-        self.line("var gi_x = -1e30f;", sp)
-        self.line(f"if (gi_in) {{ gi_x = {load}(gi_base + gi_local_index); }}", sp)
-        self.line(f"if (gi_local_index < {n}u{guard}) {{ {scratch}[gi_local_index] = gi_x; }}", sp)
-        self.line("workgroupBarrier();", sp)
-        self.tree("max", "f32", n, scratch, maybe_done, sp)
-        self.line(f"let gi_max = {scratch}[0];", sp)
-        self.line("workgroupBarrier();", sp)
-        self.line("var gi_e = 0.0f;", sp)
-        self.line(f"if (gi_in) {{ gi_e = exp({self.fop('sub', 'f32')}(gi_x, gi_max)); }}", sp)
-        self.line(f"if (gi_local_index < {n}u{guard}) {{ {scratch}[gi_local_index] = gi_e; }}", sp)
-        self.line("workgroupBarrier();", sp)
-        self.tree("sum", "f32", n, scratch, maybe_done, sp)
-        self.line(f"let gi_sum = {scratch}[0];", sp)
-        self.line("workgroupBarrier();", sp)
-        self.line(f"if (gi_in{guard}) {{ {store}(gi_base + gi_local_index, {div}(gi_e, gi_sum)); }}", sp)
-        self.indent -= 1
-        self.line("}", sp)

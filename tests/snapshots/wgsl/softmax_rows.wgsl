@@ -22,6 +22,47 @@ fn gi_load_buf(i: u32) -> f32 {
     return f32();
 }
 
+// NaN test on the bits: drivers may assume `x != x` is false.
+fn gi_isnan_f32(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+}
+
+// Rust f32::max: a NaN operand yields the other operand.
+fn gi_max_f32(a: f32, b: f32) -> f32 {
+    if (gi_isnan_f32(a)) { return b; }
+    if (gi_isnan_f32(b)) { return a; }
+    return select(a, b, b > a);
+}
+
+fn gi_store_scratch(i: u32, v: f32) {
+    if (i < 64u) { scratch[i] = v; }
+}
+
+fn gi_load_scratch(i: u32) -> f32 {
+    if (i < 64u) { return scratch[i]; }
+    return 0.0f;
+}
+
+fn gi_pa_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_a);
+}
+
+fn gi_pb_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_b);
+}
+
+fn gi_pc_f32(x: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
+}
+
+fn gi_fsub_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) - gi_pb_f32(b));
+}
+
+fn gi_fadd_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+}
+
 fn gi_store_buf(i: u32, v: f32) {
     if (i < gi_u.gi_len_buf) { buf[gi_u.gi_off_buf + i] = v; }
 }
@@ -73,70 +114,80 @@ fn gi_fdiv_f32(a: f32, b: f32) -> f32 {
     return bitcast<f32>(sign | ((u32(max(e, 1i) - 1i) << 23u) + kept));
 }
 
-// NaN test on the bits: drivers may assume `x != x` is false.
-fn gi_isnan_f32(x: f32) -> bool {
-    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
-}
-
-// Rust f32::max: a NaN operand yields the other operand.
-fn gi_max_f32(a: f32, b: f32) -> f32 {
-    if (gi_isnan_f32(a)) { return b; }
-    if (gi_isnan_f32(b)) { return a; }
-    return select(a, b, b > a);
-}
-
-fn gi_pa_f32(x: f32) -> f32 {
-    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_a);
-}
-
-fn gi_pb_f32(x: f32) -> f32 {
-    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_b);
-}
-
-fn gi_pc_f32(x: f32) -> f32 {
-    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
-}
-
-fn gi_fsub_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) - gi_pb_f32(b));
-}
-
-fn gi_fadd_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
-}
-
 @compute @workgroup_size(64, 1, 1)
-fn softmax_rows(@builtin(workgroup_id) gi_workgroup_id: vec3<u32>, @builtin(local_invocation_index) gi_local_index: u32) {
+fn softmax_rows(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(workgroup_id) gi_workgroup_id: vec3<u32>) {
     let cols: u32 = gi_u.cols;
     let row: u32 = gi_workgroup_id.x;
-    // workgroup_softmax_in_place::<64>
-    {
-        let gi_base = row * cols;
-        let gi_in = gi_local_index < cols;
-        var gi_x = -1e30f;
-        if (gi_in) { gi_x = gi_load_buf(gi_base + gi_local_index); }
-        if (gi_local_index < 64u) { scratch[gi_local_index] = gi_x; }
-        workgroupBarrier();
-        for (var gi_step = 1u; gi_step < 64u; gi_step = gi_step * 2u) {
-            if ((gi_local_index & (2u * gi_step - 1u)) == 0u && gi_local_index < 64u) {
-                scratch[gi_local_index] = gi_max_f32(scratch[gi_local_index], scratch[gi_local_index + gi_step]);
-            }
-            workgroupBarrier();
-        }
-        let gi_max = scratch[0];
-        workgroupBarrier();
-        var gi_e = 0.0f;
-        if (gi_in) { gi_e = exp(gi_fsub_f32(gi_x, gi_max)); }
-        if (gi_local_index < 64u) { scratch[gi_local_index] = gi_e; }
-        workgroupBarrier();
-        for (var gi_step = 1u; gi_step < 64u; gi_step = gi_step * 2u) {
-            if ((gi_local_index & (2u * gi_step - 1u)) == 0u && gi_local_index < 64u) {
-                scratch[gi_local_index] = gi_fadd_f32(scratch[gi_local_index], scratch[gi_local_index + gi_step]);
-            }
-            workgroupBarrier();
-        }
-        let gi_sum = scratch[0];
-        workgroupBarrier();
-        if (gi_in) { gi_store_buf(gi_base + gi_local_index, gi_fdiv_f32(gi_e, gi_sum)); }
+    let softmax1_lane: u32 = gi_local_id.x;
+    let softmax1_base: u32 = row * cols;
+    let softmax1_count: u32 = cols;
+    let softmax1_tiles: u32 = (softmax1_count >> 6u) + select(0u, 1u, (softmax1_count & 63u) != 0u);
+    var softmax1_x: f32 = -1e+30f;
+    if (softmax1_lane < softmax1_count) {
+        softmax1_x = gi_load_buf(softmax1_base + softmax1_lane);
     }
+    var softmax1_lane_max: f32 = softmax1_x;
+    let gi_end1: u32 = softmax1_tiles;
+    for (var softmax1_j: u32 = 1u; softmax1_j < gi_end1; softmax1_j = softmax1_j + 1u) {
+        if (softmax1_lane < (softmax1_count - (softmax1_j * 64u))) {
+            let softmax1_t: u32 = (softmax1_j * 64u) + softmax1_lane;
+            softmax1_lane_max = gi_max_f32(softmax1_lane_max, gi_load_buf(softmax1_base + softmax1_t));
+        }
+    }
+    var softmax1_max: f32;
+    gi_store_scratch(softmax1_lane, softmax1_lane_max);
+    storageBarrier();
+    workgroupBarrier();
+    let gi_end2: u32 = 6u;
+    for (var max2_level: u32 = 0u; max2_level < gi_end2; max2_level = max2_level + 1u) {
+        let max2_step: u32 = 1u << (max2_level & 31u);
+        if ((softmax1_lane & ((max2_step << 1u) - 1u)) == 0u) {
+            gi_store_scratch(softmax1_lane, gi_max_f32(gi_load_scratch(softmax1_lane), gi_load_scratch(softmax1_lane + max2_step)));
+        }
+        storageBarrier();
+        workgroupBarrier();
+    }
+    softmax1_max = gi_load_scratch(0u);
+    storageBarrier();
+    workgroupBarrier();
+    var softmax1_e: f32 = 0.0f;
+    if (softmax1_lane < softmax1_count) {
+        softmax1_e = exp(gi_fsub_f32(softmax1_x, softmax1_max));
+    }
+    var softmax1_lane_sum: f32 = softmax1_e;
+    let gi_end3: u32 = softmax1_tiles;
+    for (var softmax1_j_2: u32 = 1u; softmax1_j_2 < gi_end3; softmax1_j_2 = softmax1_j_2 + 1u) {
+        if (softmax1_lane < (softmax1_count - (softmax1_j_2 * 64u))) {
+            let softmax1_t_2: u32 = (softmax1_j_2 * 64u) + softmax1_lane;
+            softmax1_lane_sum = gi_fadd_f32(softmax1_lane_sum, exp(gi_fsub_f32(gi_load_buf(softmax1_base + softmax1_t_2), softmax1_max)));
+        }
+    }
+    var softmax1_sum: f32;
+    gi_store_scratch(softmax1_lane, softmax1_lane_sum);
+    storageBarrier();
+    workgroupBarrier();
+    let gi_end4: u32 = 6u;
+    for (var sum3_level: u32 = 0u; sum3_level < gi_end4; sum3_level = sum3_level + 1u) {
+        let sum3_step: u32 = 1u << (sum3_level & 31u);
+        if ((softmax1_lane & ((sum3_step << 1u) - 1u)) == 0u) {
+            gi_store_scratch(softmax1_lane, gi_fadd_f32(gi_load_scratch(softmax1_lane), gi_load_scratch(softmax1_lane + sum3_step)));
+        }
+        storageBarrier();
+        workgroupBarrier();
+    }
+    softmax1_sum = gi_load_scratch(0u);
+    storageBarrier();
+    workgroupBarrier();
+    if (softmax1_lane < softmax1_count) {
+        gi_store_buf(softmax1_base + softmax1_lane, gi_fdiv_f32(softmax1_e, softmax1_sum));
+    }
+    let gi_end5: u32 = softmax1_tiles;
+    for (var softmax1_j_3: u32 = 1u; softmax1_j_3 < gi_end5; softmax1_j_3 = softmax1_j_3 + 1u) {
+        if (softmax1_lane < (softmax1_count - (softmax1_j_3 * 64u))) {
+            let softmax1_t_3: u32 = (softmax1_j_3 * 64u) + softmax1_lane;
+            gi_store_buf(softmax1_base + softmax1_t_3, gi_fdiv_f32(exp(gi_fsub_f32(gi_load_buf(softmax1_base + softmax1_t_3), softmax1_max)), softmax1_sum));
+        }
+    }
+    storageBarrier();
+    workgroupBarrier();
 }
