@@ -731,8 +731,8 @@ _LOCK = threading.Lock()
 
 
 def compile_cpu(kernel: N.Kernel) -> CpuKernel:
-    """Emit, compile and cache (by the kernel's IR) the CPU function for `kernel`."""
-    key = hashlib.sha256(to_json(kernel, indent=None).encode()).hexdigest()
+    """Emit, compile and cache (by the kernel's IR and what the target lowers) the CPU function."""
+    key = hashlib.sha256((" ".join(sorted(CPU.native)) + to_json(kernel, indent=None)).encode()).hexdigest()
     with _LOCK:
         hit = _CACHE.get(key)
     if hit is not None:
