@@ -31,7 +31,9 @@ import numpy as np
 from goldy_import.ir import nodes as N
 from goldy_import.ir.info import kernel_info
 from goldy_import.ir import types as T
+from goldy_import.ir.legalize import legalize
 from goldy_import.ir.serialize import to_json
+from goldy_import.ir.targets import CPU
 
 from . import cpu_rt as rt
 from .guard import emitter, emitting
@@ -474,13 +476,6 @@ class _Emitter:
         t = self.local_names(s.target)[0]
         self.emit(f"{t} = {self.masked(r, t)}")
 
-    def s_Softmax(self, s: N.Softmax) -> None:
-        p = self.k.param(s.resource)
-        ld, st = ("rt.ld_t", "rt.st_t") if p.category in N.TENSOR_CATEGORIES else ("rt.ld", "rt.st")
-        base, count = self.scalar(s.base), self.scalar(s.count)
-        self.emit(f"rt.softmax(p_{self.rnames[s.resource]}, {ld}, {st}, w_{self.rnames[s.scratch]}, G, {s.n}, "
-                  f"{base}, {count}, {self.M}, {s.scratch in self.read_wg})")
-
     def s_AtomicAdd(self, s: N.AtomicAdd) -> None:
         idx, v = self.scalar(s.index), self.scalar(s.value)
         call = (f"rt.atomic_add(p_{self.rnames[s.resource]}, G, {idx}, {v}, {self.M}, {s.target is not None}"
@@ -732,7 +727,7 @@ def _exits(stmts: list[N.Stmt], kind: type) -> bool:
 @emitter("CPU")
 def emit_cpu(kernel: N.Kernel) -> str:
     """The Python source of the CPU function for `kernel` (readable; for debugging)."""
-    return _Emitter(kernel).run()[0]
+    return _Emitter(legalize(kernel, CPU)).run()[0]
 
 
 _CACHE: dict[str, CpuKernel] = {}
@@ -740,14 +735,14 @@ _LOCK = threading.Lock()
 
 
 def compile_cpu(kernel: N.Kernel) -> CpuKernel:
-    """Emit, compile and cache (by the kernel's IR) the CPU function for `kernel`."""
-    key = hashlib.sha256(to_json(kernel, indent=None).encode()).hexdigest()
+    """Emit, compile and cache (by the kernel's IR and what the target lowers) the CPU function."""
+    key = hashlib.sha256((" ".join(sorted(CPU.native)) + to_json(kernel, indent=None)).encode()).hexdigest()
     with _LOCK:
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
     with emitting(kernel, "CPU"):
-        em = _Emitter(kernel)
+        em = _Emitter(legalize(kernel, CPU))  # softmax as plain IR around the native tree (rt.reduce)
         source, fname = em.run()
     filename = f"<goldy-cpu {kernel.name} {key[:12]}>"
     code = compile(source, filename, "exec")

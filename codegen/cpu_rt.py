@@ -22,8 +22,6 @@ from .math_numpy import evaluate as evaluate_math
 TRUE = np.True_
 FALSE = np.False_
 _U0 = np.uint32(0)
-_NEG_BIG = np.float32(-1e30)
-_ZERO_F = np.float32(0)
 
 # ---------------------------------------------------------------- layout of values
 
@@ -637,18 +635,6 @@ def reduce(sc: np.ndarray, G: Geometry, n: int, v, m, op, keep: bool = True):
         return x if x.base is None else x.copy()
     # f32 max ignoring NaN, and wrapping integer sums, do not depend on the order
     return op.reduce(x, axis=1, keepdims=True, dtype=x.dtype)
-
-
-def softmax(buf, ld_fn, st_fn, sc: np.ndarray, G: Geometry, n: int, base, count, m, keep: bool = True) -> None:
-    """`workgroup_softmax_in_place::<n>(buf, base, count, sc)` as docs/semantics.md says."""
-    t = G.lid_lin
-    inside = t < count
-    idx = base + t
-    x = ld_fn(buf, idx)
-    mx = reduce(sc, G, n, np.where(inside, x, _NEG_BIG), m, np.fmax, keep)
-    e = np.where(inside, exp(x - mx), _ZERO_F)
-    s = reduce(sc, G, n, e, m, np.add, keep)
-    st_fn(buf, idx, e / s, m_and(m, inside))
 
 
 def atomic_add(a: np.ndarray, G: Geometry, i, v, m, want_old: bool, chk=None):

@@ -51,6 +51,8 @@ from goldy_import.ir import abi as A
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 from goldy_import.ir.layout import struct_layout
+from goldy_import.ir.legalize import legalize
+from goldy_import.ir.targets import PTX as PTX_TARGET
 
 from . import ptx_math as PM
 from .guard import emitter
@@ -131,6 +133,7 @@ def emit_ptx(kernel: N.Kernel, target: str = "sm_90", ptx_version: Optional[str]
     abi = abi or A.plan(kernel, "ptx")
     version = ptx_version or ptx_version_for(target)
     _sm(target)
+    kernel = legalize(kernel, PTX_TARGET)  # softmax as plain IR around native reductions
     body: list[str] = []
     for b in ([1, batch] if batch > 1 and batchable(kernel) else [1]):
         body += ([""] if body else []) + _Emitter(kernel, source, abi, b).run()
@@ -704,8 +707,6 @@ class _Emitter:
             self.flush_traps()
             r = self.collective(s.op, s.value.ty, s.n, v, s.scratch, id(s) in self.uni.aligned)
             self.move(self.local(s.target), [r])
-        elif isinstance(s, N.Softmax):
-            self.softmax(s)
         elif isinstance(s, N.AtomicAdd):
             self.atomic(s)
         else:  # the verifier admits nothing else
@@ -1003,24 +1004,6 @@ class _Emitter:
             return self.new(SCALAR_KIND[ty], "add.rn.f32 {}, {}, {};" if ty == "f32" else "add.s32 {}, {}, {};", a, c)
         t = {"f32": "f32", "u32": "u32", "i32": "s32"}[ty]
         return self.new(SCALAR_KIND[ty], f"max.{t} {{}}, {{}}, {{}};", a, c)
-
-    def softmax(self, s: N.Softmax) -> None:
-        base = self.reg_of(self.expr(s.base)[0], "r")
-        count = self.reg_of(self.expr(s.count)[0], "r")
-        self.flush_traps()
-        aligned = id(s) in self.uni.aligned
-        t = self.lid
-        live = self.lt_u(t, count)
-        pos = self.new("r", "add.s32 {}, {}, {};", base, t)
-        space, ok, addr, ty, _ = self.access(s.resource, None, [pos])
-        x = self.load_mem(space, self.pred_and(ok, live), addr, "f32", "")[0]
-        xm = self.new("f", f"selp.f32 {{}}, {{}}, {PM.fimm(-1e30)}, {{}};", x, live)  # -1e30 past count
-        mx = self.collective("max", "f32", s.n, xm, s.scratch, aligned)
-        e = PM.exp(self.m, self.new("f", "sub.rn.f32 {}, {}, {};", xm, mx))
-        e = self.new("f", "selp.f32 {}, {}, 0f00000000, {};", e, live)
-        total = self.collective("sum", "f32", s.n, e, s.scratch, aligned)
-        q = self.new("f", "div.rn.f32 {}, {}, {};", e, total)
-        self.store_mem(space, self.pred_and(ok, live), addr, "f32", [q])
 
     def atomic(self, s: N.AtomicAdd) -> None:
         # the arguments in order (index, then value), then the access and its check

@@ -8,8 +8,8 @@ any lane starts the next, which is what a barrier guarantees. Locals live in arr
 one slot per lane, workgroup arrays are ordinary arrays. Control flow that contains a
 barrier must be uniform across the workgroup (it is on GPUs too), so its condition is
 evaluated on the first live lane. `return` retires a lane; `break`/`continue` of a loop
-that contains a barrier apply to the whole workgroup. Collectives expand to the same
-pairwise tree as the canonical form, one lane loop per tree level.
+that contains a barrier apply to the whole workgroup. Collectives arrive as plain IR
+(ir/legalize.py): each level of their tree is one segment.
 """
 
 from __future__ import annotations
@@ -20,9 +20,11 @@ from goldy_import.errors import BackendError
 from goldy_import.ir import layout as L
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
+from goldy_import.ir.legalize import legalize
+from goldy_import.ir.targets import SLANG
 
 from .guard import emitter
-from .slang_text import (ENTRY_POINT, FAULTS, FAULTS_TYPE, INDENT, Names, Printer, RawExpr, args_block, f32_literal,
+from .slang_text import (ENTRY_POINT, FAULTS, FAULTS_TYPE, INDENT, Names, Printer, args_block, f32_literal,
                          has_checks, has_sync, param_type, site_comments, slang_type, struct_decl)
 
 LANE = "_goldy_t"
@@ -51,9 +53,6 @@ class LanePrinter(Printer):
             return super().builtin(name)
         return {"global_id": "_goldy_gid", "local_id": "_goldy_lid", "workgroup_id": "_goldy_wid",
                 "num_workgroups": "_goldy_nwg"}[name]
-
-    def lid_x(self) -> str:
-        return "_goldy_lid.x"
 
     def lane_array(self, stem: str, ty: str) -> str:
         name = self.fresh(stem)
@@ -169,10 +168,6 @@ class LanePrinter(Printer):
     def sync_stmt(self, s: N.Stmt, d: int) -> list[str]:
         if isinstance(s, N.Barrier):
             return []  # the segment boundary is the barrier
-        if isinstance(s, N.Reduce):
-            return self.lane_reduce(s.op, s.n, s.value.ty, self.expr(s.value), s.scratch, self.local(s.target), d)
-        if isinstance(s, N.Softmax):
-            return self.lane_softmax(s, d)
         if isinstance(s, N.If):
             c, out = self.uniform(self.expr(s.cond), d)
             out += [self.line(d, f"if ({c})"), self.line(d, "{")] + self.region(s.then_body, d + 1) + [self.line(d, "}")]
@@ -214,45 +209,12 @@ class LanePrinter(Printer):
         out += self.region(s.body, d + 1) + [self.line(d, "}")]
         return out
 
-    def lane_reduce(self, op: str, n: int, ty: str, value: str, scratch: str, target: str, d: int) -> list[str]:
-        arr = self.names(scratch)
-        lid = self.lid_x()
-        out = [self.line(d, f"// workgroup_{op}::<{n}>: the pairwise tree, one lane loop per level")]
-        out += self.lanes(self.store(scratch, lid, value, d + 1), d)
-        out += [self.line(d, f"for (uint _goldy_s = 1u; _goldy_s < {n}u; _goldy_s = _goldy_s * 2u)"), self.line(d, "{")]
-        step = [self.line(d + 2, f"if (({lid} < {n}u) && (({lid} % (2u * _goldy_s)) == 0u))"), self.line(d + 2, "{"),
-                self.line(d + 3, f"{arr}[{lid}] = {self.combine(op, ty, f'{arr}[{lid}]', f'{arr}[({lid} + _goldy_s)]')};"),
-                self.line(d + 2, "}")]
-        out += self.lanes(step, d + 1) + [self.line(d, "}")]
-        out += self.lanes([self.line(d + 1, f"{target} = {arr}[0];")], d)
-        return out
-
-    def lane_softmax(self, s: N.Softmax, d: int) -> list[str]:
-        t = self.lid_x()
-        base, count = self.expr(s.base), self.expr(s.count)
-        x, m, e, total = (self.lane_array(stem, "f32") for stem in ("x", "m", "e", "sum"))
-        idx = f"({base} + {t})"
-        load = self.expr(N.Load("f32", s.span, s.resource, _raw(idx)))
-        out = [self.line(d, f"// workgroup_softmax_in_place::<{s.n}>: max, exp, sum, divide")]
-        out += self.lanes([self.line(d + 1, f"{x}[{LANE}] = (({t} < {count}) ? {load} : {f32_literal(-1e30)});")], d)
-        out += self.lane_reduce("max", s.n, "f32", f"{x}[{LANE}]", s.scratch, f"{m}[{LANE}]", d)
-        ex = self.math_call("exp", "f32", [f"({x}[{LANE}] - {m}[{LANE}])"])
-        out += self.lanes([self.line(d + 1, f"{e}[{LANE}] = (({t} < {count}) ? {ex} : 0.0);")], d)
-        out += self.lane_reduce("sum", s.n, "f32", f"{e}[{LANE}]", s.scratch, f"{total}[{LANE}]", d)
-        store = [self.line(d + 1, f"if ({t} < {count})"), self.line(d + 1, "{")]
-        store += self.store(s.resource, idx, f"({e}[{LANE}] / {total}[{LANE}])", d + 2) + [self.line(d + 1, "}")]
-        out += self.lanes(store, d)
-        return out
-
-
-def _raw(code: str) -> N.Expr:
-    return RawExpr("u32", N.NO_SPAN, code)
-
 
 @emitter("Slang")
 def emit_lane_serial(kernel: N.Kernel) -> str:
     """A complete Slang module for the CPU target: one `[numthreads(1, 1, 1)]` invocation per
     workgroup, dispatched with the kernel's group count as its thread count."""
+    kernel = legalize(kernel, SLANG)  # collectives as plain IR: segments and lane loops
     names = Names(kernel)
     pr = LanePrinter(kernel, names)
     n = pr.lanes_n

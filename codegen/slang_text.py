@@ -183,14 +183,6 @@ def has_sync(s: N.Stmt) -> bool:
     return any(isinstance(x, (N.Barrier, N.Reduce, N.Softmax)) for x in N.walk_stmts([s]))
 
 
-class RawExpr(N.Expr):
-    """Already-rendered Slang text standing in for an expression (collective indices)."""
-
-    def __init__(self, ty: str, span: N.Span, code: str):
-        super().__init__(ty, span)
-        self.code = code
-
-
 class Printer:
     """Renders IR expressions and statements as fully parenthesised Slang.
 
@@ -212,9 +204,6 @@ class Printer:
             x, y, z = self.k.workgroup_size
             return f"uint3({x}u, {y}u, {z}u)"
         return BUILTIN_PARAMS[name][1]
-
-    def lid_x(self) -> str:
-        return f"{BUILTIN_PARAMS['local_id'][1]}.x"
 
     def fresh(self, stem: str) -> str:
         self.tmp += 1
@@ -384,9 +373,6 @@ class Printer:
     def e_Construct(self, e: N.Construct) -> str:
         return f"{slang_type(e.ty)}({', '.join(self.expr(a) for a in e.args)})"
 
-    def e_RawExpr(self, e: RawExpr) -> str:
-        return e.code
-
     def e_Select(self, e: N.Select) -> str:
         return f"({self.expr(e.cond)} ? {self.expr(e.if_true)} : {self.expr(e.if_false)})"
 
@@ -512,51 +498,6 @@ class Printer:
 
     def s_Barrier(self, s: N.Barrier, d: int) -> list[str]:
         return self.barrier(d)
-
-    def combine(self, op: str, ty: str, a: str, b: str) -> str:
-        if op == "sum":
-            return f"wrapping_add({a}, {b})" if ty == "i32" else f"({a} + {b})"
-        return f"rust_max({a}, {b})" if ty == "f32" else f"max({a}, {b})"
-
-    def reduce(self, op: str, n: int, ty: str, value: str, scratch: str, target: str, d: int) -> list[str]:
-        """The dialect's pairwise tree: lane l combines with lane l + 2^s, s = 0, 1, ..."""
-        lid = self.lid_x()
-        arr = self.names(scratch)
-        out = [self.line(d, f"// workgroup_{op}::<{n}>: lane l combines lane l + s for s = 1, 2, 4, ...")]
-        out += self.store(scratch, lid, value, d)
-        out += self.barrier(d)
-        out.append(self.line(d, f"for (uint _goldy_s = 1u; _goldy_s < {n}u; _goldy_s = _goldy_s * 2u)"))
-        out.append(self.line(d, "{"))
-        out.append(self.line(d + 1, f"if (({lid} < {n}u) && (({lid} % (2u * _goldy_s)) == 0u))"))
-        out.append(self.line(d + 1, "{"))
-        out.append(self.line(d + 2, f"{arr}[{lid}] = {self.combine(op, ty, f'{arr}[{lid}]', f'{arr}[({lid} + _goldy_s)]')};"))
-        out.append(self.line(d + 1, "}"))
-        out += self.barrier(d + 1)
-        out.append(self.line(d, "}"))
-        out.append(self.line(d, f"{target} = {arr}[0];"))
-        out += self.barrier(d)
-        return out
-
-    def s_Reduce(self, s: N.Reduce, d: int) -> list[str]:
-        return self.reduce(s.op, s.n, s.value.ty, self.expr(s.value), s.scratch, self.local(s.target), d)
-
-    def s_Softmax(self, s: N.Softmax, d: int) -> list[str]:
-        t = self.lid_x()
-        base, count = self.expr(s.base), self.expr(s.count)
-        x, m, e, total = (self.fresh(n) for n in ("x", "m", "e", "sum"))
-        load = self.expr(N.Load("f32", s.span, s.resource, RawExpr("u32", s.span, f"({base} + {t})")))
-        out = [self.line(d, f"// workgroup_softmax_in_place::<{s.n}>: max, exp, sum, divide"),
-               self.line(d, f"float {x} = (({t} < {count}) ? {load} : {f32_literal(-1e30)});"),
-               self.line(d, f"float {m};")]
-        out += self.reduce("max", s.n, "f32", x, s.scratch, m, d)
-        out.append(self.line(d, f"float {e} = (({t} < {count}) ? {self.math_call('exp', 'f32', [f'({x} - {m})'])} : 0.0);"))
-        out.append(self.line(d, f"float {total};"))
-        out += self.reduce("sum", s.n, "f32", e, s.scratch, total, d)
-        out.append(self.line(d, f"if ({t} < {count})"))
-        out.append(self.line(d, "{"))
-        out += self.store(s.resource, f"({base} + {t})", f"({e} / {total})", d + 1)
-        out.append(self.line(d, "}"))
-        return out
 
     def s_AtomicAdd(self, s: N.AtomicAdd, d: int) -> list[str]:
         args = f"{self.names(s.resource)}, {self.expr(s.index)}, {self.expr(s.value)}"

@@ -45,7 +45,7 @@ operations, so they return the CPU oracle's bits; no driver built-in is called.
 What this relies on from the driver: each f32 `+ - *` instruction correctly rounded (WGSL
 guarantees it), integer arithmetic, bit casts, compares and selects.
 
-Constant subexpressions are folded here with Rust's semantics (`fold`): naga would
+Constant subexpressions are printed folded with Rust's semantics (`ir.fold.fold`): naga would
 evaluate them itself and reject what Rust wraps (`i32::MAX + 1`) or rounds to infinity.
 
 Barrier uniformity: WGSL requires barriers in uniform control flow. When a kernel has both
@@ -74,6 +74,9 @@ from .math_text import WGSL as _MATH_WGSL, render as _render_math
 
 from .guard import emitter
 from goldy_import.codegen.names import WGSL, field_namer, kernel_namer
+from goldy_import.ir.fold import constant_tree, fold
+from goldy_import.ir.legalize import legalize
+from goldy_import.ir.targets import WGSL as WGSL_TARGET
 
 __all__ = ["emit_wgsl", "emit_wgsl_module", "WgslModule", "ResourceBinding", "UniformField", "WgslEmitError"]
 
@@ -129,7 +132,9 @@ def emit_wgsl_module(kernel: N.Kernel, force_writable: frozenset = frozenset(),
                      abi: Optional[A.WgslPlan] = None) -> WgslModule:
     """`force_writable`: parameter indices to declare read_write even though the kernel only
     reads them (WebGPU forbids binding one buffer read-only and writable in one dispatch).
-    `abi`: the kernel's `ir.abi.plan(kernel, "wgsl")`, where the caller already has it."""
+    `abi`: the kernel's `ir.abi.plan(kernel, "wgsl")`, where the caller already has it.
+    Collectives are lowered to plain IR first (ir/legalize.py; already-lowered IR is unchanged)."""
+    kernel = legalize(kernel, WGSL_TARGET)
     return _Emitter(kernel, force_writable, abi or A.plan(kernel, "wgsl")).module()
 
 
@@ -180,123 +185,6 @@ def const_text(value, ty: str) -> str:
     if ty == "f32":
         return f32_literal(float(value))
     raise ValueError(ty)
-
-
-def _wrap(v: int, ty: str) -> int:
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if ty == "i32" and v >= 1 << 31 else v
-
-
-def fold(e: N.Expr):
-    """The value of a scalar expression built only from constants, with Rust's semantics,
-    or None. naga evaluates such subtrees itself and rejects integer overflow and
-    infinite floats, where Rust wraps and IEEE gives infinity, so they are folded here."""
-    if isinstance(e, N.Const):
-        return e.value
-    if not T.is_scalar(e.ty) or not isinstance(e, (N.Unary, N.Binary, N.Cast, N.Call, N.Select)):
-        return None
-    if isinstance(e, N.Select):
-        c = fold(e.cond)
-        return None if c is None else fold(e.if_true if c else e.if_false)
-    kids = N.expr_children(e)
-    if any(not T.is_scalar(k.ty) for k in kids):
-        return None
-    vals = [fold(k) for k in kids]
-    if any(v is None for v in vals):
-        return None
-    f = np.float32
-    with np.errstate(all="ignore"):
-        if isinstance(e, N.Call):
-            return _fold_call(e.func, vals, kids[0].ty)
-        if isinstance(e, N.Cast):
-            v, src, dst = vals[0], e.value.ty, e.ty
-            if src == "bool":
-                return float(v) if dst == "f32" else int(v)
-            if src in T.INTS and dst in T.INTS:
-                return _wrap(v, dst)
-            if dst == "f32":
-                return float(f(v))
-            if np.isnan(v):
-                return 0
-            lo, hi = T.INT_RANGES[dst]
-            return int(min(max(np.trunc(v), lo), hi))
-        if isinstance(e, N.Unary):
-            v, t = vals[0], e.operand.ty
-            if e.op == "neg":
-                return float(-f(v)) if t == "f32" else _wrap(-v, t)
-            return (not v) if t == "bool" else _wrap(~v, t)
-        a, b, t, op = vals[0], vals[1], e.lhs.ty, e.op
-        if op in N.COMPARISONS:
-            x, y = (f(a), f(b)) if t == "f32" else (a, b)
-            return bool({"eq": x == y, "ne": x != y, "lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}[op])
-        if op in ("and", "or"):
-            return (a and b) if op == "and" else (a or b)
-        if t == "bool":
-            return {"bitand": a and b, "bitor": a or b, "bitxor": a != b}.get(op)
-        if t == "f32":
-            x, y = f(a), f(b)
-            r = {"add": x + y, "sub": x - y, "mul": x * y, "div": x / y, "rem": np.fmod(x, y)}.get(op)
-            return None if r is None else float(r)
-        if op in ("shl", "shr"):
-            s = b & 31
-            return _wrap(a << s, t) if op == "shl" else a >> s  # i32: arithmetic, u32: logical
-        if op in ("div", "rem"):
-            if b == 0:
-                return None if e.check >= 0 else 0  # a trapping check must run (and fault)
-            q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
-            return _wrap(q if op == "div" else a - q * b, t)
-        r = {"add": a + b, "sub": a - b, "mul": a * b, "bitand": a & b, "bitor": a | b, "bitxor": a ^ b}.get(op)
-        return None if r is None else _wrap(r, t)
-
-
-def _fmin(a, b, take_b) -> float:
-    """Rust's f32::min/max as the runtime helpers compute them (a NaN yields the other)."""
-    if np.isnan(a):
-        return float(b)
-    if np.isnan(b):
-        return float(a)
-    return float(b) if take_b else float(a)
-
-
-def _fold_call(fn: str, vals: list, ty: str):
-    """Constant intrinsic calls with an exact value; None leaves them to the runtime."""
-    f = np.float32
-    if fn == "to_bits":
-        return int(f(vals[0]).view(np.uint32))
-    if fn == "from_bits":
-        return float(np.uint32(vals[0]).view(np.float32))
-    if ty in T.INTS:
-        if fn == "abs":
-            return _wrap(abs(vals[0]), ty)
-        if fn in ("min", "max"):
-            return min(vals) if fn == "min" else max(vals)
-        if fn == "clamp":
-            return min(max(vals[0], vals[1]), vals[2])
-        return None
-    if ty != "f32":
-        return None
-    x = [f(v) for v in vals]
-    if fn == "abs":
-        return float(np.abs(x[0]))
-    if fn in ("floor", "ceil", "trunc", "sqrt"):
-        return float(getattr(np, fn)(x[0]))
-    if fn == "round":
-        t = np.trunc(x[0])
-        return float(t + np.sign(x[0]) if abs(float(x[0]) - float(t)) >= 0.5 else t)
-    if fn == "min":
-        return _fmin(x[0], x[1], x[1] < x[0])
-    if fn == "max":
-        return _fmin(x[0], x[1], x[1] > x[0])
-    if fn == "clamp":
-        lo = f(_fmin(x[0], x[1], x[1] > x[0]))
-        return _fmin(lo, x[2], x[2] < lo)
-    return None
-
-
-def _constant_tree(e: N.Expr) -> bool:
-    """Built from literals alone, so naga would try to evaluate it at shader creation."""
-    return all(isinstance(x, (N.Const, N.Unary, N.Binary, N.Cast, N.Call, N.Construct, N.Swizzle, N.Select))
-               for x in N.walk_expr(e))
 
 
 def _suffix(t: str) -> str:
@@ -855,8 +743,6 @@ class _Emitter:
                            ("workgroup_id", "workgroup_id"), ("num_workgroups", "num_workgroups")):
             if name in b:
                 args.append(f"@builtin({wgsl}) gi_{name}: vec3<u32>")
-        if _contains(self.k.body, (N.Reduce, N.Softmax)):
-            args.append("@builtin(local_invocation_index) gi_local_index: u32")
         return args
 
     def prologue(self) -> list[tuple[str, Optional[N.Span]]]:
@@ -1151,7 +1037,7 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
 
     def x_Unary(self, e: N.Unary) -> str:
         v = self.expr(e.operand)
-        if _constant_tree(e):
+        if constant_tree(e):
             v = self.opaque(v, e.operand.ty)
         if e.op == "neg":
             return f"(-{v})"
@@ -1182,7 +1068,7 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
     def x_Binary(self, e: N.Binary) -> str:
         op, lt, rt = e.op, e.lhs.ty, e.rhs.ty
         a, b = self.expr(e.lhs), self.expr(e.rhs)
-        if _constant_tree(e):  # not foldable here (vectors): keep naga from evaluating it
+        if constant_tree(e):  # not foldable here (vectors): keep naga from evaluating it
             a, b = self.opaque(a, lt), self.opaque(b, rt)
         if op in ("shl", "shr"):
             if isinstance(e.rhs, N.Const):  # Rust's wrapping_shl/shr: the amount modulo 32
@@ -1328,7 +1214,7 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
             return f"bitcast<f32>({vals[0]})"
         if f == "to_bits":
             return f"bitcast<u32>({vals[0]})"
-        if _constant_tree(e):  # not foldable here: keep naga from evaluating it
+        if constant_tree(e):  # not foldable here: keep naga from evaluating it
             vals = [self.opaque(v, a.ty) for v, a in zip(vals, args)]
         if f in ("floor", "ceil", "trunc"):
             return f"{f}({vals[0]})"
@@ -1422,10 +1308,6 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         elif isinstance(s, N.Barrier):
             self.line("storageBarrier();", sp)
             self.line("workgroupBarrier();", sp)
-        elif isinstance(s, N.Reduce):
-            self.reduce(s, maybe_done)
-        elif isinstance(s, N.Softmax):
-            self.softmax(s, maybe_done)
         elif isinstance(s, N.AtomicAdd):
             args = f"{_strip(self.expr(s.index))}, {_strip(self.expr(s.value))}"
             if s.check >= 0:
@@ -1530,66 +1412,3 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         self.line("}")
         self.indent -= 1
         self.line("}")
-
-    # -------------------------------------------------------- collectives
-
-    def tree(self, op: str, ty: str, n: int, scratch: str, maybe_done: bool, span: N.Span) -> None:
-        """Pairwise tree (docs/semantics.md): lane l with l % 2^(s+1) == 0 combines lanes l
-        and l + 2^s, the lower lane on the left; a barrier after every step."""
-        if op == "sum" and ty == "f32":
-            combine = f"{self.fop('add', 'f32')}({scratch}[gi_local_index], {scratch}[gi_local_index + gi_step])"
-        elif op == "sum":
-            combine = f"{scratch}[gi_local_index] + {scratch}[gi_local_index + gi_step]"
-        elif ty == "f32":
-            combine = f"{self.need('gi_max_f32')}({scratch}[gi_local_index], {scratch}[gi_local_index + gi_step])"
-        else:
-            combine = f"max({scratch}[gi_local_index], {scratch}[gi_local_index + gi_step])"
-        guard = " && !gi_done" if maybe_done else ""
-        self.line(f"for (var gi_step = 1u; gi_step < {n}u; gi_step = gi_step * 2u) {{", span)
-        self.indent += 1
-        self.line(f"if ((gi_local_index & (2u * gi_step - 1u)) == 0u && gi_local_index < {n}u{guard}) {{", span)
-        self.line(f"    {scratch}[gi_local_index] = {combine};", span)
-        self.line("}", span)
-        self.line("workgroupBarrier();", span)
-        self.indent -= 1
-        self.line("}", span)
-
-    def reduce(self, s: N.Reduce, maybe_done: bool) -> None:
-        scratch = self.names[s.scratch]
-        ty = s.value.ty
-        guard = " && !gi_done" if maybe_done else ""
-        self.line(f"// workgroup_{s.op}::<{s.n}>", s.span)
-        self.line(f"if (gi_local_index < {s.n}u{guard}) {{ {scratch}[gi_local_index] = {_strip(self.expr(s.value))}; }}",
-                  s.span)
-        self.line("workgroupBarrier();", s.span)
-        self.tree(s.op, ty, s.n, scratch, maybe_done, s.span)
-        self.line(f"{self.names[s.target]} = {scratch}[0];", s.span)
-        self.line("workgroupBarrier();", s.span)
-
-    def softmax(self, s: N.Softmax, maybe_done: bool) -> None:
-        scratch, sp, n = self.names[s.scratch], s.span, s.n
-        guard = " && !gi_done" if maybe_done else ""
-        load, store = self.loader(s.resource, sp), self.storer(s.resource, sp)
-        div = self.need("gi_fdiv_f32")
-        self.line(f"// workgroup_softmax_in_place::<{n}>", sp)
-        self.line("{", sp)
-        self.indent += 1
-        self.line(f"let gi_base = {_bare(self.expr(s.base))};", sp)
-        self.line(f"let gi_in = gi_local_index < {self.expr(s.count)};", sp)
-        self.line("var gi_x = -1e30f;", sp)
-        self.line(f"if (gi_in) {{ gi_x = {load}(gi_base + gi_local_index); }}", sp)
-        self.line(f"if (gi_local_index < {n}u{guard}) {{ {scratch}[gi_local_index] = gi_x; }}", sp)
-        self.line("workgroupBarrier();", sp)
-        self.tree("max", "f32", n, scratch, maybe_done, sp)
-        self.line(f"let gi_max = {scratch}[0];", sp)
-        self.line("workgroupBarrier();", sp)
-        self.line("var gi_e = 0.0f;", sp)
-        self.line(f"if (gi_in) {{ gi_e = {self.need('gi_exp_f32')}({self.fop('sub', 'f32')}(gi_x, gi_max)); }}", sp)
-        self.line(f"if (gi_local_index < {n}u{guard}) {{ {scratch}[gi_local_index] = gi_e; }}", sp)
-        self.line("workgroupBarrier();", sp)
-        self.tree("sum", "f32", n, scratch, maybe_done, sp)
-        self.line(f"let gi_sum = {scratch}[0];", sp)
-        self.line("workgroupBarrier();", sp)
-        self.line(f"if (gi_in{guard}) {{ {store}(gi_base + gi_local_index, {div}(gi_e, gi_sum)); }}", sp)
-        self.indent -= 1
-        self.line("}", sp)

@@ -68,20 +68,29 @@ def spread_f32(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def softmax_model(rows: np.ndarray, count: int, width: int) -> np.ndarray:
-    """workgroup_softmax_in_place::<width> on each row (float64 exp, rounded: compare with
-    the transcendental tolerance)."""
+    """workgroup_softmax_in_place::<width> on each row, in the documented order: lane l
+    covers t = l, l + width, ... < count; its max is x[l] (-1e30 past count) then f32::max
+    with its later elements, its sum exp(x[l] - m) (0 past count) plus the later ones left
+    to right; m and the sum go through the tree. exp in float64, rounded: compare with the
+    transcendental tolerance."""
     out = rows.copy()
     if count == 0:
         return out
-    c = min(count, width)
-    pad = np.full((rows.shape[0], width), np.float32(-1e30), np.float32)
-    pad[:, :c] = rows[:, :c]
-    m = pairwise_tree(pad, np.fmax)
-    e = np.exp(rows[:, :c].astype(np.float64) - m[:, None].astype(np.float64)).astype(np.float32)
-    z = np.zeros((rows.shape[0], width), np.float32)
-    z[:, :c] = e
-    s = pairwise_tree(z, np.add)
-    out[:, :c] = e / s[:, None]
+    tiles = -(-count // width)
+    pad = np.full((rows.shape[0], tiles * width), np.nan, np.float32)
+    pad[:, :count] = rows[:, :count]
+    lanes = pad.reshape(rows.shape[0], tiles, width)  # [row, tile, lane]
+    lane_max = np.where(np.arange(width) < count, lanes[:, 0], np.float32(-1e30))
+    for j in range(1, tiles):
+        lane_max = np.fmax(lane_max, lanes[:, j])  # NaN slots (past count) leave it as it is
+    m = pairwise_tree(lane_max, np.fmax)
+    e = np.exp(lanes.astype(np.float64) - m[:, None, None].astype(np.float64)).astype(np.float32)
+    e = np.where(np.isnan(lanes), np.float32(0), e)
+    lane_sum = e[:, 0].copy()
+    for j in range(1, tiles):
+        lane_sum = lane_sum + e[:, j]
+    s = pairwise_tree(lane_sum, np.add)
+    out[:, :count] = (e / s[:, None, None]).reshape(rows.shape[0], -1)[:, :count]
     return out
 
 
@@ -178,14 +187,15 @@ fn softmax_{n}(buf: &mut [f32], stride: u32, count: u32) {{
 @pytest.mark.parametrize("n", [64, 256])
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_softmax_rows(backend, n):
-    """count < N, = N and 0 (plus one row's worth past N): rows sum to 1, outputs in
-    [0, 1], the largest input keeps the largest output, slots past `count` are untouched,
-    and every backend agrees with the model within exp's tolerance."""
+    """count < N, = N, 0 and past N (the lanes stride over the row): rows sum to 1,
+    outputs in [0, 1], the largest input keeps the largest output, slots past `count` are
+    untouched, and every backend agrees with the model within exp's tolerance."""
     fits_or_skip(backend, n, 4 * n)
     s = seed()
     rng = np.random.default_rng(s)
-    rows, stride = 12, n + 8  # the 8 slots after each row must stay as they are
-    for count in (0, 1, n // 2 + 3, n):
+    rows = 12
+    for count in (0, 1, n // 2 + 3, n, n + 1, 2 * n + 5, 3 * n):
+        stride = count + 8  # the 8 slots after each row must stay as they are
         x = (rng.standard_normal(rows * stride) * 4).astype(np.float32)
         got = run_kernel(backend, SOFTMAX.format(n=n), f"softmax_{n}", [x, stride, count],
                          ("groups", (rows, 1, 1)))[0].reshape(rows, stride)
@@ -198,6 +208,46 @@ def test_softmax_rows(backend, n):
             np.testing.assert_allclose(got[:, :count].sum(axis=1, dtype=np.float64), 1.0, rtol=count * 2e-7)
             assert ((got[:, :count] >= 0) & (got[:, :count] <= 1)).all(), what
             assert (got[np.arange(rows), xr[:, :count].argmax(axis=1)] == got[:, :count].max(axis=1)).all(), what
+
+
+SOFTMAX_THEN_READ = """
+use goldy::gpu;
+
+#[goldy::compute(workgroup_size = [{n}, 1, 1])]
+fn softmax_read_{n}(buf: &mut [f32], out: &mut [f32], stride: u32, count: u32) {{
+    let s = gpu::workgroup_array::<f32, {n}>();
+    let base = gpu::workgroup_id().x * stride;
+    gpu::workgroup_softmax_in_place::<{n}>(buf, base, count, s);
+    // right after the call, each lane reads entries other lanes normalised (the row reversed)
+    let mut t = gpu::local_id().x;
+    while t < count {{
+        out[base + t] = buf[base + (count - 1 - t)];
+        t += {n}u32;
+    }}
+}}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_softmax_result_is_usable_right_after_the_call(backend):
+    """The call ends with a barrier (issue 13): entries written by other lanes, also the
+    strided ones past N, are visible at once; `out` starts poisoned."""
+    n = 64
+    fits_or_skip(backend, n, 4 * n)
+    s = seed()
+    rng = np.random.default_rng(s)
+    rows = 6
+    for count in (9, n, 3 * n - 7):
+        stride = count + 3
+        x = (rng.standard_normal(rows * stride) * 4).astype(np.float32)
+        out = np.full(rows * stride, np.float32(1234.5))
+        buf, got = run_kernel(backend, SOFTMAX_THEN_READ.format(n=n), f"softmax_read_{n}", [x, out, stride, count],
+                              ("groups", (rows, 1, 1)))[:2]
+        buf, got = buf.reshape(rows, stride), got.reshape(rows, stride)
+        what = f"{backend} softmax then read, count={count} (seed {s})"
+        assert_same(got[:, :count], buf[:, count - 1::-1], what=what)
+        np.testing.assert_allclose(buf, softmax_model(x.reshape(rows, stride), count, n), rtol=2e-6, atol=1e-7,
+                                   err_msg=what)
 
 
 # ---------------------------------------------------------------- a reduction written by hand

@@ -28,6 +28,15 @@ fn gi_load_input(i: u32) -> f32 {
     return f32();
 }
 
+fn gi_store_scratch(i: u32, v: f32) {
+    if (i < 256u) { scratch[i] = v; }
+}
+
+fn gi_load_scratch(i: u32) -> f32 {
+    if (i < 256u) { return scratch[i]; }
+    return 0.0f;
+}
+
 fn gi_pa_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_a);
 }
@@ -89,7 +98,7 @@ fn gi_checked_store_maxes(i: u32, v: f32, site: u32) {
 }
 
 @compute @workgroup_size(256, 1, 1)
-fn group_sum_max(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(workgroup_id) gi_workgroup_id: vec3<u32>, @builtin(local_invocation_index) gi_local_index: u32) {
+fn group_sum_max(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(workgroup_id) gi_workgroup_id: vec3<u32>) {
     let i: u32 = gi_global_id.x;
     var v: f32 = 0.0f;
     var m: f32 = bitcast<f32>(0xff800000u);
@@ -98,28 +107,38 @@ fn group_sum_max(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builti
         m = gi_load_input(i);
     }
     var total: f32;
-    // workgroup_sum::<256>
-    if (gi_local_index < 256u) { scratch[gi_local_index] = v; }
+    let sum1_lane: u32 = gi_local_id.x;
+    gi_store_scratch(sum1_lane, v);
+    storageBarrier();
     workgroupBarrier();
-    for (var gi_step = 1u; gi_step < 256u; gi_step = gi_step * 2u) {
-        if ((gi_local_index & (2u * gi_step - 1u)) == 0u && gi_local_index < 256u) {
-            scratch[gi_local_index] = gi_fadd_f32(scratch[gi_local_index], scratch[gi_local_index + gi_step]);
+    let gi_end1: u32 = 8u;
+    for (var sum1_level: u32 = 0u; sum1_level < gi_end1; sum1_level = sum1_level + 1u) {
+        let sum1_step: u32 = 1u << (sum1_level & 31u);
+        if ((sum1_lane & ((sum1_step << 1u) - 1u)) == 0u) {
+            gi_store_scratch(sum1_lane, gi_fadd_f32(gi_load_scratch(sum1_lane), gi_load_scratch(sum1_lane + sum1_step)));
         }
+        storageBarrier();
         workgroupBarrier();
     }
-    total = scratch[0];
+    total = gi_load_scratch(0u);
+    storageBarrier();
     workgroupBarrier();
     var biggest: f32;
-    // workgroup_max::<256>
-    if (gi_local_index < 256u) { scratch[gi_local_index] = m; }
+    let max2_lane: u32 = gi_local_id.x;
+    gi_store_scratch(max2_lane, m);
+    storageBarrier();
     workgroupBarrier();
-    for (var gi_step = 1u; gi_step < 256u; gi_step = gi_step * 2u) {
-        if ((gi_local_index & (2u * gi_step - 1u)) == 0u && gi_local_index < 256u) {
-            scratch[gi_local_index] = gi_max_f32(scratch[gi_local_index], scratch[gi_local_index + gi_step]);
+    let gi_end2: u32 = 8u;
+    for (var max2_level: u32 = 0u; max2_level < gi_end2; max2_level = max2_level + 1u) {
+        let max2_step: u32 = 1u << (max2_level & 31u);
+        if ((max2_lane & ((max2_step << 1u) - 1u)) == 0u) {
+            gi_store_scratch(max2_lane, gi_max_f32(gi_load_scratch(max2_lane), gi_load_scratch(max2_lane + max2_step)));
         }
+        storageBarrier();
         workgroupBarrier();
     }
-    biggest = scratch[0];
+    biggest = gi_load_scratch(0u);
+    storageBarrier();
     workgroupBarrier();
     if (gi_local_id.x == 0u) {
         let g: u32 = gi_workgroup_id.x;

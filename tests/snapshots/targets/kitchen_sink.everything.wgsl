@@ -838,7 +838,7 @@ fn gi_checked_store_out(i: u32, v: f32, site: u32) {
 }
 
 @compute @workgroup_size(256, 1, 1)
-fn everything(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(local_invocation_index) gi_local_index: u32) {
+fn everything(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(local_invocation_id) gi_local_id: vec3<u32>) {
     let n: u32 = gi_u.n;
     let k: i32 = gi_u.k;
     let flag: bool = gi_u.flag != 0u;
@@ -897,28 +897,38 @@ fn everything(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
     storageBarrier();
     workgroupBarrier();
     var total: f32;
-    // workgroup_sum::<256>
-    if (gi_local_index < 256u) { scratch[gi_local_index] = gi_load_scratch(lid); }
+    let sum1_lane: u32 = gi_local_id.x;
+    gi_store_scratch(sum1_lane, gi_load_scratch(lid));
+    storageBarrier();
     workgroupBarrier();
-    for (var gi_step = 1u; gi_step < 256u; gi_step = gi_step * 2u) {
-        if ((gi_local_index & (2u * gi_step - 1u)) == 0u && gi_local_index < 256u) {
-            scratch[gi_local_index] = gi_fadd_f32(scratch[gi_local_index], scratch[gi_local_index + gi_step]);
+    let gi_end4: u32 = 8u;
+    for (var sum1_level: u32 = 0u; sum1_level < gi_end4; sum1_level = sum1_level + 1u) {
+        let sum1_step: u32 = 1u << (sum1_level & 31u);
+        if ((sum1_lane & ((sum1_step << 1u) - 1u)) == 0u) {
+            gi_store_scratch(sum1_lane, gi_fadd_f32(gi_load_scratch(sum1_lane), gi_load_scratch(sum1_lane + sum1_step)));
         }
+        storageBarrier();
         workgroupBarrier();
     }
-    total = scratch[0];
+    total = gi_load_scratch(0u);
+    storageBarrier();
     workgroupBarrier();
     var mx: f32;
-    // workgroup_max::<256>
-    if (gi_local_index < 256u) { scratch[gi_local_index] = total; }
+    let max2_lane: u32 = gi_local_id.x;
+    gi_store_scratch(max2_lane, total);
+    storageBarrier();
     workgroupBarrier();
-    for (var gi_step = 1u; gi_step < 256u; gi_step = gi_step * 2u) {
-        if ((gi_local_index & (2u * gi_step - 1u)) == 0u && gi_local_index < 256u) {
-            scratch[gi_local_index] = gi_max_f32(scratch[gi_local_index], scratch[gi_local_index + gi_step]);
+    let gi_end5: u32 = 8u;
+    for (var max2_level: u32 = 0u; max2_level < gi_end5; max2_level = max2_level + 1u) {
+        let max2_step: u32 = 1u << (max2_level & 31u);
+        if ((max2_lane & ((max2_step << 1u) - 1u)) == 0u) {
+            gi_store_scratch(max2_lane, gi_max_f32(gi_load_scratch(max2_lane), gi_load_scratch(max2_lane + max2_step)));
         }
+        storageBarrier();
         workgroupBarrier();
     }
-    mx = scratch[0];
+    mx = gi_load_scratch(0u);
+    storageBarrier();
     workgroupBarrier();
     if (i >= gi_u.gi_len_out) {
         gi_done = true;

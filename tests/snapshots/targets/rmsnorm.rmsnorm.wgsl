@@ -92,6 +92,15 @@ fn gi_fadd_f32(a: f32, b: f32) -> f32 {
     return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
 }
 
+fn gi_store_scratch(i: u32, v: f32) {
+    if (i < 256u) { scratch[i] = v; }
+}
+
+fn gi_load_scratch(i: u32) -> f32 {
+    if (i < 256u) { return scratch[i]; }
+    return 0.0f;
+}
+
 // Round to nearest even without trusting the driver's conversion: both halves convert
 // exactly, the scaling is exact, and the one addition rounds correctly.
 fn gi_u32_to_f32(x: u32) -> f32 {
@@ -198,7 +207,7 @@ fn gi_checked_store_out(i: u32, v: f32, site: u32) {
 }
 
 @compute @workgroup_size(256, 1, 1)
-fn rmsnorm(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(workgroup_id) gi_workgroup_id: vec3<u32>, @builtin(local_invocation_index) gi_local_index: u32) {
+fn rmsnorm(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(workgroup_id) gi_workgroup_id: vec3<u32>) {
     let eps: f32 = gi_u.eps;
     let row: u32 = gi_workgroup_id.x;
     let lid: u32 = gi_local_id.x;
@@ -211,21 +220,26 @@ fn rmsnorm(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(workgr
         c = c + 256u;
     }
     var total: f32;
-    // workgroup_sum::<256>
-    if (gi_local_index < 256u) { scratch[gi_local_index] = acc; }
+    let sum1_lane: u32 = gi_local_id.x;
+    gi_store_scratch(sum1_lane, acc);
+    storageBarrier();
     workgroupBarrier();
-    for (var gi_step = 1u; gi_step < 256u; gi_step = gi_step * 2u) {
-        if ((gi_local_index & (2u * gi_step - 1u)) == 0u && gi_local_index < 256u) {
-            scratch[gi_local_index] = gi_fadd_f32(scratch[gi_local_index], scratch[gi_local_index + gi_step]);
+    let gi_end1: u32 = 8u;
+    for (var sum1_level: u32 = 0u; sum1_level < gi_end1; sum1_level = sum1_level + 1u) {
+        let sum1_step: u32 = 1u << (sum1_level & 31u);
+        if ((sum1_lane & ((sum1_step << 1u) - 1u)) == 0u) {
+            gi_store_scratch(sum1_lane, gi_fadd_f32(gi_load_scratch(sum1_lane), gi_load_scratch(sum1_lane + sum1_step)));
         }
+        storageBarrier();
         workgroupBarrier();
     }
-    total = scratch[0];
+    total = gi_load_scratch(0u);
+    storageBarrier();
     workgroupBarrier();
     let inv: f32 = gi_fdiv_f32(1.0f, gi_sqrt_f32(gi_fadd_f32(gi_fdiv_f32(total, gi_u32_to_f32(dim)), eps)));
     c = lid;
     while (c < dim) {
-        let gi_v1: f32 = gi_fmul_f32(gi_fmul_f32(gi_checked_load_x((row * dim) + c, 1u), inv), gi_checked_load_weight(c, 2u)); gi_checked_store_out((row * dim) + c, gi_v1, 3u);
+        let gi_v2: f32 = gi_fmul_f32(gi_fmul_f32(gi_checked_load_x((row * dim) + c, 1u), inv), gi_checked_load_weight(c, 2u)); gi_checked_store_out((row * dim) + c, gi_v2, 3u);
         c = c + 256u;
     }
 }

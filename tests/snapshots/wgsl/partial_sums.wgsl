@@ -40,6 +40,15 @@ fn gi_load_k(i: u32) -> i32 {
     return i32();
 }
 
+fn gi_store_fs(i: u32, v: f32) {
+    if (i < 64u) { fs[i] = v; }
+}
+
+fn gi_load_fs(i: u32) -> f32 {
+    if (i < 64u) { return fs[i]; }
+    return 0.0f;
+}
+
 fn gi_pa_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_a);
 }
@@ -56,6 +65,24 @@ fn gi_fadd_f32(a: f32, b: f32) -> f32 {
     return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
 }
 
+fn gi_store_is(i: u32, v: i32) {
+    if (i < 64u) { is[i] = v; }
+}
+
+fn gi_load_is(i: u32) -> i32 {
+    if (i < 64u) { return is[i]; }
+    return 0i;
+}
+
+fn gi_store_us(i: u32, v: u32) {
+    if (i < 64u) { us[i] = v; }
+}
+
+fn gi_load_us(i: u32) -> u32 {
+    if (i < 64u) { return us[i]; }
+    return 0u;
+}
+
 fn gi_store_sums(i: u32, v: f32) {
     if (i < gi_u.gi_len_sums) { sums[gi_u.gi_off_sums + i] = v; }
 }
@@ -69,7 +96,7 @@ fn gi_store_kmax(i: u32, v: u32) {
 }
 
 @compute @workgroup_size(64, 1, 1)
-fn partial_sums(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(workgroup_id) gi_workgroup_id: vec3<u32>, @builtin(local_invocation_index) gi_local_index: u32) {
+fn partial_sums(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(workgroup_id) gi_workgroup_id: vec3<u32>) {
     // set by `return`: barriers must stay in uniform control flow
     var gi_done = false;
     let i: u32 = gi_global_id.x;
@@ -89,40 +116,55 @@ fn partial_sums(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin
         }
     }
     var total: f32;
-    // workgroup_sum::<64>
-    if (gi_local_index < 64u && !gi_done) { fs[gi_local_index] = v; }
+    let sum1_lane: u32 = gi_local_id.x;
+    if (!gi_done) { gi_store_fs(sum1_lane, v); }
+    storageBarrier();
     workgroupBarrier();
-    for (var gi_step = 1u; gi_step < 64u; gi_step = gi_step * 2u) {
-        if ((gi_local_index & (2u * gi_step - 1u)) == 0u && gi_local_index < 64u && !gi_done) {
-            fs[gi_local_index] = gi_fadd_f32(fs[gi_local_index], fs[gi_local_index + gi_step]);
+    let gi_end2: u32 = 6u;
+    for (var sum1_level: u32 = 0u; sum1_level < gi_end2; sum1_level = sum1_level + 1u) {
+        let sum1_step: u32 = 1u << (sum1_level & 31u);
+        if ((sum1_lane & ((sum1_step << 1u) - 1u)) == 0u) {
+            if (!gi_done) { gi_store_fs(sum1_lane, gi_fadd_f32(gi_load_fs(sum1_lane), gi_load_fs(sum1_lane + sum1_step))); }
         }
+        storageBarrier();
         workgroupBarrier();
     }
-    total = fs[0];
+    total = gi_load_fs(0u);
+    storageBarrier();
     workgroupBarrier();
     var ktotal: i32;
-    // workgroup_sum::<64>
-    if (gi_local_index < 64u && !gi_done) { is[gi_local_index] = kv; }
+    let sum2_lane: u32 = gi_local_id.x;
+    if (!gi_done) { gi_store_is(sum2_lane, kv); }
+    storageBarrier();
     workgroupBarrier();
-    for (var gi_step = 1u; gi_step < 64u; gi_step = gi_step * 2u) {
-        if ((gi_local_index & (2u * gi_step - 1u)) == 0u && gi_local_index < 64u && !gi_done) {
-            is[gi_local_index] = is[gi_local_index] + is[gi_local_index + gi_step];
+    let gi_end3: u32 = 6u;
+    for (var sum2_level: u32 = 0u; sum2_level < gi_end3; sum2_level = sum2_level + 1u) {
+        let sum2_step: u32 = 1u << (sum2_level & 31u);
+        if ((sum2_lane & ((sum2_step << 1u) - 1u)) == 0u) {
+            if (!gi_done) { gi_store_is(sum2_lane, gi_load_is(sum2_lane) + gi_load_is(sum2_lane + sum2_step)); }
         }
+        storageBarrier();
         workgroupBarrier();
     }
-    ktotal = is[0];
+    ktotal = gi_load_is(0u);
+    storageBarrier();
     workgroupBarrier();
     var kbig: u32;
-    // workgroup_max::<64>
-    if (gi_local_index < 64u && !gi_done) { us[gi_local_index] = bitcast<u32>(kv); }
+    let max3_lane: u32 = gi_local_id.x;
+    if (!gi_done) { gi_store_us(max3_lane, bitcast<u32>(kv)); }
+    storageBarrier();
     workgroupBarrier();
-    for (var gi_step = 1u; gi_step < 64u; gi_step = gi_step * 2u) {
-        if ((gi_local_index & (2u * gi_step - 1u)) == 0u && gi_local_index < 64u && !gi_done) {
-            us[gi_local_index] = max(us[gi_local_index], us[gi_local_index + gi_step]);
+    let gi_end4: u32 = 6u;
+    for (var max3_level: u32 = 0u; max3_level < gi_end4; max3_level = max3_level + 1u) {
+        let max3_step: u32 = 1u << (max3_level & 31u);
+        if ((max3_lane & ((max3_step << 1u) - 1u)) == 0u) {
+            if (!gi_done) { gi_store_us(max3_lane, max(gi_load_us(max3_lane), gi_load_us(max3_lane + max3_step))); }
         }
+        storageBarrier();
         workgroupBarrier();
     }
-    kbig = us[0];
+    kbig = gi_load_us(0u);
+    storageBarrier();
     workgroupBarrier();
     if (lid == 0u) {
         if (!gi_done) { gi_store_sums(g, total); }

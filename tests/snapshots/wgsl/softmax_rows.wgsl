@@ -22,57 +22,6 @@ fn gi_load_buf(i: u32) -> f32 {
     return f32();
 }
 
-fn gi_store_buf(i: u32, v: f32) {
-    if (i < gi_u.gi_len_buf) { buf[gi_u.gi_off_buf + i] = v; }
-}
-
-// Correctly rounded f32 division (round to nearest even, subnormals kept), by long
-// division of the significands: WGSL only promises 2.5 ulp for `/`.
-fn gi_fdiv_f32(a: f32, b: f32) -> f32 {
-    let ua = bitcast<u32>(a);
-    let ub = bitcast<u32>(b);
-    let sign = (ua ^ ub) & 0x80000000u;
-    let aa = ua & 0x7fffffffu;
-    let ab = ub & 0x7fffffffu;
-    if (aa > 0x7f800000u || ab > 0x7f800000u) { return bitcast<f32>(0x7fc00000u); }
-    if (aa == 0x7f800000u) {
-        if (ab == 0x7f800000u) { return bitcast<f32>(0x7fc00000u); }
-        return bitcast<f32>(sign | 0x7f800000u);
-    }
-    if (ab == 0x7f800000u) { return bitcast<f32>(sign); }
-    if (ab == 0u) {
-        if (aa == 0u) { return bitcast<f32>(0x7fc00000u); }
-        return bitcast<f32>(sign | 0x7f800000u);
-    }
-    if (aa == 0u) { return bitcast<f32>(sign); }
-    // significands with the leading one at bit 23 (subnormals normalised)
-    var ma = aa & 0x7fffffu;
-    var ea = i32(aa >> 23u);
-    if (ea == 0i) { ea = 1i; while (ma < 0x800000u) { ma = ma << 1u; ea = ea - 1i; } } else { ma = ma | 0x800000u; }
-    var mb = ab & 0x7fffffu;
-    var eb = i32(ab >> 23u);
-    if (eb == 0i) { eb = 1i; while (mb < 0x800000u) { mb = mb << 1u; eb = eb - 1i; } } else { mb = mb | 0x800000u; }
-    var e = ea - eb + 127i;
-    if (ma < mb) { ma = ma << 1u; e = e - 1i; }
-    // 26 quotient bits (24 kept + 2 for rounding); the remainder decides ties
-    var r = ma;
-    var q = 0u;
-    for (var i = 0u; i < 26u; i = i + 1u) {
-        q = q << 1u;
-        if (r >= mb) { r = r - mb; q = q | 1u; }
-        r = r << 1u;
-    }
-    if (e >= 255i) { return bitcast<f32>(sign | 0x7f800000u); }
-    let drop = u32(min(2i + max(0i, 1i - e), 31i));
-    var kept = q >> drop;
-    let rest = q & ((1u << drop) - 1u);
-    let half = 1u << (drop - 1u);
-    if (rest > half || (rest == half && (r != 0u || (kept & 1u) == 1u))) { kept = kept + 1u; }
-    // the leading one of a normal result lands in the exponent field; a carry from
-    // rounding moves to the next binade (or to infinity) by itself
-    return bitcast<f32>(sign | ((u32(max(e, 1i) - 1i) << 23u) + kept));
-}
-
 // NaN test on the bits: drivers may assume `x != x` is false.
 fn gi_isnan_f32(x: f32) -> bool {
     return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
@@ -83,6 +32,15 @@ fn gi_max_f32(a: f32, b: f32) -> f32 {
     if (gi_isnan_f32(a)) { return b; }
     if (gi_isnan_f32(b)) { return a; }
     return select(a, b, b > a);
+}
+
+fn gi_store_scratch(i: u32, v: f32) {
+    if (i < 64u) { scratch[i] = v; }
+}
+
+fn gi_load_scratch(i: u32) -> f32 {
+    if (i < 64u) { return scratch[i]; }
+    return 0.0f;
 }
 
 fn gi_pa_f32(x: f32) -> f32 {
@@ -97,16 +55,16 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
+fn gi_fsub_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) - gi_pb_f32(b));
+}
+
 fn gi_fadd_f32(a: f32, b: f32) -> f32 {
     return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
 }
 
 fn gi_fmul_f32(a: f32, b: f32) -> f32 {
     return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
-}
-
-fn gi_fsub_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) - gi_pb_f32(b));
 }
 
 // ir/mathlib.py `exp`: the same operations, and bits, on every backend
@@ -197,38 +155,131 @@ fn gi_exp_f32(x: f32) -> f32 {
     return t83;
 }
 
+fn gi_store_buf(i: u32, v: f32) {
+    if (i < gi_u.gi_len_buf) { buf[gi_u.gi_off_buf + i] = v; }
+}
+
+// Correctly rounded f32 division (round to nearest even, subnormals kept), by long
+// division of the significands: WGSL only promises 2.5 ulp for `/`.
+fn gi_fdiv_f32(a: f32, b: f32) -> f32 {
+    let ua = bitcast<u32>(a);
+    let ub = bitcast<u32>(b);
+    let sign = (ua ^ ub) & 0x80000000u;
+    let aa = ua & 0x7fffffffu;
+    let ab = ub & 0x7fffffffu;
+    if (aa > 0x7f800000u || ab > 0x7f800000u) { return bitcast<f32>(0x7fc00000u); }
+    if (aa == 0x7f800000u) {
+        if (ab == 0x7f800000u) { return bitcast<f32>(0x7fc00000u); }
+        return bitcast<f32>(sign | 0x7f800000u);
+    }
+    if (ab == 0x7f800000u) { return bitcast<f32>(sign); }
+    if (ab == 0u) {
+        if (aa == 0u) { return bitcast<f32>(0x7fc00000u); }
+        return bitcast<f32>(sign | 0x7f800000u);
+    }
+    if (aa == 0u) { return bitcast<f32>(sign); }
+    // significands with the leading one at bit 23 (subnormals normalised)
+    var ma = aa & 0x7fffffu;
+    var ea = i32(aa >> 23u);
+    if (ea == 0i) { ea = 1i; while (ma < 0x800000u) { ma = ma << 1u; ea = ea - 1i; } } else { ma = ma | 0x800000u; }
+    var mb = ab & 0x7fffffu;
+    var eb = i32(ab >> 23u);
+    if (eb == 0i) { eb = 1i; while (mb < 0x800000u) { mb = mb << 1u; eb = eb - 1i; } } else { mb = mb | 0x800000u; }
+    var e = ea - eb + 127i;
+    if (ma < mb) { ma = ma << 1u; e = e - 1i; }
+    // 26 quotient bits (24 kept + 2 for rounding); the remainder decides ties
+    var r = ma;
+    var q = 0u;
+    for (var i = 0u; i < 26u; i = i + 1u) {
+        q = q << 1u;
+        if (r >= mb) { r = r - mb; q = q | 1u; }
+        r = r << 1u;
+    }
+    if (e >= 255i) { return bitcast<f32>(sign | 0x7f800000u); }
+    let drop = u32(min(2i + max(0i, 1i - e), 31i));
+    var kept = q >> drop;
+    let rest = q & ((1u << drop) - 1u);
+    let half = 1u << (drop - 1u);
+    if (rest > half || (rest == half && (r != 0u || (kept & 1u) == 1u))) { kept = kept + 1u; }
+    // the leading one of a normal result lands in the exponent field; a carry from
+    // rounding moves to the next binade (or to infinity) by itself
+    return bitcast<f32>(sign | ((u32(max(e, 1i) - 1i) << 23u) + kept));
+}
+
 @compute @workgroup_size(64, 1, 1)
-fn softmax_rows(@builtin(workgroup_id) gi_workgroup_id: vec3<u32>, @builtin(local_invocation_index) gi_local_index: u32) {
+fn softmax_rows(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(workgroup_id) gi_workgroup_id: vec3<u32>) {
     let cols: u32 = gi_u.cols;
     let row: u32 = gi_workgroup_id.x;
-    // workgroup_softmax_in_place::<64>
-    {
-        let gi_base = row * cols;
-        let gi_in = gi_local_index < cols;
-        var gi_x = -1e30f;
-        if (gi_in) { gi_x = gi_load_buf(gi_base + gi_local_index); }
-        if (gi_local_index < 64u) { scratch[gi_local_index] = gi_x; }
-        workgroupBarrier();
-        for (var gi_step = 1u; gi_step < 64u; gi_step = gi_step * 2u) {
-            if ((gi_local_index & (2u * gi_step - 1u)) == 0u && gi_local_index < 64u) {
-                scratch[gi_local_index] = gi_max_f32(scratch[gi_local_index], scratch[gi_local_index + gi_step]);
-            }
-            workgroupBarrier();
-        }
-        let gi_max = scratch[0];
-        workgroupBarrier();
-        var gi_e = 0.0f;
-        if (gi_in) { gi_e = gi_exp_f32(gi_fsub_f32(gi_x, gi_max)); }
-        if (gi_local_index < 64u) { scratch[gi_local_index] = gi_e; }
-        workgroupBarrier();
-        for (var gi_step = 1u; gi_step < 64u; gi_step = gi_step * 2u) {
-            if ((gi_local_index & (2u * gi_step - 1u)) == 0u && gi_local_index < 64u) {
-                scratch[gi_local_index] = gi_fadd_f32(scratch[gi_local_index], scratch[gi_local_index + gi_step]);
-            }
-            workgroupBarrier();
-        }
-        let gi_sum = scratch[0];
-        workgroupBarrier();
-        if (gi_in) { gi_store_buf(gi_base + gi_local_index, gi_fdiv_f32(gi_e, gi_sum)); }
+    let softmax1_lane: u32 = gi_local_id.x;
+    let softmax1_base: u32 = row * cols;
+    let softmax1_count: u32 = cols;
+    let softmax1_tiles: u32 = (softmax1_count >> 6u) + select(0u, 1u, (softmax1_count & 63u) != 0u);
+    var softmax1_x: f32 = -1e+30f;
+    if (softmax1_lane < softmax1_count) {
+        softmax1_x = gi_load_buf(softmax1_base + softmax1_lane);
     }
+    var softmax1_lane_max: f32 = softmax1_x;
+    let gi_end1: u32 = softmax1_tiles;
+    for (var softmax1_j: u32 = 1u; softmax1_j < gi_end1; softmax1_j = softmax1_j + 1u) {
+        if (softmax1_lane < (softmax1_count - (softmax1_j * 64u))) {
+            let softmax1_t: u32 = (softmax1_j * 64u) + softmax1_lane;
+            softmax1_lane_max = gi_max_f32(softmax1_lane_max, gi_load_buf(softmax1_base + softmax1_t));
+        }
+    }
+    var softmax1_max: f32;
+    gi_store_scratch(softmax1_lane, softmax1_lane_max);
+    storageBarrier();
+    workgroupBarrier();
+    let gi_end2: u32 = 6u;
+    for (var max2_level: u32 = 0u; max2_level < gi_end2; max2_level = max2_level + 1u) {
+        let max2_step: u32 = 1u << (max2_level & 31u);
+        if ((softmax1_lane & ((max2_step << 1u) - 1u)) == 0u) {
+            gi_store_scratch(softmax1_lane, gi_max_f32(gi_load_scratch(softmax1_lane), gi_load_scratch(softmax1_lane + max2_step)));
+        }
+        storageBarrier();
+        workgroupBarrier();
+    }
+    softmax1_max = gi_load_scratch(0u);
+    storageBarrier();
+    workgroupBarrier();
+    var softmax1_e: f32 = 0.0f;
+    if (softmax1_lane < softmax1_count) {
+        softmax1_e = gi_exp_f32(gi_fsub_f32(softmax1_x, softmax1_max));
+    }
+    var softmax1_lane_sum: f32 = softmax1_e;
+    let gi_end3: u32 = softmax1_tiles;
+    for (var softmax1_j_2: u32 = 1u; softmax1_j_2 < gi_end3; softmax1_j_2 = softmax1_j_2 + 1u) {
+        if (softmax1_lane < (softmax1_count - (softmax1_j_2 * 64u))) {
+            let softmax1_t_2: u32 = (softmax1_j_2 * 64u) + softmax1_lane;
+            softmax1_lane_sum = gi_fadd_f32(softmax1_lane_sum, gi_exp_f32(gi_fsub_f32(gi_load_buf(softmax1_base + softmax1_t_2), softmax1_max)));
+        }
+    }
+    var softmax1_sum: f32;
+    gi_store_scratch(softmax1_lane, softmax1_lane_sum);
+    storageBarrier();
+    workgroupBarrier();
+    let gi_end4: u32 = 6u;
+    for (var sum3_level: u32 = 0u; sum3_level < gi_end4; sum3_level = sum3_level + 1u) {
+        let sum3_step: u32 = 1u << (sum3_level & 31u);
+        if ((softmax1_lane & ((sum3_step << 1u) - 1u)) == 0u) {
+            gi_store_scratch(softmax1_lane, gi_fadd_f32(gi_load_scratch(softmax1_lane), gi_load_scratch(softmax1_lane + sum3_step)));
+        }
+        storageBarrier();
+        workgroupBarrier();
+    }
+    softmax1_sum = gi_load_scratch(0u);
+    storageBarrier();
+    workgroupBarrier();
+    if (softmax1_lane < softmax1_count) {
+        gi_store_buf(softmax1_base + softmax1_lane, gi_fdiv_f32(softmax1_e, softmax1_sum));
+    }
+    let gi_end5: u32 = softmax1_tiles;
+    for (var softmax1_j_3: u32 = 1u; softmax1_j_3 < gi_end5; softmax1_j_3 = softmax1_j_3 + 1u) {
+        if (softmax1_lane < (softmax1_count - (softmax1_j_3 * 64u))) {
+            let softmax1_t_3: u32 = (softmax1_j_3 * 64u) + softmax1_lane;
+            gi_store_buf(softmax1_base + softmax1_t_3, gi_fdiv_f32(gi_exp_f32(gi_fsub_f32(gi_load_buf(softmax1_base + softmax1_t_3), softmax1_max)), softmax1_sum));
+        }
+    }
+    storageBarrier();
+    workgroupBarrier();
 }

@@ -1,0 +1,250 @@
+"""Legalisation: rewrite into plain IR what a target does not render natively
+(ir/targets.py), so each rule is written once, here, for every target without it.
+
+`legalize(kernel, target)` returns a new kernel (the input is left as it is) that the
+verifier accepts. It runs after `ir.checks.insert_checks`: the nodes it adds carry no
+check site (their accesses are in range by construction, or keep the silent out-of-range
+rule the collectives always had), so a kernel faults exactly where it did before.
+
+Collectives (docs/semantics.md, "Workgroup operations"):
+
+- `Reduce` without "reduce": lane `l` (the linear local index) stores its value to
+  `scratch[l]`, barrier; then for s = 0 .. log2(N) - 1, lanes with `l % 2^(s+1) == 0` set
+  `scratch[l] = scratch[l] op scratch[l + 2^s]` (lower lane on the left), barrier after
+  each level; every lane reads `scratch[0]`, and a trailing barrier ends the call.
+- `Softmax` without "softmax": in terms of `Reduce` (lowered in turn where the target
+  lacks "reduce"). Lane `l` covers t = l, l + N, l + 2N, ... < count: its max is x[l]
+  (-1e30 past count) folded with `f32::max` over its later elements in that order; then
+  `m = workgroup_max`; its sum is exp(x[l] - m) (0 past count) plus exp(x[t] - m) for its
+  later elements, left to right; `s = workgroup_sum`; it writes x[t] = exp(x[t] - m) / s
+  for each of its elements; a trailing barrier makes the row visible to every lane.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Callable, Optional
+
+from . import nodes as N
+from .targets import Target
+
+__all__ = ["legalize", "NEG_BIG"]
+
+NEG_BIG = -1e30  # softmax's stand-in for lanes past `count` in the max
+
+
+def legalize(kernel: N.Kernel, target: Target) -> N.Kernel:
+    k = copy.deepcopy(kernel)
+    low = _Lowering(k, target)
+    k.body = low.block(k.body)
+    _unshare(k.body, set())
+    if low.used_lane and "local_id" not in k.builtins:
+        k.builtins = [b for b in N.BUILTINS if b in k.builtins or b == "local_id"]
+    return k
+
+
+class _Lowering:
+    def __init__(self, k: N.Kernel, target: Target):
+        self.k = k
+        self.target = target
+        self.taken = ({p.name for p in k.params} | {w.name for w in k.workgroup_arrays}
+                      | {s.name for s in k.structs} | set(k.locals))
+        self.count = 0
+        self.used_lane = False
+
+    # -- helpers building IR at one span
+
+    def fresh(self, stem: str, ty: str) -> str:
+        name, j = stem, 1
+        while name in self.taken:
+            j += 1
+            name = f"{stem}_{j}"
+        self.taken.add(name)
+        self.k.locals[name] = ty
+        return name
+
+    def block(self, stmts: list[N.Stmt]) -> list[N.Stmt]:
+        out: list[N.Stmt] = []
+        for s in stmts:
+            if isinstance(s, N.Reduce) and not self.target.has("reduce"):
+                out += self.reduce(s, None)
+            elif isinstance(s, N.Softmax) and not self.target.has("softmax"):
+                out += self.softmax(s)
+            else:
+                if isinstance(s, N.If):
+                    s.then_body = self.block(s.then_body)
+                    s.else_body = self.block(s.else_body)
+                elif isinstance(s, (N.While, N.Loop, N.For)):
+                    s.body = self.block(s.body)
+                out.append(s)
+        return out
+
+    def lane(self, sp: N.Span, stem: str) -> tuple[N.Stmt, N.Expr]:
+        """`let <stem>_lane = <linear local index>` and a reference to it."""
+        self.used_lane = True
+        lid = N.Builtin("vec3<u32>", sp, "local_id")
+        wx, wy, wz = self.k.workgroup_size
+        e: N.Expr = N.Swizzle("u32", sp, lid, "x")
+        if wy > 1 or wz > 1:  # x fastest
+            yz = _add(sp, N.Swizzle("u32", sp, lid, "y"), _mul(sp, _u32(sp, wy), N.Swizzle("u32", sp, lid, "z")))
+            e = _add(sp, e, _mul(sp, _u32(sp, wx), yz))
+        name = self.fresh(f"{stem}_lane", "u32")
+        return N.Let(sp, name, "u32", e, False), N.Var("u32", sp, name)
+
+    # -- workgroup_sum / workgroup_max
+
+    def reduce(self, s: N.Reduce, lane: Optional[N.Expr]) -> list[N.Stmt]:
+        sp, ty, n = s.span, s.value.ty, s.n
+        out: list[N.Stmt] = []
+        self.count += 1
+        stem = f"{s.op}{self.count}"
+        if lane is None:
+            let, lane = self.lane(sp, stem)
+            out.append(let)
+        wx, wy, wz = self.k.workgroup_size
+        extra = wx * wy * wz > n  # lanes past n take no part (the importer makes the group exactly n)
+        in_n = _lt(sp, lane, _u32(sp, n))
+
+        def slot(i: N.Expr) -> N.Load:
+            return N.Load(ty, sp, s.scratch, i)
+
+        first = N.Store(sp, s.scratch, lane, s.value)
+        out += [N.If(sp, in_n, [first], []) if extra else first, N.Barrier(sp)]
+        levels = n.bit_length() - 1
+        if levels:
+            # for level in 0..log2(N) { let step = 1 << level; if lane % (2 * step) == 0 {...} barrier }
+            level = self.fresh(f"{stem}_level", "u32")
+            step = self.fresh(f"{stem}_step", "u32")
+            h = N.Var("u32", sp, step)
+            mask = N.Binary("u32", sp, "sub", N.Binary("u32", sp, "shl", h, _u32(sp, 1)), _u32(sp, 1))
+            cond: N.Expr = N.Binary("bool", sp, "eq", N.Binary("u32", sp, "bitand", lane, mask), _u32(sp, 0))
+            if extra:
+                cond = N.Binary("bool", sp, "and", in_n, cond)
+            combined = _combine(sp, s.op, ty, slot(lane), slot(_add(sp, lane, h)))
+            body = [N.Let(sp, step, "u32", N.Binary("u32", sp, "shl", _u32(sp, 1), N.Var("u32", sp, level)), False),
+                    N.If(sp, cond, [N.Store(sp, s.scratch, lane, combined)], []), N.Barrier(sp)]
+            out.append(N.For(sp, level, "u32", _u32(sp, 0), _u32(sp, levels), False, body))
+        out += [N.Assign(sp, N.Var(ty, sp, s.target), slot(_u32(sp, 0))), N.Barrier(sp)]
+        return out
+
+    # -- workgroup_softmax_in_place
+
+    def softmax(self, s: N.Softmax) -> list[N.Stmt]:
+        sp, n = s.span, s.n
+        self.count += 1
+        stem = f"softmax{self.count}"
+        out: list[N.Stmt] = []
+
+        def let(role: str, ty: str, value: Optional[N.Expr], mutable: bool = False) -> N.Var:
+            name = self.fresh(f"{stem}_{role}", ty)
+            out.append(N.Let(sp, name, ty, value, mutable or value is None))
+            return N.Var(ty, sp, name)
+
+        def f32(v: float) -> N.Const:
+            return N.Const("f32", sp, float(v))
+
+        lane_let, lane = self.lane(sp, stem)
+        out.append(lane_let)
+        base = let("base", "u32", s.base)
+        count = let("count", "u32", s.count)
+        # tiles of N elements the row spans: count / N rounded up, without overflow
+        rest = N.Binary("bool", sp, "ne", N.Binary("u32", sp, "bitand", count, _u32(sp, n - 1)), _u32(sp, 0))
+        tiles = let("tiles", "u32", _add(sp, N.Binary("u32", sp, "shr", count, _u32(sp, n.bit_length() - 1)),
+                                         N.Select("u32", sp, rest, _u32(sp, 1), _u32(sp, 0))))
+        first = _lt(sp, lane, count)
+
+        def x(i: N.Expr) -> N.Load:
+            return N.Load("f32", sp, s.resource, _add(sp, base, i))
+
+        def later(body: Callable[[N.Expr], list[N.Stmt]]) -> N.For:
+            """`for j in 1..tiles { if lane < count - j * N { body(j * N + lane) } }`:
+            the lane's elements after its first, in increasing order."""
+            j = self.fresh(f"{stem}_j", "u32")
+            jn = _mul(sp, N.Var("u32", sp, j), _u32(sp, n))
+            inside = _lt(sp, lane, N.Binary("u32", sp, "sub", count, jn))
+            t = self.fresh(f"{stem}_t", "u32")
+            tv = N.Var("u32", sp, t)
+            return N.For(sp, j, "u32", _u32(sp, 1), tiles, False,
+                         [N.If(sp, inside, [N.Let(sp, t, "u32", _add(sp, jn, lane), False)] + body(tv), [])])
+
+        def assign(var: N.Var, value: N.Expr) -> N.Assign:
+            return N.Assign(sp, N.Var(var.ty, sp, var.name), value)
+
+        # the maximum
+        x0 = let("x", "f32", f32(NEG_BIG), mutable=True)
+        out.append(N.If(sp, first, [assign(x0, x(lane))], []))
+        mine = let("lane_max", "f32", x0, mutable=True)
+        out.append(later(lambda t: [assign(mine, _combine(sp, "max", "f32", mine, x(t)))]))
+        m = let("max", "f32", None)
+        out += self.collective(N.Reduce(sp, m.name, "max", n, mine, s.scratch), lane)
+
+        def e(value: N.Expr) -> N.Expr:
+            return N.Call("f32", sp, "exp", [N.Binary("f32", sp, "sub", value, m)])
+
+        # the sum
+        e0 = let("e", "f32", f32(0.0), mutable=True)
+        out.append(N.If(sp, first, [assign(e0, e(x0))], []))
+        part = let("lane_sum", "f32", e0, mutable=True)
+        out.append(later(lambda t: [assign(part, _combine(sp, "sum", "f32", part, e(x(t))))]))
+        total = let("sum", "f32", None)
+        out += self.collective(N.Reduce(sp, total.name, "sum", n, part, s.scratch), lane)
+
+        # the row, normalised; then the trailing barrier
+        def write(t: N.Expr, value: N.Expr) -> N.Store:
+            return N.Store(sp, s.resource, _add(sp, base, t), N.Binary("f32", sp, "div", value, total))
+
+        out.append(N.If(sp, first, [write(lane, e0)], []))
+        out.append(later(lambda t: [write(t, e(x(t)))]))
+        out.append(N.Barrier(sp))
+        return out
+
+    def collective(self, r: N.Reduce, lane: N.Expr) -> list[N.Stmt]:
+        return [r] if self.target.has("reduce") else self.reduce(r, lane)
+
+
+def _u32(sp: N.Span, v: int) -> N.Const:
+    return N.Const("u32", sp, v)
+
+
+def _add(sp: N.Span, a: N.Expr, b: N.Expr) -> N.Binary:
+    return N.Binary(a.ty, sp, "add", a, b)
+
+
+def _mul(sp: N.Span, a: N.Expr, b: N.Expr) -> N.Binary:
+    return N.Binary(a.ty, sp, "mul", a, b)
+
+
+def _lt(sp: N.Span, a: N.Expr, b: N.Expr) -> N.Binary:
+    return N.Binary("bool", sp, "lt", a, b)
+
+
+def _combine(sp: N.Span, op: str, ty: str, a: N.Expr, b: N.Expr) -> N.Expr:
+    """One tree step, `a` the lower lane: wrapping add, or Rust's max (f32: NaN-ignoring)."""
+    return N.Binary(ty, sp, "add", a, b) if op == "sum" else N.Call(ty, sp, "max", [a, b])
+
+
+def _unshare(stmts: list[N.Stmt], seen: set) -> None:
+    """Give every expression position its own node: the builders above reuse nodes (a
+    lane's `Var`, a bound), and passes may annotate nodes in place."""
+    for s in stmts:
+        _unshare_fields(s, seen)
+        for body in N.child_bodies(s):
+            _unshare(body, seen)
+
+
+def _unshare_fields(node, seen: set) -> None:
+    for f in dataclasses.fields(node):
+        v = getattr(node, f.name)
+        if isinstance(v, N.Expr):
+            setattr(node, f.name, _own(v, seen))
+        elif isinstance(v, list) and v and isinstance(v[0], N.Expr):
+            setattr(node, f.name, [_own(x, seen) for x in v])
+
+
+def _own(e: N.Expr, seen: set) -> N.Expr:
+    if id(e) in seen:
+        return copy.deepcopy(e)  # a fresh subtree: none of its nodes is seen yet
+    seen.add(id(e))
+    _unshare_fields(e, seen)
+    return e

@@ -1,0 +1,67 @@
+"""What each target renders natively, for the legalisation passes (ir/legalize.py).
+
+A `Target` names a code generator and the feature keys (FEATURES) its emitter renders
+itself with the semantics docs/semantics.md states. A pass rewrites, into plain IR, every
+construct whose key the target lacks, so a rule is written once, in the pass, for all the
+targets without it. Keeping a key means the emitter's own form must give the same bits
+(for collectives: the same tree, the same operand order).
+
+A new target is one more `Target(...)` in TARGETS; a new pass adds its key to FEATURES
+and to the targets that keep their own form.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# key -> the construct it stands for
+FEATURES = {
+    # collectives (ir/legalize.py lowers them to stores, barriers and the pairwise tree)
+    "reduce": "workgroup_sum / workgroup_max (N.Reduce)",
+    "softmax": "workgroup_softmax_in_place (N.Softmax)",
+    # intrinsics and integer rules each emitter still writes itself
+    "dot": "dot(a, b) and length(v), summed left to right",
+    "matrix": "matrix * vector and matrix * matrix products, left to right",
+    "clamp": "clamp(x, lo, hi)",
+    "min_max": "f32 min / max with Rust's NaN rules",
+    "round": "round half away from zero",
+    "fma": "mul_add, one rounding",
+    "int_divide": "integer / and % by zero and i32::MIN / -1",
+    "shift": "shift amounts taken modulo 32",
+    "float_to_int": "saturating f32 -> int casts, NaN -> 0",
+    "transcendentals": "sin cos tan exp exp2 log log2 pow",
+}
+
+# everything but the collectives: emitters render these themselves today
+_INTRINSICS = frozenset(FEATURES) - {"reduce", "softmax"}
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    native: frozenset
+    doc: str
+
+    def has(self, feature: str) -> bool:
+        if feature not in FEATURES:
+            raise KeyError(f"unknown target feature `{feature}`")
+        return feature in self.native
+
+
+CPU = Target("cpu", _INTRINSICS | {"reduce"},
+             "numpy over every thread of a chunk: the tree runs level by level on whole rows of "
+             "workgroups (codegen.cpu_rt.reduce), the same pairs in the same order")
+WGSL = Target("wgsl", _INTRINSICS, "WGSL via wgpu")
+PTX = Target("ptx", _INTRINSICS | {"reduce"},
+             "PTX: warp shuffles for the first five tree levels where every lane arrives, each level "
+             "combining the same lanes as the tree, lower lane on the left")
+SLANG = Target("slang", _INTRINSICS, "canonical Slang and its lane-serial CPU form")
+
+TARGETS = {t.name: t for t in (CPU, WGSL, PTX, SLANG)}
+
+
+def target(name: str) -> Target:
+    try:
+        return TARGETS[name]
+    except KeyError:
+        raise KeyError(f"unknown target `{name}`: expected one of {', '.join(TARGETS)}") from None
