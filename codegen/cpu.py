@@ -31,9 +31,9 @@ import numpy as np
 from goldy_import.ir import nodes as N
 from goldy_import.ir.info import kernel_info
 from goldy_import.ir import types as T
-from goldy_import.ir.legalize import legalize
+from goldy_import.ir.pipeline import for_target
 from goldy_import.ir.serialize import to_json
-from goldy_import.ir.targets import CPU
+from goldy_import.ir import targets as TG
 
 from . import cpu_rt as rt
 from .guard import emitter, emitting
@@ -727,7 +727,7 @@ def _exits(stmts: list[N.Stmt], kind: type) -> bool:
 @emitter("CPU")
 def emit_cpu(kernel: N.Kernel) -> str:
     """The Python source of the CPU function for `kernel` (readable; for debugging)."""
-    return _Emitter(legalize(kernel, CPU)).run()[0]
+    return _Emitter(for_target(kernel, "cpu").kernel).run()[0]
 
 
 _CACHE: dict[str, CpuKernel] = {}
@@ -736,13 +736,13 @@ _LOCK = threading.Lock()
 
 def compile_cpu(kernel: N.Kernel) -> CpuKernel:
     """Emit, compile and cache (by the kernel's IR and what the target lowers) the CPU function."""
-    key = hashlib.sha256((" ".join(sorted(CPU.native)) + to_json(kernel, indent=None)).encode()).hexdigest()
+    key = hashlib.sha256((" ".join(sorted(TG.target("cpu").native)) + to_json(kernel, indent=None)).encode()).hexdigest()
     with _LOCK:
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
     with emitting(kernel, "CPU"):
-        em = _Emitter(legalize(kernel, CPU))  # softmax as plain IR around the native tree (rt.reduce)
+        em = _Emitter(for_target(kernel, "cpu").kernel)  # softmax as plain IR around the native tree (rt.reduce)
         source, fname = em.run()
     filename = f"<goldy-cpu {kernel.name} {key[:12]}>"
     code = compile(source, filename, "exec")

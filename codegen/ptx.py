@@ -51,8 +51,7 @@ from goldy_import.ir import abi as A
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 from goldy_import.ir.layout import struct_layout
-from goldy_import.ir.legalize import legalize
-from goldy_import.ir.targets import PTX as PTX_TARGET
+from goldy_import.ir.pipeline import for_target
 
 from . import ptx_math as PM
 from .guard import emitter
@@ -133,7 +132,7 @@ def emit_ptx(kernel: N.Kernel, target: str = "sm_90", ptx_version: Optional[str]
     abi = abi or A.plan(kernel, "ptx")
     version = ptx_version or ptx_version_for(target)
     _sm(target)
-    kernel = legalize(kernel, PTX_TARGET)  # softmax as plain IR around native reductions
+    kernel = for_target(kernel, "ptx").kernel  # softmax as plain IR around native reductions
     body: list[str] = []
     for b in ([1, batch] if batch > 1 and batchable(kernel) else [1]):
         body += ([""] if body else []) + _Emitter(kernel, source, abi, b).run()

@@ -29,8 +29,7 @@ from goldy_import.ir import layout as L
 from goldy_import.ir.checks import check_sites
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
-from goldy_import.ir.legalize import legalize
-from goldy_import.ir.targets import SLANG
+from goldy_import.ir.pipeline import for_target
 
 from .guard import emitter
 from .names import ascii_ident
@@ -56,7 +55,7 @@ def emit_slang(kernel: N.Kernel) -> str:
     """The canonical `[goldy_compute]` Slang of a verified kernel."""
     if isinstance(kernel, HandwrittenKernel):
         return kernel.slang_source
-    kernel = legalize(kernel, SLANG)  # collectives as plain IR (unchanged if already lowered)
+    kernel = for_target(kernel, "slang").kernel  # collectives as plain IR (unchanged if already lowered)
     names = Names(kernel)
     pr = Printer(kernel, names)
     out: list[str] = []
@@ -107,7 +106,7 @@ def emit_wrapper_from_kernel_def(kdef: KernelLike) -> str:
         canonical, entry, names = kdef.slang_source, kdef.entry, Names(kdef)
         order = kdef.call_order
     else:
-        kdef = legalize(kdef, SLANG)
+        kdef = for_target(kdef, "slang").kernel
         canonical, entry, names = emit_slang(kdef), CANONICAL_ENTRY, Names(kdef)
         order = [p.name for p in kdef.params] + signature_builtins(kdef)
     user = f"_goldy_user_{ascii_ident(kdef.name)}"

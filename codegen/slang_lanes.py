@@ -20,8 +20,7 @@ from goldy_import.errors import BackendError
 from goldy_import.ir import layout as L
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
-from goldy_import.ir.legalize import legalize
-from goldy_import.ir.targets import SLANG
+from goldy_import.ir.pipeline import for_target
 
 from .guard import emitter
 from .slang_text import (ENTRY_POINT, FAULTS, FAULTS_TYPE, INDENT, Names, Printer, args_block, f32_literal,
@@ -214,7 +213,7 @@ class LanePrinter(Printer):
 def emit_lane_serial(kernel: N.Kernel) -> str:
     """A complete Slang module for the CPU target: one `[numthreads(1, 1, 1)]` invocation per
     workgroup, dispatched with the kernel's group count as its thread count."""
-    kernel = legalize(kernel, SLANG)  # collectives as plain IR: segments and lane loops
+    kernel = for_target(kernel, "slang").kernel  # collectives as plain IR: segments and lane loops
     names = Names(kernel)
     pr = LanePrinter(kernel, names)
     n = pr.lanes_n

@@ -75,8 +75,7 @@ from .math_text import WGSL as _MATH_WGSL, render as _render_math
 from .guard import emitter
 from goldy_import.codegen.names import WGSL, field_namer, kernel_namer
 from goldy_import.ir.fold import constant_tree, fold
-from goldy_import.ir.legalize import legalize
-from goldy_import.ir.targets import WGSL as WGSL_TARGET
+from goldy_import.ir.pipeline import for_target
 
 __all__ = ["emit_wgsl", "emit_wgsl_module", "WgslModule", "ResourceBinding", "UniformField", "WgslEmitError"]
 
@@ -134,7 +133,7 @@ def emit_wgsl_module(kernel: N.Kernel, force_writable: frozenset = frozenset(),
     reads them (WebGPU forbids binding one buffer read-only and writable in one dispatch).
     `abi`: the kernel's `ir.abi.plan(kernel, "wgsl")`, where the caller already has it.
     Collectives are lowered to plain IR first (ir/legalize.py; already-lowered IR is unchanged)."""
-    kernel = legalize(kernel, WGSL_TARGET)
+    kernel = for_target(kernel, "wgsl").kernel
     return _Emitter(kernel, force_writable, abi or A.plan(kernel, "wgsl")).module()
 
 

@@ -22,11 +22,13 @@ from goldy_import.version import __version__
 
 from . import nodes as N
 from .checks import insert_checks
+from . import targets
 from .info import KernelInfo, kernel_info
+from .legalize import legalize
 from .serialize import IR_VERSION, to_json
 from .verify import VerifyError, verify
 
-TARGETS = ("cpu", "wgsl", "ptx", "slang")
+TARGETS = tuple(targets.TARGETS)  # ("cpu", "wgsl", "ptx", "slang"): ir/targets.py declares them
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,9 +53,8 @@ def cache_key(kernel: N.Kernel, target: str, checks: bool, extra: tuple = ()) ->
 
 
 def _legalize(kernel: N.Kernel, target: str) -> N.Kernel:
-    """Rewrite what `target` lacks natively (ir/legalize.py); the identity where it lacks
-    nothing the passes know of."""
-    return kernel
+    """Rewrite what `target` lacks natively (ir/legalize.py, per ir/targets.py)."""
+    return legalize(kernel, targets.target(target))
 
 
 def lower(kernel: N.Kernel, target: str, checks: bool = True, extra: tuple = ()) -> Lowered:
@@ -64,11 +65,10 @@ def lower(kernel: N.Kernel, target: str, checks: bool = True, extra: tuple = ())
     verify(kernel)
     k = insert_checks(kernel) if checks else kernel
     k = _legalize(k, target)
-    if k is not kernel:
-        try:
-            verify(k)
-        except VerifyError as e:  # a pass produced invalid IR: say which kernel and target
-            raise VerifyError(f"internal error: lowering `{kernel.name}` for {target} produced invalid IR: {e}") from e
+    try:
+        verify(k)
+    except VerifyError as e:  # a pass produced invalid IR: say which kernel and target
+        raise VerifyError(f"internal error: lowering `{kernel.name}` for {target} produced invalid IR: {e}") from e
     k.__dict__["_goldy_lowered"] = (id(k), target)
     return Lowered(k, kernel_info(k), target, checks, cache_key(kernel, target, checks, extra))
 

@@ -127,3 +127,14 @@ def test_runtime_prepares_through_the_pipeline():
     pk.record(s, "m", x, hist, out, img, 0).over_1d(8)
     with pytest.raises(gi.KernelFault, match="integer division by zero at mixed.rs:9:13"):
         s.submit()
+
+
+@pytest.mark.parametrize("target", pipeline.TARGETS)
+def test_lower_legalizes_for_the_target(target):
+    from goldy_import.ir import targets
+    low = pipeline.lower(_ir("total"), target)
+    kinds = {type(s) for s in N.walk_stmts(low.kernel.body)}
+    assert (N.Reduce in kinds) == targets.target(target).has("reduce")
+    assert N.Softmax not in kinds or targets.target(target).has("softmax")
+    # an emitter handed the pipeline's output does not lower it again
+    assert pipeline.for_target(low.kernel, target).kernel is low.kernel
