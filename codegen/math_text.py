@@ -3,9 +3,9 @@ library function, for WGSL and for Slang. Each operation becomes one `let`, so t
 the operation list itself; `when` becomes an `if` around the guarded part.
 
 WGSL rounds every f32 `+ - * /` through the emitter's pinned helpers (`gi_fadd_f32` ...,
-`gi_fdiv_f32`, see codegen/wgsl.py), so no driver can fuse or reassociate them; the
+`gi_fdiv_f32`, see codegen/wgsl/emitter.py), so no driver can fuse or reassociate them; the
 returned `uses` names the helpers a module must define. Slang writes the operators (the
-Slang printer's convention, codegen/slang_text.py)."""
+Slang printer's convention, codegen/slang/text.py)."""
 
 from __future__ import annotations
 

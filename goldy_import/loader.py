@@ -78,7 +78,7 @@ def load_slang(source: Union[str, os.PathLike], filename: Optional[str] = None) 
     """A hand-written canonical `[goldy_compute]` Slang kernel (a path or the source text),
     recordable like an imported kernel on the slang backend. It has no retained IR, so it
     is opaque to fusion and runs on the slang backend only."""
-    from goldy_import.codegen.slang_handwritten import try_kernel_def_from_source
+    from goldy_import.codegen.slang.handwritten import try_kernel_def_from_source
     text = os.fspath(source)
     if filename is None and "\n" not in text and text.endswith(".slang") and os.path.exists(text):
         filename = text

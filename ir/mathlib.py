@@ -2,13 +2,13 @@
 operations whose results are the same bits on every target.
 
 Each function is written once against `Ops`, an interface of primitive operations, and
-rendered by each target: PTX instructions inline (codegen/ptx_math.py), numpy arrays for
-the CPU oracle (codegen/math_numpy.py), and a helper function per used function for WGSL
+rendered by each target: PTX instructions inline (codegen/ptx/math.py), numpy arrays for
+the CPU oracle (codegen/cpu/math.py), and a helper function per used function for WGSL
 and Slang (codegen/math_text.py). The primitives are chosen so that every target computes
 them identically:
 
 - f32 `add sub mul div`, each correctly rounded (round to nearest even) on every target
-  (WGSL pins them against fusion and uses its exact division, see codegen/wgsl.py);
+  (WGSL pins them against fusion and uses its exact division, see codegen/wgsl/emitter.py);
   no `fma` (WGSL's exact one costs ~100 instructions), no f64 (WGSL has none);
 - sign-bit flips, bit casts, compares and selects, which never round;
 - u32 integer arithmetic (wrapping), shifts by amounts in [0, 31], `mulhi_u`;

@@ -50,7 +50,7 @@ class Target:
 
 CPU = Target("cpu", _INTRINSICS | {"reduce"},
              "numpy over every thread of a chunk: the tree runs level by level on whole rows of "
-             "workgroups (codegen.cpu_rt.reduce), the same pairs in the same order")
+             "workgroups (codegen.cpu.rt.reduce), the same pairs in the same order")
 WGSL = Target("wgsl", _INTRINSICS, "WGSL via wgpu")
 PTX = Target("ptx", _INTRINSICS | {"reduce"},
              "PTX: warp shuffles for the first five tree levels where every lane arrives, each level "

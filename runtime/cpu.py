@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from goldy_import.codegen import cpu_rt as rt
+from goldy_import.codegen.cpu import rt
 from goldy_import.codegen.cpu import CpuKernel, Slot, compile_cpu
 from goldy_import.errors import BackendError, GoldyError
 from goldy_import.ir import nodes as N

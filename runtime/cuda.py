@@ -1,18 +1,18 @@
-"""CUDA backend: PTX from codegen/ptx.py, loaded and launched through the driver API
+"""CUDA backend: PTX from codegen/ptx/emitter.py, loaded and launched through the driver API
 (cuda-python: `cuda.bindings.driver`, or the older `cuda.cuda`).
 
 - One primary context per device (shared with CuPy and PyTorch, so their pointers work
   here), one non-blocking stream; every driver call's status is checked and a failure
   raises BackendError naming the call, the CUDA error and the kernel.
 - Parameters are packed per the kernel's ABI plan (ir/abi.py, `plan(kernel, "ptx")`, the
-  one codegen/ptx.py declares; `pack_params`, pure Python, tested without a GPU) into one host blob plus the array of pointers into it that
+  one codegen/ptx/emitter.py declares; `pack_params`, pure Python, tested without a GPU) into one host blob plus the array of pointers into it that
   cuLaunchKernel / kernel graph nodes take.
 - A submitted list of dispatches (a Scheme) becomes a CUDA graph on its first submit and is
   replayed afterwards; `update_scalar` patches the node in the instantiated graph
   (cuGraphExecKernelNodeSetParams) instead of capturing again.
 - `wrap_external(obj)` binds memory exposing `__cuda_array_interface__` (CuPy, PyTorch)
   without a copy, after checking device, dtype and contiguity.
-- Element-wise kernels are compiled with a second, batched entry (codegen/ptx.py,
+- Element-wise kernels are compiled with a second, batched entry (codegen/ptx/emitter.py,
   `batchable`: BATCH workgroups per block in lock step); a dispatch of at least
   `batch_min_threads` threads (BATCH full waves of the device) launches it with
   ceil(groups.x / BATCH) blocks, smaller ones the plain entry. Both entries check the
@@ -57,7 +57,7 @@ from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport,
 
 CU_MEMHOSTALLOC_DEVICEMAP = 0x02  # cuMemHostAlloc flag: map into the device's address space
 MAX_GRAPHS = 64  # instantiated graphs kept per backend (least recently submitted go first)
-BATCH = 4  # workgroups per block in the batched entry of element-wise kernels (codegen/ptx.py)
+BATCH = 4  # workgroups per block in the batched entry of element-wise kernels (codegen/ptx/emitter.py)
 
 
 def _driver():

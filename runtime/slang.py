@@ -5,8 +5,8 @@ everywhere: Slang compiles the kernel to C++, a host C++ compiler (gcc/clang) bu
 and a dispatch runs its workgroups one after another on the calling thread, each
 workgroup's threads in sequence. That target has no barrier, so a kernel that
 synchronises its workgroup is compiled there in the lane-serial form
-(codegen/slang_lanes.py); every other kernel, and every kernel on Vulkan or CUDA, runs as
-the canonical source plus the standard wrapper entry (codegen/slang.py).
+(codegen/slang/lanes.py); every other kernel, and every kernel on Vulkan or CUDA, runs as
+the canonical source plus the standard wrapper entry (codegen/slang/emitter.py).
 
 Trapping checks: a kernel whose IR carries check sites (ir/checks.py) takes a
 `GoldyFaults` error word (ir/abi.py `ERROR_WORD`). Each submit gives every such dispatch its own slot of one
@@ -30,7 +30,7 @@ from typing import Any, Optional
 import numpy as np
 
 from goldy_import.codegen import slang as S
-from goldy_import.codegen.slang_lanes import emit_lane_serial
+from goldy_import.codegen.slang.lanes import emit_lane_serial
 from goldy_import.errors import BackendError, BackendUnavailable
 from goldy_import.ir import abi as A
 from goldy_import.ir import nodes as N

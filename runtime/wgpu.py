@@ -1,4 +1,4 @@
-"""wgpu backend: kernels emitted as WGSL (codegen/wgsl.py) and run through wgpu-py.
+"""wgpu backend: kernels emitted as WGSL (codegen/wgsl/emitter.py) and run through wgpu-py.
 
 Adapter choice: `WgpuBackend(adapter="llvmpipe")` takes the first adapter whose name,
 description, vendor or backend contains the substring (case-insensitive); otherwise real

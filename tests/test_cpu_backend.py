@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import goldy_import as gi
-from goldy_import.codegen import cpu_rt as rt
+from goldy_import.codegen.cpu import rt
 from goldy_import.codegen.cpu import compile_cpu, emit_cpu
 from goldy_import.importer import import_file
 from goldy_import.ir.checks import check_sites, insert_checks

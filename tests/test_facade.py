@@ -14,7 +14,11 @@ from pathlib import Path
 import pytest
 
 import goldy_import as gi
-from goldy_import.codegen import cpu, ptx, slang, slang_lanes, slang_text, wgsl
+from goldy_import.codegen import slang
+from goldy_import.codegen.cpu import emitter as cpu
+from goldy_import.codegen.ptx import emitter as ptx
+from goldy_import.codegen.wgsl import emitter as wgsl
+from goldy_import.codegen.slang import lanes as slang_lanes, text as slang_text
 from goldy_import.errors import BackendError, CodegenError, GoldyError
 from goldy_import.importer import import_source
 from goldy_import.ir import from_json, kernel_to_dict, to_json, verify
@@ -60,8 +64,9 @@ def test_the_facade_resolves_every_public_name_on_first_use() -> None:
 def package_modules() -> dict[str, Path]:
     out = {}
     for folder, package in FOLDERS.items():
-        for path in sorted((REPO / folder).glob("*.py")):
-            out[package if path.stem == "__init__" else f"{package}.{path.stem}"] = path
+        for path in sorted((REPO / folder).rglob("*.py")):
+            parts = [package, *path.relative_to(REPO / folder).with_suffix("").parts]
+            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return out
 
 
@@ -106,7 +111,7 @@ def test_no_import_cycle_between_package_modules() -> None:
         if m not in state:
             visit(m, [m])
     assert cycles == []
-    assert "goldy_import.codegen.slang" not in graph["goldy_import.codegen.slang_lanes"]
+    assert "goldy_import.codegen.slang.emitter" not in graph["goldy_import.codegen.slang.lanes"]
 
 
 @pytest.mark.parametrize("module", sorted(m for m in package_modules()

@@ -12,7 +12,7 @@ from oracle import backend_or_skip, check_against_cpu
 BACKENDS = ["wgpu", "slang", "cuda"]
 
 # WGSL emitter: `select(a < b, a >= b, flag)` parsed as the template list `a<b, a>` and naga
-# rejected the module (found by the fuzzer; fixed in codegen/wgsl.py x_Select).
+# rejected the module (found by the fuzzer; fixed in codegen/wgsl/emitter.py x_Select).
 SELECT_COMPARISONS = """use goldy::gpu;
 #[goldy::compute(workgroup_size = [64, 1, 1])]
 fn k(a: f32, b: f32, flag: bool, out: &mut [u32]) {

@@ -15,7 +15,7 @@ import pytest
 
 import goldy_import as gi
 from goldy_import.ir import targets as TG
-from goldy_import.codegen import cpu as CG
+from goldy_import.codegen.cpu import emitter as CG
 from goldy_import.importer import import_source
 from goldy_import.ir import nodes as N
 from goldy_import.ir.checks import check_sites, insert_checks

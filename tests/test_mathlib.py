@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from goldy_import.codegen.math_numpy import evaluate
+from goldy_import.codegen.cpu.math import evaluate
 from goldy_import.ir import mathlib as ML
 from oracle import assert_same, run_kernel
 

@@ -1,4 +1,4 @@
-"""The PTX renderer of the math library (codegen/ptx_math.PtxOps) and PTX's exact f32 `%`.
+"""The PTX renderer of the math library (codegen/ptx/math.PtxOps) and PTX's exact f32 `%`.
 
 The library's accuracy and its bits on every backend are tests/test_mathlib.py's; here:
 each function renders to PTX that ptxas assembles, using only the portable instructions
@@ -12,7 +12,7 @@ import re
 import numpy as np
 import pytest
 
-from goldy_import.codegen import ptx_math as PM
+from goldy_import.codegen.ptx import math as PM
 from goldy_import.codegen.ptx import emit_ptx
 from goldy_import.importer import import_source
 from test_ptx import assemble, ptxas  # noqa: F401  (the session's ptxas fixture)

@@ -13,8 +13,8 @@ import re
 import pytest
 
 from goldy_import.codegen import slang as S
-from goldy_import.codegen.slang_lanes import emit_lane_serial
-from goldy_import.codegen.slang_text import ABI_NAMES, signature_builtins
+from goldy_import.codegen.slang.lanes import emit_lane_serial
+from goldy_import.codegen.slang.text import ABI_NAMES, signature_builtins
 from goldy_import.importer import import_file, import_source
 from goldy_import.ir import layout as L
 from goldy_import.ir import nodes as N
@@ -196,7 +196,7 @@ def test_real_compiler_accepts_canonical(cpu_device, kernel):
     is then linked as the CPU entry instead."""
     canonical = S.emit_slang(kernel)
     if S.uses_barriers(kernel):
-        from goldy_import.codegen.slang_handwritten import rename_entry
+        from goldy_import.codegen.slang.handwritten import rename_entry
         _load(cpu_device, rename_entry(canonical, "cs_main", "cs_main"))
         wrapped = emit_lane_serial(kernel)
     else:
@@ -212,7 +212,7 @@ def test_real_compiler_accepts_checked(cpu_device, kernel):
     checked = insert_checks(kernel)
     canonical = S.emit_slang(checked)
     if S.uses_barriers(checked):
-        from goldy_import.codegen.slang_handwritten import rename_entry
+        from goldy_import.codegen.slang.handwritten import rename_entry
         _load(cpu_device, rename_entry(canonical, "cs_main", "cs_main"))
         wrapped = emit_lane_serial(checked)
     else:

@@ -17,9 +17,9 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 from goldy_import.ir.mathlib import FUNCTIONS as MATH_FUNCTIONS
 
-from .math_text import SLANG as _MATH_SLANG, render as _render_math
+from ..math_text import SLANG as _MATH_SLANG, render as _render_math
 
-from .names import SLANG, SLANG_ABI_NAMES, field_namer, kernel_namer
+from ..names import SLANG, SLANG_ABI_NAMES, field_namer, kernel_namer
 
 INDENT = "    "
 

@@ -70,9 +70,9 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 from goldy_import.ir.mathlib import FUNCTIONS as _MATH_FUNCTIONS
 
-from .math_text import WGSL as _MATH_WGSL, render as _render_math
+from ..math_text import WGSL as _MATH_WGSL, render as _render_math
 
-from .guard import emitter
+from ..guard import emitter
 from goldy_import.codegen.names import WGSL, field_namer, kernel_namer
 from goldy_import.ir.fold import constant_tree, fold
 from goldy_import.ir.pipeline import for_target

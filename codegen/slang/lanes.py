@@ -22,8 +22,8 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 from goldy_import.ir.pipeline import for_target
 
-from .guard import emitter
-from .slang_text import (ENTRY_POINT, FAULTS, FAULTS_TYPE, INDENT, Names, Printer, args_block, f32_literal,
+from ..guard import emitter
+from .text import (ENTRY_POINT, FAULTS, FAULTS_TYPE, INDENT, Names, Printer, args_block, f32_literal,
                          has_checks, has_sync, param_type, site_comments, slang_type, struct_decl)
 
 LANE = "_goldy_t"

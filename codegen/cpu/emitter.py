@@ -1,9 +1,9 @@
 """CPU target: verified IR -> the source of one Python function that runs a chunk of a
 dispatch with numpy, every thread of the chunk at once (SIMT with lane masks).
 
-The function `k_<name>(G, R, F)` takes the chunk's lane geometry `G` (codegen.cpu_rt.Geometry),
+The function `k_<name>(G, R, F)` takes the chunk's lane geometry `G` (codegen.cpu.rt.Geometry),
 the bound arguments `R` (a flat list laid out by `CpuKernel.slots`) and the dispatch's
-`F` (cpu_rt.Faults), where accesses and divisions marked by ir/checks.py record a failure. Every scalar of a
+`F` (rt.Faults), where accesses and divisions marked by ir/checks.py record a failure. Every scalar of a
 value is one Python variable holding a numpy scalar or an array broadcastable to (W, S);
 vectors, matrices and structs are split into one variable per component (`v_pos_x`).
 
@@ -35,9 +35,9 @@ from goldy_import.ir.pipeline import for_target
 from goldy_import.ir.serialize import to_json
 from goldy_import.ir import targets as TG
 
-from . import cpu_rt as rt
-from .guard import emitter, emitting
-from .names import ascii_ident
+from . import rt
+from ..guard import emitter, emitting
+from ..names import ascii_ident
 
 _SIMPLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 _MAX_ATOM = 100  # longer expressions go to a temporary (bounds nesting in the source)

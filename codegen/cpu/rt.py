@@ -17,7 +17,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .math_numpy import evaluate as evaluate_math
+from .math import evaluate as evaluate_math
 
 TRUE = np.True_
 FALSE = np.False_

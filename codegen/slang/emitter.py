@@ -14,7 +14,7 @@ not itself a dispatchable entry. `emit_wrapper_from_kernel_def(def)` renames it
 an entry point) and adds a `[shader("compute")]` entry that binds every parameter from one
 global `_goldy_args` block and calls it. The block's fields are the kernel's ABI plan
 (ir/abi.py `plan(kernel, "slang")`), which runtime/slang.py fills from as well. Hand-written
-canonical sources go through the same wrapper (codegen/slang_handwritten.py).
+canonical sources go through the same wrapper (codegen/slang/handwritten.py).
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 from goldy_import.ir.pipeline import for_target
 
-from .guard import emitter
-from .names import ascii_ident
-from .slang_handwritten import HandwrittenKernel, rename_entry, try_kernel_def_from_source
-from .slang_text import (BUILTIN_PARAMS, ENTRY_POINT, FAULTS, FAULTS_TYPE, INDENT, Names, Printer, arg_value,
+from ..guard import emitter
+from ..names import ascii_ident
+from .handwritten import HandwrittenKernel, rename_entry, try_kernel_def_from_source
+from .text import (BUILTIN_PARAMS, ENTRY_POINT, FAULTS, FAULTS_TYPE, INDENT, Names, Printer, arg_value,
                          args_block, element_type, has_checks, has_sync, param_type, signature_builtins, site_comments,
                          slang_type, struct_decl)
 
@@ -199,7 +199,7 @@ def dump_kernel(kernel: KernelLike, directory: str) -> list[str]:
         base + ".abi.json": json.dumps(abi_description(kernel), indent=2) + "\n",
     }
     if not isinstance(kernel, HandwrittenKernel) and uses_barriers(kernel):
-        from .slang_lanes import emit_lane_serial  # what slangpy's CPU device runs instead
+        from .lanes import emit_lane_serial  # what slangpy's CPU device runs instead
         files[base + ".cpu_lanes.slang"] = emit_lane_serial(kernel)
     for path, text in files.items():
         with open(path, "w", encoding="utf-8") as f:

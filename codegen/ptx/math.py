@@ -3,7 +3,7 @@
 `PtxOps` renders each of the library's operations as one PTX instruction, inline where the
 kernel calls the function. Every f32 add/sub/mul/div carries an explicit `.rn`, so ptxas
 cannot contract them into an fma, and no instruction flushes subnormals (no `.ftz`): the
-results are the bits the CPU oracle computes (codegen/math_numpy.py).
+results are the bits the CPU oracle computes (codegen/cpu/math.py).
 
 `fmod` (Rust's f32 `%`, exact) is written here against the same interface plus three u64
 extras (`mulwide`, `rem64`, `copysign`): the integer remainder of the significands, 2^d mod
@@ -19,7 +19,7 @@ import numpy as np
 
 from goldy_import.ir.mathlib import FUNCTIONS, Ops, exp  # noqa: F401  (what ptx.py renders)
 
-from .math_numpy import NumpyOps
+from ..cpu.math import NumpyOps
 
 __all__ = ["FUNCTIONS", "PtxOps", "exp", "fmod", "fimm", "dimm", "evaluate_fmod"]
 

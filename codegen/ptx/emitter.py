@@ -27,7 +27,7 @@ saturate with NaN -> 0, `round` is half away from zero, f32 min/max return the n
 operand (PTX `min.f32`/`max.f32` do), loads out of range read 0 and stores out of range are
 dropped (explicit compares with the lengths passed in). Transcendentals (softmax's exp too)
 are the math library's sequences (ir/mathlib.py, the same bits as every backend) rendered
-inline by `ptx_math.PtxOps`; f32 `%` is `ptx_math.fmod` (exact). Workgroup
+inline by `ptx/math.py`'s `PtxOps`; f32 `%` is `ptx/math.py`'s `fmod` (exact). Workgroup
 collectives follow the dialect's pairwise tree exactly; warp shuffles replace the first five
 tree levels only where all threads are known to arrive (they keep the operand order, so the
 bits, and leave the scratch array in the same final state). Buffers the kernel never writes
@@ -53,9 +53,9 @@ from goldy_import.ir import types as T
 from goldy_import.ir.layout import struct_layout
 from goldy_import.ir.pipeline import for_target
 
-from . import ptx_math as PM
-from .guard import emitter
-from .names import PTX, Namer, ascii_text, kernel_namer
+from . import math as PM
+from ..guard import emitter
+from ..names import PTX, Namer, ascii_text, kernel_namer
 from goldy_import.ir.uniformity import Uniformity
 
 # PTX ISA version that first supports each target; the default for a target is this
