@@ -91,16 +91,21 @@ def test_adapter_selection_by_substring(dev):
 
 
 def test_workgroup_storage_beyond_the_device_limit_is_refused_before_wgpu(dev):
-    words = dev.limits.max_workgroup_storage_bytes // 4 * 2
+    # arrays within the dialect's 16384 elements each, together past the device's limit
+    limit = dev.limits.max_workgroup_storage_bytes // 4
+    per = min(16384, limit)
+    count = limit // per + 1
+    decls = "\n".join(f"    let s{j} = gpu::workgroup_array::<f32, {per}>();" for j in range(count))
+    uses = " + ".join(f"s{j}[i]" for j in range(count))
     src = f"""
 use goldy::gpu;
 #[goldy::compute(workgroup_size = [64, 1, 1])]
 fn big(y: &mut [f32]) {{
-    let s = gpu::workgroup_array::<f32, {words}>();
+{decls}
     let i = gpu::global_id().x;
-    s[i] = 1.0;
+    s0[i] = 1.0;
     gpu::workgroup_barrier();
-    if i < y.len() {{ y[i] = s[i]; }}
+    if i < y.len() {{ y[i] = {uses}; }}
 }}
 """
     with pytest.raises(gi.DeviceLimitError, match="max_workgroup_storage_bytes"):
