@@ -10,7 +10,7 @@ Slang printer's convention, codegen/slang_text.py)."""
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from goldy_import.ir import mathlib as ML
@@ -282,3 +282,30 @@ def render_rule(rule: str, syn: Syntax) -> tuple[str, set[str]]:
     named `syn.rule_name(rule)`."""
     r = RULES[rule]
     return _render(r.fn, syn.rule_name(rule), r.args, r.ret, syn, f"// ir/rules.py `{rule}`: {r.doc}")
+
+
+# ---------------------------------------------------------------- the Slang ABI module's rules
+
+# ir/rules.py's rules under the names canonical Slang calls (codegen/goldy_abi.slang),
+# overloaded by type; the vector forms there call these lane by lane
+SLANG_ABI_RULES = {
+    "div_u32": "rust_div", "div_i32": "rust_div", "rem_u32": "rust_rem", "rem_i32": "rust_rem",
+    "shl_u32": "wrapping_shl", "shl_i32": "wrapping_shl", "shr_u32": "wrapping_shr", "shr_i32": "wrapping_shr",
+    "abs_i32": "wrapping_abs", "f32_to_i32": "rust_f32_to_i32", "f32_to_u32": "rust_f32_to_u32",
+    "u32_to_f32": "rust_u32_to_f32", "i32_to_f32": "rust_i32_to_f32", "neg_f32": "rust_neg",
+    "abs_f32": "rust_abs", "min_f32": "rust_min", "max_f32": "rust_max", "clamp_f32": "rust_clamp",
+    "round_f32": "rust_round",
+}
+ABI_BEGIN = "// ---- generated from ir/rules.py by codegen/math_text.py `slang_abi_rules`; do not edit"
+ABI_END = "// ---- end of generated rules"
+_SLANG_ABI = replace(SLANG, fn_head=lambda name, args, ret: "public " + SLANG.fn_head(name, args, ret))
+
+
+def slang_abi_rules() -> str:
+    """The block of codegen/goldy_abi.slang between ABI_BEGIN and ABI_END (tests/test_rules.py
+    keeps the file current)."""
+    parts = []
+    for rule, name in SLANG_ABI_RULES.items():
+        r = RULES[rule]
+        parts.append(_render(r.fn, name, r.args, r.ret, _SLANG_ABI, f"// `{rule}`: {r.doc}")[0])
+    return "\n".join([ABI_BEGIN, ""] + [p + "\n" for p in parts] + [ABI_END])
