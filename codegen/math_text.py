@@ -294,7 +294,8 @@ SLANG_ABI_RULES = {
     "abs_i32": "wrapping_abs", "f32_to_i32": "rust_f32_to_i32", "f32_to_u32": "rust_f32_to_u32",
     "u32_to_f32": "rust_u32_to_f32", "i32_to_f32": "rust_i32_to_f32", "neg_f32": "rust_neg",
     "abs_f32": "rust_abs", "min_f32": "rust_min", "max_f32": "rust_max", "clamp_f32": "rust_clamp",
-    "round_f32": "rust_round",
+    "round_f32": "rust_round", "lt_f32": "rust_lt", "gt_f32": "rust_gt", "le_f32": "rust_le",
+    "ge_f32": "rust_ge", "eq_f32": "rust_eq", "ne_f32": "rust_ne",
 }
 ABI_BEGIN = "// ---- generated from ir/rules.py by codegen/math_text.py `slang_abi_rules`; do not edit"
 ABI_END = "// ---- end of generated rules"

@@ -296,6 +296,8 @@ class Printer:
         lt, rt, op = e.lhs.ty, e.rhs.ty, e.op
         if op in ("and", "or"):
             return f"({a} {'&&' if op == 'and' else '||'} {b})"
+        if op in N.COMPARISONS and lt == "f32":  # on the bits (ir/rules.py): NaN and subnormals kept
+            return f"rust_{op}({a}, {b})"
         if op in N.COMPARISONS:
             sym = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[op]
             return f"({a} {sym} {b})"

@@ -1128,9 +1128,8 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
             return f"{fn}({self.splat(a, lt, e.ty)}, {self.splat(b, rt, e.ty)})"
         if op in ("add", "sub", "mul") and elem == "f32":
             return self.float_op(op, e, a, b)
-        if op in N.COMPARISONS and lt == "f32":
-            pa, pb, _ = self.pins("f32")
-            a, b = f"{pa}({_strip(a)})", f"{pb}({_strip(b)})"
+        if op in N.COMPARISONS and lt == "f32":  # on the bits (ir/rules.py): NaN and subnormals kept
+            return f"{self.need(f'gi_{op}_f32')}({_strip(a)}, {_strip(b)})"
         if op == "bitxor" and e.ty == "bool":
             return f"({a} != {b})"
         sym = {"add": "+", "sub": "-", "mul": "*", "bitand": "&", "bitor": "|", "bitxor": "^", "eq": "==",

@@ -12,15 +12,16 @@ Nothing here trusts a driver where GPU languages leave Rust's answer open:
 - shift amounts are taken modulo 32;
 - f32 -> int casts decide NaN and saturation on the bits and convert only values whose
   truncation fits (`f2i_trunc`), int -> f32 rounds to nearest even from exact halves;
-- min, max, clamp, abs, negation and round are decided on the bits (integer compares,
-  sign-bit operations), so drivers that flush subnormals in float compares or assume no
-  NaN (WGSL allows both) still return Rust's answer.
+- min, max, clamp, abs, negation, round and the f32 comparisons are decided on the bits
+  (integer compares, sign-bit operations), so drivers that flush subnormals in float
+  compares or assume no NaN (WGSL allows both) still return Rust's answer. (PTX and numpy
+  compare natively: their compares are IEEE's exactly, `flt_exact` in their Ops.)
 
 Trapping checks (ir/checks.py) stay in the emitters: they test the divisor and record the
 fault before the rule runs; the rule then gives the suppressed result (0).
 
 Each `Rule` has argument and result kinds: "f" f32, "u" u32, "i" i32 (held as u32 bits
-inside the sequence, as the Ops interface has it).
+inside the sequence, as the Ops interface has it), "p" bool.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .mathlib import ABS_MASK, SIGN, Ops
+from .mathlib import ABS_MASK, SIGN, Ops, _order_key
 
 __all__ = ["Rule", "RULES"]
 
@@ -191,6 +192,36 @@ def round_f32(m: Ops, x):
     return m.sel(m.ilt_u(e, m.i(150)), m.bitsf(m.ior(r, sign)), x)
 
 
+def _unordered(m: Ops, a, b):
+    return m.por(m.isnan(a), m.isnan(b))
+
+
+def lt_f32(m: Ops, a, b):
+    return m.flt_exact(a, b)
+
+
+def gt_f32(m: Ops, a, b):
+    return m.flt_exact(b, a)
+
+
+def le_f32(m: Ops, a, b):
+    return m.pnot(m.por(m.flt_exact(b, a), _unordered(m, a, b)))
+
+
+def ge_f32(m: Ops, a, b):
+    return m.pnot(m.por(m.flt_exact(a, b), _unordered(m, a, b)))
+
+
+def eq_f32(m: Ops, a, b):
+    """-0 == +0; NaN equals nothing."""
+    same = m.ieq(_order_key(m, a), _order_key(m, b))
+    return m.pand(same, m.pnot(_unordered(m, a, b)))
+
+
+def ne_f32(m: Ops, a, b):
+    return m.pnot(eq_f32(m, a, b))
+
+
 RULES: dict[str, Rule] = {
     "div_u32": Rule(div_u32, ("u", "u"), "u", "x / 0 == 0"),
     "rem_u32": Rule(rem_u32, ("u", "u"), "u", "x % 0 == 0"),
@@ -211,4 +242,10 @@ RULES: dict[str, Rule] = {
     "max_f32": Rule(max_f32, ("f", "f"), "f", "f32::max: a NaN operand yields the other"),
     "clamp_f32": Rule(clamp_f32, ("f", "f", "f"), "f", "f32::clamp: NaN stays NaN"),
     "round_f32": Rule(round_f32, ("f",), "f", "f32::round: half away from zero"),
+    "lt_f32": Rule(lt_f32, ("f", "f"), "p", "IEEE `<`: subnormals exact, NaN false"),
+    "gt_f32": Rule(gt_f32, ("f", "f"), "p", "IEEE `>`: subnormals exact, NaN false"),
+    "le_f32": Rule(le_f32, ("f", "f"), "p", "IEEE `<=`: subnormals exact, NaN false"),
+    "ge_f32": Rule(ge_f32, ("f", "f"), "p", "IEEE `>=`: subnormals exact, NaN false"),
+    "eq_f32": Rule(eq_f32, ("f", "f"), "p", "IEEE `==`: -0 == +0, NaN false"),
+    "ne_f32": Rule(ne_f32, ("f", "f"), "p", "IEEE `!=`: NaN true"),
 }
