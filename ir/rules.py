@@ -157,14 +157,15 @@ def abs_f32(m: Ops, x):
 
 
 def min_f32(m: Ops, a, b):
-    """f32::min: a NaN operand yields the other one; equal operands (-0 and +0) give the
-    first (Rust allows either)."""
-    r = m.sel(m.flt_exact(b, a), b, a)
+    """f32::min: a NaN operand yields the other one; of equal operands (-0 and +0) the
+    second (Rust allows either; numpy's fmin does this, and a fold over many values then
+    gives the same result in any bracketing: the last of the equal extremes)."""
+    r = m.sel(m.flt_exact(a, b), a, b)
     return m.sel(m.isnan(a), b, m.sel(m.isnan(b), a, r))
 
 
 def max_f32(m: Ops, a, b):
-    r = m.sel(m.flt_exact(a, b), b, a)
+    r = m.sel(m.flt_exact(b, a), a, b)
     return m.sel(m.isnan(a), b, m.sel(m.isnan(b), a, r))
 
 

@@ -68,12 +68,12 @@ def _round(x):
     return math.copysign(float(r), x)
 
 
-def _min(a, b):
-    return b if math.isnan(a) else a if math.isnan(b) else (b if b < a else a)
+def _min(a, b):  # equal operands (-0, +0): Rust allows either; the rule takes the second
+    return b if math.isnan(a) else a if math.isnan(b) else (a if a < b else b)
 
 
 def _max(a, b):
-    return b if math.isnan(a) else a if math.isnan(b) else (b if a < b else a)
+    return b if math.isnan(a) else a if math.isnan(b) else (a if a > b else b)
 
 
 def _clamp(x, lo, hi):  # core::f32::clamp without its assert
@@ -179,6 +179,14 @@ def test_oracle_scalars_and_broadcast():
     assert evaluate_rule("div_i32", np.int32(MIN), np.int32(-1)) == MIN
     out = evaluate_rule("clamp_f32", np.float32([np.nan, -0.0, 5.0]), np.float32(0.0), np.float32(1.0))
     assert np.isnan(out[0]) and np.signbit(out[1]) and out[2] == 1.0
+
+
+def test_numpy_fmin_fmax_are_the_rules():
+    """The CPU backend's collective tree combines with np.fmax (codegen/cpu_rt.reduce): it
+    must be the max rule bit for bit, signed zeros included."""
+    x, y = f32_inputs(np.random.default_rng(seed()), 2000, 2)
+    for np_fn, rule in ((np.fmax, "max_f32"), (np.fmin, "min_f32")):
+        assert same(np_fn(x, y), evaluate_rule(rule, x, y)).all(), rule
 
 
 # ---------------------------------------------------------------- every backend against the oracle

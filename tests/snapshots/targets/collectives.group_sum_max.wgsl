@@ -46,12 +46,12 @@ fn gi_fadd_f32(a: f32, b: f32) -> f32 {
 
 // ir/rules.py `max_f32`: f32::max: a NaN operand yields the other
 fn gi_max_f32(x: f32, y: f32) -> f32 {
-    let t1 = bitcast<u32>(x);
+    let t1 = bitcast<u32>(y);
     let t2 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
     let t3 = (t1 & 0x7fffffffu);
     let t4 = (t3 ^ t2);
     let t5 = (t4 - t2);
-    let t6 = bitcast<u32>(y);
+    let t6 = bitcast<u32>(x);
     let t7 = bitcast<u32>((bitcast<i32>(t6) >> 31u));
     let t8 = (t6 & 0x7fffffffu);
     let t9 = (t8 ^ t7);
@@ -62,9 +62,9 @@ fn gi_max_f32(x: f32, y: f32) -> f32 {
     let t14 = (t12 || t13);
     let t15 = (!t14);
     let t16 = (t11 && t15);
-    let t17 = select(x, y, t16);
-    let t18 = select(t17, x, t13);
-    let t19 = select(t18, y, t12);
+    let t17 = select(y, x, t16);
+    let t18 = select(t17, x, t12);
+    let t19 = select(t18, y, t13);
     return t19;
 }
 

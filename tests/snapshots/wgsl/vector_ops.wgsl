@@ -1505,34 +1505,6 @@ fn gi_fdiv_v4f32(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
 
 // ir/rules.py `max_f32`: f32::max: a NaN operand yields the other
 fn gi_max_f32(x: f32, y: f32) -> f32 {
-    let t1 = bitcast<u32>(x);
-    let t2 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
-    let t3 = (t1 & 0x7fffffffu);
-    let t4 = (t3 ^ t2);
-    let t5 = (t4 - t2);
-    let t6 = bitcast<u32>(y);
-    let t7 = bitcast<u32>((bitcast<i32>(t6) >> 31u));
-    let t8 = (t6 & 0x7fffffffu);
-    let t9 = (t8 ^ t7);
-    let t10 = (t9 - t7);
-    let t11 = (bitcast<i32>(t5) < bitcast<i32>(t10));
-    let t12 = (0x7f800000u < t3);
-    let t13 = (0x7f800000u < t8);
-    let t14 = (t12 || t13);
-    let t15 = (!t14);
-    let t16 = (t11 && t15);
-    let t17 = select(x, y, t16);
-    let t18 = select(t17, x, t13);
-    let t19 = select(t18, y, t12);
-    return t19;
-}
-
-fn gi_max_v4f32(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
-    return vec4<f32>(gi_max_f32(a.x, b.x), gi_max_f32(a.y, b.y), gi_max_f32(a.z, b.z), gi_max_f32(a.w, b.w));
-}
-
-// ir/rules.py `min_f32`: f32::min: a NaN operand yields the other
-fn gi_min_f32(x: f32, y: f32) -> f32 {
     let t1 = bitcast<u32>(y);
     let t2 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
     let t3 = (t1 & 0x7fffffffu);
@@ -1549,9 +1521,37 @@ fn gi_min_f32(x: f32, y: f32) -> f32 {
     let t14 = (t12 || t13);
     let t15 = (!t14);
     let t16 = (t11 && t15);
-    let t17 = select(x, y, t16);
+    let t17 = select(y, x, t16);
     let t18 = select(t17, x, t12);
     let t19 = select(t18, y, t13);
+    return t19;
+}
+
+fn gi_max_v4f32(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(gi_max_f32(a.x, b.x), gi_max_f32(a.y, b.y), gi_max_f32(a.z, b.z), gi_max_f32(a.w, b.w));
+}
+
+// ir/rules.py `min_f32`: f32::min: a NaN operand yields the other
+fn gi_min_f32(x: f32, y: f32) -> f32 {
+    let t1 = bitcast<u32>(x);
+    let t2 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
+    let t3 = (t1 & 0x7fffffffu);
+    let t4 = (t3 ^ t2);
+    let t5 = (t4 - t2);
+    let t6 = bitcast<u32>(y);
+    let t7 = bitcast<u32>((bitcast<i32>(t6) >> 31u));
+    let t8 = (t6 & 0x7fffffffu);
+    let t9 = (t8 ^ t7);
+    let t10 = (t9 - t7);
+    let t11 = (bitcast<i32>(t5) < bitcast<i32>(t10));
+    let t12 = (0x7f800000u < t3);
+    let t13 = (0x7f800000u < t8);
+    let t14 = (t12 || t13);
+    let t15 = (!t14);
+    let t16 = (t11 && t15);
+    let t17 = select(y, x, t16);
+    let t18 = select(t17, x, t13);
+    let t19 = select(t18, y, t12);
     return t19;
 }
 
