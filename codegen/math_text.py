@@ -1,5 +1,5 @@
-"""The math library (ir/mathlib.py) rendered as source text: one helper function per
-library function, for WGSL and for Slang. Each operation becomes one `let`, so the text is
+"""The math library (ir/mathlib.py) and Rust's rules (ir/rules.py) rendered as source
+text: one helper function per library function or rule, for WGSL and for Slang. Each operation becomes one `let`, so the text is
 the operation list itself; `when` becomes an `if` around the guarded part.
 
 WGSL rounds every f32 `+ - * /` through the emitter's pinned helpers (`gi_fadd_f32` ...,
@@ -10,10 +10,11 @@ Slang printer's convention, codegen/slang/text.py)."""
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from goldy_import.ir import mathlib as ML
+from goldy_import.ir.rules import RULES
 
 
 def _bits(x: float) -> int:
@@ -38,8 +39,9 @@ def _wgsl_f32(x: float) -> str:
 @dataclass(frozen=True)
 class Syntax:
     name: Callable[[str], str]          # library function -> helper name
-    types: dict                         # value kind (f, u, p) -> type name
-    fn_head: Callable[[str, list[str]], str]
+    rule_name: Callable[[str], str]     # rule -> helper name
+    types: dict                         # value kind (f, u, i, p) -> type name
+    fn_head: Callable[[str, list[tuple[str, str]], str], str]  # (name, [(arg, kind)], result kind)
     let: Callable[[str, str, str], str]  # (kind, name, value) -> declaration
     var: Callable[[str, str, str], str]
     fconst: Callable[[float], str]      # an f32 value -> its exact literal
@@ -50,27 +52,35 @@ class Syntax:
     i2u: str
     conv_u: str                         # exact int -> f32 conversions
     conv_i: str
+    trunc_i: str                        # truncating f32 -> i32 (in range), as u32 bits
+    trunc_u: str                        # truncating f32 -> u32 (in range)
     sel: str                            # formats with {p} {a} {b}
 
 
+_WGSL_TYPES = {"f": "f32", "u": "u32", "i": "i32", "p": "bool"}
 WGSL = Syntax(
     name=lambda f: f"gi_{f}_f32",
-    types={"f": "f32", "u": "u32", "p": "bool"},
-    fn_head=lambda name, args: f"fn {name}({', '.join(a + ': f32' for a in args)}) -> f32 {{",
+    rule_name=lambda r: f"gi_{r}",
+    types=_WGSL_TYPES,
+    fn_head=lambda name, args, ret: (f"fn {name}({', '.join(f'{a}: {_WGSL_TYPES[k]}' for a, k in args)}) "
+                                     f"-> {_WGSL_TYPES[ret]} {{"),
     let=lambda kind, name, value: f"let {name} = {value};",
     var=lambda kind, name, value: f"var {name} = {value};",
     fconst=_wgsl_f32,
     fop={op: f"gi_f{op}_f32({{a}}, {{b}})" for op in ("add", "sub", "mul", "div")},
     f2u="bitcast<u32>({a})", u2f_bits="bitcast<f32>({a})", u2i="bitcast<i32>({a})", i2u="bitcast<u32>({a})",
     conv_u="f32({a})", conv_i="f32(bitcast<i32>({a}))",
+    trunc_i="bitcast<u32>(i32({a}))", trunc_u="u32({a})",
     sel="select({b}, {a}, {p})",
 )
 
-_SLANG_TYPES = {"f": "float", "u": "uint", "p": "bool"}
+_SLANG_TYPES = {"f": "float", "u": "uint", "i": "int", "p": "bool"}
 SLANG = Syntax(
     name=lambda f: f"_goldy_{f}_f32",
+    rule_name=lambda r: f"_goldy_{r}",
     types=_SLANG_TYPES,
-    fn_head=lambda name, args: f"float {name}({', '.join('float ' + a for a in args)})\n{{",
+    fn_head=lambda name, args, ret: (f"{_SLANG_TYPES[ret]} {name}({', '.join(f'{_SLANG_TYPES[k]} {a}' for a, k in args)})"
+                                     "\n{"),
     let=lambda kind, name, value: f"{_SLANG_TYPES[kind]} {name} = {value};",
     var=lambda kind, name, value: f"{_SLANG_TYPES[kind]} {name} = {value};",
     fconst=lambda x: f"asfloat(0x{_bits(x):08x}u)",  # bits: not every target parses enough digits
@@ -78,6 +88,7 @@ SLANG = Syntax(
     # int(x)/uint(x) are modular conversions; asint() compares as unsigned on slangpy's CPU target
     f2u="asuint({a})", u2f_bits="asfloat({a})", u2i="int({a})", i2u="uint({a})",
     conv_u="float({a})", conv_i="float(int({a}))",
+    trunc_i="uint(int({a}))", trunc_u="uint({a})",
     sel="({p} ? {a} : {b})",
 )
 
@@ -92,12 +103,20 @@ class TextOps(ML.Ops):
         self.n = 0
         self.kind: dict[str, str] = {}
         self.uses: set[str] = set()
+        self.seen: dict[tuple[str, str], str] = {}  # top-level values already computed
 
     def _emit(self, kind: str, value: str, decl=None) -> str:
+        """A temporary holding `value`; a value computed before at the top level is
+        reused (every operation is pure), so a sequence's repeated steps print once."""
+        key = (kind, value)
+        if decl is None and key in self.seen:
+            return self.seen[key]
         self.n += 1
         name = f"t{self.n}"
         self.kind[name] = kind
         self.lines.append("    " * self.depth + (decl or self.syn.let)(kind, name, value))
+        if decl is None and self.depth == 1:
+            self.seen[key] = name
         return name
 
     def _lit(self, kind: str, text: str) -> str:
@@ -198,6 +217,18 @@ class TextOps(ML.Ops):
     def i2f(self, a):
         return self._emit("f", self.syn.conv_i.format(a=a))
 
+    def udiv(self, a, b):
+        return self._bin("/", a, b)
+
+    def urem(self, a, b):
+        return self._bin("%", a, b)
+
+    def f2i_trunc(self, a):
+        return self._emit("u", self.syn.trunc_i.format(a=a))
+
+    def f2u_trunc(self, a):
+        return self._emit("u", self.syn.trunc_u.format(a=a))
+
     def fbits(self, a):
         return self._emit("u", self._u(a))
 
@@ -224,14 +255,58 @@ class TextOps(ML.Ops):
         return outs
 
 
+def _render(fn, name: str, kinds: tuple[str, ...], ret: str, syn: Syntax, head: str) -> tuple[str, set[str]]:
+    """A helper `name` running sequence `fn` on arguments of `kinds` (i32 arguments enter
+    the sequence as u32 bits, an i32 result leaves it as i32)."""
+    ops = TextOps(syn)
+    args = ["x", "y", "z"][:len(kinds)] if ret == "f" and set(kinds) == {"f"} else ["a", "b", "c"][:len(kinds)]
+    vals = []
+    for a, k in zip(args, kinds):
+        ops.kind[a] = "f" if k == "f" else "u"
+        vals.append(ops._emit("u", syn.i2u.format(a=a)) if k == "i" else a)
+    out = fn(ops, *vals)
+    if ret == "i":
+        out = syn.u2i.format(a=out)
+    text = "\n".join([head, syn.fn_head(name, list(zip(args, kinds)), ret)] + ops.lines + [f"    return {out};", "}"])
+    return text, ops.uses
+
+
 def render(func: str, syn: Syntax) -> tuple[str, set[str]]:
     """(the helper function's text, the emitter helpers it calls) for library function `func`."""
-    ops = TextOps(syn)
-    args = ["x", "y"][:ML.ARITY[func]]
-    for a in args:
-        ops.kind[a] = "f"
-    out = ML.FUNCTIONS[func](ops, *args)
-    name = syn.name(func)
     head = f"// ir/mathlib.py `{func}`: the same operations, and bits, on every backend"
-    text = "\n".join([head, syn.fn_head(name, args)] + ops.lines + [f"    return {out};", "}"])
-    return text, ops.uses
+    return _render(ML.FUNCTIONS[func], syn.name(func), ("f",) * ML.ARITY[func], "f", syn, head)
+
+
+def render_rule(rule: str, syn: Syntax) -> tuple[str, set[str]]:
+    """(the helper function's text, the emitter helpers it calls) for ir/rules.py's `rule`,
+    named `syn.rule_name(rule)`."""
+    r = RULES[rule]
+    return _render(r.fn, syn.rule_name(rule), r.args, r.ret, syn, f"// ir/rules.py `{rule}`: {r.doc}")
+
+
+# ---------------------------------------------------------------- the Slang ABI module's rules
+
+# ir/rules.py's rules under the names canonical Slang calls (codegen/slang/goldy_abi.slang),
+# overloaded by type; the vector forms there call these lane by lane
+SLANG_ABI_RULES = {
+    "div_u32": "rust_div", "div_i32": "rust_div", "rem_u32": "rust_rem", "rem_i32": "rust_rem",
+    "shl_u32": "wrapping_shl", "shl_i32": "wrapping_shl", "shr_u32": "wrapping_shr", "shr_i32": "wrapping_shr",
+    "abs_i32": "wrapping_abs", "f32_to_i32": "rust_f32_to_i32", "f32_to_u32": "rust_f32_to_u32",
+    "u32_to_f32": "rust_u32_to_f32", "i32_to_f32": "rust_i32_to_f32", "neg_f32": "rust_neg",
+    "abs_f32": "rust_abs", "min_f32": "rust_min", "max_f32": "rust_max", "clamp_f32": "rust_clamp",
+    "round_f32": "rust_round", "lt_f32": "rust_lt", "gt_f32": "rust_gt", "le_f32": "rust_le",
+    "ge_f32": "rust_ge", "eq_f32": "rust_eq", "ne_f32": "rust_ne",
+}
+ABI_BEGIN = "// ---- generated from ir/rules.py by codegen/math_text.py `slang_abi_rules`; do not edit"
+ABI_END = "// ---- end of generated rules"
+_SLANG_ABI = replace(SLANG, fn_head=lambda name, args, ret: "public " + SLANG.fn_head(name, args, ret))
+
+
+def slang_abi_rules() -> str:
+    """The block of codegen/slang/goldy_abi.slang between ABI_BEGIN and ABI_END (tests/test_rules.py
+    keeps the file current)."""
+    parts = []
+    for rule, name in SLANG_ABI_RULES.items():
+        r = RULES[rule]
+        parts.append(_render(r.fn, name, r.args, r.ret, _SLANG_ABI, f"// `{rule}`: {r.doc}")[0])
+    return "\n".join([ABI_BEGIN, ""] + [p + "\n" for p in parts] + [ABI_END])

@@ -131,13 +131,13 @@ def _fold_call(fn: str, vals: list, ty: str) -> Optional[Value]:
     if fn == "round":
         t = np.trunc(x[0])
         return float(t + np.sign(x[0]) if abs(float(x[0]) - float(t)) >= 0.5 else t)
-    if fn == "min":
-        return _fmin(x[0], x[1], x[1] < x[0])
+    if fn == "min":  # of equal operands the second (ir/rules.py)
+        return _fmin(x[0], x[1], not x[0] < x[1])
     if fn == "max":
-        return _fmin(x[0], x[1], x[1] > x[0])
-    if fn == "clamp":
-        lo = f(_fmin(x[0], x[1], x[1] > x[0]))
-        return _fmin(lo, x[2], x[2] < lo)
+        return _fmin(x[0], x[1], not x[0] > x[1])
+    if fn == "clamp":  # Rust's f32::clamp: `x < lo` then `x > hi`, so NaN stays NaN
+        r = x[1] if x[0] < x[1] else x[0]
+        return float(x[2] if r > x[2] else r)
     return None
 
 

@@ -113,6 +113,10 @@ class Ops:
     def ilt_s(self, a, b): ...
     def u2f(self, a): ...                    # exact: a < 2^24
     def i2f(self, a): ...                    # exact: |a| < 2^24 as i32
+    def udiv(self, a, b): ...                # a / b, b != 0 (exact on every target)
+    def urem(self, a, b): ...                # a % b, b != 0
+    def f2i_trunc(self, a): ...              # a truncated toward zero, as i32 bits: |a| < 2^31
+    def f2u_trunc(self, a): ...              # a truncated toward zero, as u32: -1 < a < 2^32
     def fbits(self, a): ...
     def bitsf(self, a): ...
     # predicates
@@ -128,6 +132,24 @@ class Ops:
     def isnan(self, a):
         return self.ilt_u(self.i(INF_BITS), self.iand(self.fbits(a), self.i(ABS_MASK)))
 
+    def u2f_rn(self, a):
+        """Any u32 to the nearest f32 (ties to even): both 16-bit halves convert exactly,
+        scaling the high one is exact, and the one addition rounds correctly."""
+        hi = self.mul(self.u2f(self.shr_u(a, 16)), self.c(65536.0))
+        return self.add(hi, self.u2f(self.iand(a, self.i(0xFFFF))))
+
+    def i2f_rn(self, a):
+        """Any i32 (as bits) to the nearest f32: |a| as u32, then the sign bit."""
+        s = self.shr_s(a, 31)                                   # 0 or all ones
+        mag = self.u2f_rn(self.isub(self.ixor(a, s), s))        # |i32::MIN| = 2^31 as u32
+        return self.bitsf(self.ior(self.fbits(mag), self.iand(s, self.i(SIGN))))
+
+    def flt_exact(self, a, b):
+        """IEEE a < b decided on the bits: subnormals compare exactly (some drivers flush
+        them in float compares), -0 == +0, a NaN operand gives false."""
+        ka, kb = _order_key(self, a), _order_key(self, b)
+        return self.pand(self.ilt_s(ka, kb), self.pnot(self.por(self.isnan(a), self.isnan(b))))
+
     def mulhi_u(self, a, b):
         """High 32 bits of a * b, from 16-bit limbs (every partial sum fits in 32 bits)."""
         m16 = self.i(0xFFFF)
@@ -140,6 +162,14 @@ class Ops:
         t = self.iadd(self.iadd(self.shr_u(lo, 16), self.iand(mid1, m16)), self.iand(mid2, m16))
         hi = self.iadd(self.imul(a1, b1), self.iadd(self.shr_u(mid1, 16), self.shr_u(mid2, 16)))
         return self.iadd(hi, self.shr_u(t, 16))
+
+
+def _order_key(m: Ops, x):
+    """x's bits as an i32 ordered as the floats are: sign-magnitude to two's complement,
+    so -0 and +0 both map to 0."""
+    b = m.fbits(x)
+    s = m.shr_s(b, 31)
+    return m.isub(m.ixor(m.iand(b, m.i(ABS_MASK)), s), s)
 
 
 ARITY = {"exp": 1, "exp2": 1, "log": 1, "log2": 1, "sin": 1, "cos": 1, "tan": 1, "pow": 2}

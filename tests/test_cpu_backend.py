@@ -166,6 +166,12 @@ def _rust_max(x, y):
     return y if math.isnan(x) else x if math.isnan(y) else max(x, y)
 
 
+def _rust_clamp(x, lo, hi):
+    """f32::clamp as Rust writes it: a NaN x stays NaN (issue 13)."""
+    x = lo if x < lo else x
+    return hi if x > hi else x
+
+
 def test_float_semantics():
     h = Harness()
     xs = [0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999997, -0.49999997, 8388607.5, -8388607.5, 1e20, 3.7,
@@ -181,7 +187,7 @@ def test_float_semantics():
         quotient = a / b
     for k in range(n):
         x, y = float(a[k]), float(b[k])
-        want = [_rust_round(x), _rust_min(x, y), _rust_max(x, y), _rust_min(_rust_max(x, -1.0), 1.0),
+        want = [_rust_round(x), _rust_min(x, y), _rust_max(x, y), _rust_clamp(x, -1.0, 1.0),
                 math.floor(x) if math.isfinite(x) else x, math.ceil(x) if math.isfinite(x) else x,
                 math.trunc(x) if math.isfinite(x) else x, abs(x),
                 math.fmod(x, y) if math.isfinite(x) and y != 0 and not math.isnan(y) else math.nan,

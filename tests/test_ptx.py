@@ -157,10 +157,11 @@ fn ints(a: &[i32], b: &[u32], o: &mut [i32], f: &[f32]) {
     o[i] = x + (y as i32) + (f[i] as i32) + (f[i].round() as i32);
 }
 """))
-    assert "setp.eq.s32" in text and ", -1;" in text    # division guards: 0 and -1
+    # ir/rules.py: signed `/` and `%` through unsigned division of the magnitudes
+    assert "div.u32" in text and "rem.u32" in text and "div.s32" not in text and "rem.s32" not in text
     assert "and.b32" in text and ", 31;" in text        # shift masks
     assert "cvt.rzi.s32.f32" in text and "setp.nan.f32" in text
-    assert "copysign.f32" in text                       # round half away from zero
+    assert "cvt.rzi.f32.f32" not in text                # round works on the bits
 
 
 def test_emit_never_crashes_on_every_kernel():

@@ -604,12 +604,8 @@ class _Emitter:
         a, b = self.expr(e.lhs), self.expr(e.rhs)
         if op in N.COMPARISONS:
             return [self.mk(f"({a[0]} {_SYM[op]} {b[0]})")]
-        if op in ("shl", "shr"):
-            amt = f"({b[0]} & {self.const(rt_, 31)})"
-            if rt_ != lt:
-                amt = f"{amt}.astype({_NP_TYPE[lt]})"
-            fn = "np.left_shift" if op == "shl" else "np.right_shift"
-            return [self.mk(f"{fn}({a[0]}, {amt})")]
+        if op in ("shl", "shr"):  # ir/rules.py: the amount as u32, modulo 32
+            return [self.mk(f"rt.{op}_{T.elem_of(lt)}({x}, {b[0]})") for x in a]
         if T.is_matrix(lt):
             return self.matrix_op(op, lt, rt_, a, b)
         if len(a) != len(b):  # vector op scalar: the scalar goes to every lane
@@ -625,10 +621,7 @@ class _Emitter:
             return f"({x} {_SYM[op]} {y})"
         if elem == "f32":
             return f"({x} / {y})" if op == "div" else f"np.fmod({x}, {y})"
-        if check >= 0 or (elem == "i32" and op == "div"):  # integer x / 0 gives 0 either way
-            return f"rt.{elem[0]}{op}({x}, {y}{self.chk(check)})"
-        return {("u32", "div"): f"({x} // {y})", ("u32", "rem"): f"({x} % {y})",
-                ("i32", "rem"): f"np.fmod({x}, {y})"}[(elem, op)]
+        return f"rt.{elem[0]}{op}({x}, {y}{self.chk(check)})"  # ir/rules.py, the trap first
 
     def matrix_op(self, op: str, lt: str, rt_: str, a: list[str], b: list[str]) -> list[str]:
         n = T.vec_len(lt)
@@ -662,6 +655,8 @@ class _Emitter:
             return [x]
         if vt == "f32":
             return [self.mk(f"rt.f2i({x})" if ty == "i32" else f"rt.f2u({x})")]
+        if ty == "f32" and vt in T.INTS:
+            return [self.mk(f"rt.{vt[0]}2f({x})")]
         return [self.mk(f"{x}.astype({_NP_TYPE[ty]})")]
 
     def dot(self, a: list[str], b: list[str]) -> str:
@@ -684,20 +679,21 @@ class _Emitter:
     def intrinsic(self, f: str, elem: str, xs: list[str]) -> str:
         x = xs[0]
         if f == "abs":
-            return x if elem == "u32" else f"np.abs({x})"
+            return x if elem == "u32" else f"rt.abs_{elem}({x})"
         if f in ("floor", "ceil", "trunc", "sqrt"):
             return f"np.{f}({x})"
         if f == "round":
             return f"rt.round_away({x})"
         if f in _MATH_FUNCS or f in ("fma", "from_bits", "to_bits"):
             return f"rt.{f}({', '.join(xs)})"
-        lo, hi = ("np.fmin", "np.fmax") if elem == "f32" else ("np.minimum", "np.maximum")
+        if elem == "f32":  # ir/rules.py: Rust's NaN rules, decided on the bits
+            return f"rt.f{f}({', '.join(xs)})"
         if f == "min":
-            return f"{lo}({x}, {xs[1]})"
+            return f"np.minimum({x}, {xs[1]})"
         if f == "max":
-            return f"{hi}({x}, {xs[1]})"
+            return f"np.maximum({x}, {xs[1]})"
         assert f == "clamp"
-        return f"{lo}({hi}({x}, {xs[1]}), {xs[2]})"
+        return f"np.minimum(np.maximum({x}, {xs[1]}), {xs[2]})"
 
     def e_Construct(self, e: N.Construct) -> list[str]:
         atoms = [a for arg in e.args for a in self.expr(arg)]

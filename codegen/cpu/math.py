@@ -1,12 +1,14 @@
-"""The math library (ir/mathlib.py) evaluated on numpy arrays: the CPU oracle's
-transcendentals. Every operation is the IEEE f32 or u32 operation the other targets
-render, so the results are the same bits as theirs."""
+"""The math library (ir/mathlib.py) and Rust's rules (ir/rules.py) evaluated on numpy
+arrays: the CPU oracle's transcendentals, integer division, casts, min/max/clamp and
+round. Every operation is the IEEE f32 or u32 operation the other targets render, so the
+results are the same bits as theirs."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from goldy_import.ir import mathlib as ML
+from goldy_import.ir.rules import RULES
 
 _F, _U = np.float32, np.uint32
 
@@ -90,6 +92,29 @@ class NumpyOps(ML.Ops):
     def i2f(self, a):
         return np.asarray(a, _U).view(np.int32).astype(_F)
 
+    def udiv(self, a, b):
+        return np.floor_divide(a, b, dtype=_U)
+
+    def urem(self, a, b):
+        return np.remainder(a, b, dtype=_U)
+
+    def f2i_trunc(self, a):
+        return np.asarray(a, _F).astype(np.int32).view(_U)
+
+    def f2u_trunc(self, a):
+        return np.asarray(a, _F).astype(_U)
+
+    # one instruction each where numpy's operation is the derived one exactly: C's
+    # integer -> float conversions round to nearest even, float compares are IEEE's
+    def u2f_rn(self, a):
+        return np.asarray(a, _U).astype(_F)
+
+    def i2f_rn(self, a):
+        return np.asarray(a, _U).view(np.int32).astype(_F)
+
+    def flt_exact(self, a, b):
+        return np.less(a, b)
+
     def fbits(self, a):
         return np.asarray(a, _F).view(_U)
 
@@ -123,3 +148,18 @@ def evaluate(name: str, *args) -> np.ndarray:
     with np.errstate(all="ignore"):
         out = ML.FUNCTIONS[name](NumpyOps(), *xs)
     return np.asarray(out, dtype=_F).reshape(shape)
+
+
+_KIND_DTYPE = {"f": _F, "u": _U, "i": np.int32}
+_OPS = NumpyOps()
+
+
+def evaluate_rule(name: str, *args):
+    """ir.rules' `name` on numpy values of the rule's argument types (arrays broadcast
+    together; 0-d inputs give a numpy scalar)."""
+    rule = RULES[name]
+    xs = [np.asarray(a, _KIND_DTYPE[k]) for a, k in zip(args, rule.args)]
+    xs = [x.view(_U) if k == "i" else x for x, k in zip(xs, rule.args)]
+    with np.errstate(all="ignore"):
+        out = np.asarray(rule.fn(_OPS, *xs))
+    return (out.view(np.int32) if rule.ret == "i" else out)[()]

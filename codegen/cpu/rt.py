@@ -17,7 +17,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .math import evaluate as evaluate_math
+from .math import evaluate as evaluate_math, evaluate_rule
 
 TRUE = np.True_
 FALSE = np.False_
@@ -691,44 +691,45 @@ def _zero_divisor(b, chk) -> None:
             _trap(chk, z, _U0, 0)
 
 
+def _rule(name: str):
+    def g(*xs):
+        return evaluate_rule(name, *xs)
+    g.__name__ = name
+    g.__doc__ = f"ir/rules.py's `{name}`: the same function as on every GPU backend."
+    return g
+
+
+_div_i32, _rem_i32, _div_u32, _rem_u32 = (_rule(n) for n in ("div_i32", "rem_i32", "div_u32", "rem_u32"))
+
+
 def idiv(a, b, chk=None):
-    """i32 `/`: truncates toward zero; x / 0 = 0; i32::MIN / -1 = i32::MIN."""
+    """i32 `/` (ir/rules.py): truncates toward zero; x / 0 = 0; i32::MIN / -1 = i32::MIN.
+    A trapping check records a zero divisor first."""
     _zero_divisor(b, chk)
-    return (a - np.fmod(a, b)) // b
+    return _div_i32(a, b)
 
 
 def irem(a, b, chk=None):
     """i32 `%` (sign of the dividend); x % 0 = 0."""
     _zero_divisor(b, chk)
-    return np.fmod(a, b)
+    return _rem_i32(a, b)
 
 
 def udiv(a, b, chk=None):
     _zero_divisor(b, chk)
-    return a // b
+    return _div_u32(a, b)
 
 
 def urem(a, b, chk=None):
     _zero_divisor(b, chk)
-    return a % b
+    return _rem_u32(a, b)
 
 
-def f2i(x):
-    """f32 as i32: truncate, saturate, NaN -> 0 (Rust)."""
-    y = np.clip(np.asarray(x, dtype=np.float64), -2147483648.0, 2147483647.0)
-    return np.where(np.isnan(y), 0.0, y).astype(np.int32)[()]
-
-
-def f2u(x):
-    """f32 as u32: truncate, saturate, NaN -> 0 (Rust)."""
-    y = np.clip(np.asarray(x, dtype=np.float64), 0.0, 4294967295.0)
-    return np.where(np.isnan(y), 0.0, y).astype(np.uint32)[()]
-
-
-def round_away(x):
-    """f32::round: half away from zero. x - trunc(x) is exact, so the test is too."""
-    t = np.trunc(x)
-    return np.where(np.abs(x - t) >= np.float32(0.5), t + np.copysign(np.float32(1), x), t)[()]
+# the rest of Rust's rules the generated code calls by these names
+f2i, f2u, i2f, u2f = (_rule(n) for n in ("f32_to_i32", "f32_to_u32", "i32_to_f32", "u32_to_f32"))
+shl_u32, shl_i32, shr_u32, shr_i32 = (_rule(n) for n in ("shl_u32", "shl_i32", "shr_u32", "shr_i32"))
+abs_i32, abs_f32, round_away = _rule("abs_i32"), _rule("abs_f32"), _rule("round_f32")
+fmin, fmax, fclamp = _rule("min_f32"), _rule("max_f32"), _rule("clamp_f32")
 
 
 def fma(a, b, c):

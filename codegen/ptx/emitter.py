@@ -21,11 +21,12 @@ Only threads that really perform the access can fail: active copies of the batch
 and the right operand of `&&`/`||` only where the left one does not decide.
 
 What the emitted code guarantees (docs/semantics.md): f32 `+ - * /` and sqrt are `.rn`
-(never contracted), `mul_add` is `fma.rn.f32`, integer division and remainder by zero give 0
-and `i32::MIN / -1` wraps, shift amounts are masked by 31, float->int casts truncate and
-saturate with NaN -> 0, `round` is half away from zero, f32 min/max return the non-NaN
-operand (PTX `min.f32`/`max.f32` do), loads out of range read 0 and stores out of range are
-dropped (explicit compares with the lengths passed in). Transcendentals (softmax's exp too)
+(never contracted), `mul_add` is `fma.rn.f32`; Rust's integer and float rules (integer
+division and remainder through unsigned division, shift amounts modulo 32, saturating
+float->int casts, int->float conversion, abs, round, f32 min/max/clamp) are ir/rules.py's
+sequences rendered inline by `ptx_math.PtxOps`, the same function as on every backend
+(u32 division by a nonzero constant is the rule's `div.u32` itself); loads out of range read
+0 and stores out of range are dropped (explicit compares with the lengths passed in). Transcendentals (softmax's exp too)
 are the math library's sequences (ir/mathlib.py, the same bits as every backend) rendered
 inline by `ptx/math.py`'s `PtxOps`; f32 `%` is `ptx/math.py`'s `fmod` (exact). Workgroup
 collectives follow the dialect's pairwise tree exactly; warp shuffles replace the first five
@@ -1098,12 +1099,7 @@ class _Emitter:
             return [v]
         if src == "bool":
             return [self.new("r", "selp.u32 {}, 1, 0, {};", v)]
-        if src == "f32":
-            v = self.reg_of(v, "f")
-            r = self.new("r", f"cvt.rzi.{'s32' if dst == 'i32' else 'u32'}.f32 {{}}, {{}};", v)
-            nan = self.new("p", "setp.nan.f32 {}, {}, {};", v, v)
-            return [self.new("r", "selp.b32 {}, 0, {}, {};", r, nan)]
-        return [self.new("f", f"cvt.rn.f32.{'s32' if src == 'i32' else 'u32'} {{}}, {{}};", self.reg_of(v, "r"))]
+        return [PM.rule(self.m, f"{src}_to_{dst}", v)]  # ir/rules.py: saturating, round to nearest
 
     def e_Construct(self, e: N.Construct) -> list[str]:
         vals = [v for a in e.args for v in self.expr(a)]
@@ -1178,33 +1174,19 @@ class _Emitter:
         if op in ("bitand", "bitor", "bitxor"):
             return self.new("r", f"{op[3:]}.b32 {{}}, {{}}, {{}};", a, c)
         if op in ("shl", "shr"):
-            amount = str(rhs_const & 31) if rhs_const is not None else \
-                self.new("r", "and.b32 {}, {}, 31;", self.reg_of(c, "r"))
-            kind = "shl.b32" if op == "shl" else f"shr.{s}"
-            return self.new("r", f"{kind} {{}}, {{}}, {{}};", a, amount)
+            return PM.rule(self.m, f"{op}_{ty}", a, c)
         if op in ("div", "rem"):
             return self.int_divide(op, s, a, c, rhs_const, check)
         raise BackendError(f"PTX emitter: unsupported operator `{op}` on `{ty}`")
 
     def int_divide(self, op: str, s: str, a: str, c: str, rhs_const: Optional[int], check: int = -1) -> str:
-        minus_one = rhs_const == 0xFFFFFFFF and s == "s32"
-        if rhs_const is not None and rhs_const != 0 and not minus_one:
-            return self.new("r", f"{op}.{s} {{}}, {{}}, {{}};", a, c)
-        c = self.reg_of(c, "r")
-        zero = self.new("p", "setp.eq.s32 {}, {}, 0;", c)
-        if check >= 0:
-            self.trap(check, bad=zero)
-        bad = zero
-        if s == "s32":  # i32::MIN / -1 overflows in hardware; Rust's wrapping result is -a
-            m1 = self.new("p", "setp.eq.s32 {}, {}, -1;", c)
-            bad = self.new("p", "or.pred {}, {}, {};", zero, m1)
-        safe = self.new("r", "selp.b32 {}, 1, {}, {};", c, bad)
-        q = self.new("r", f"{op}.{s} {{}}, {{}}, {{}};", a, safe)
-        if s == "s32" and op == "div":
-            q = self.new("r", "selp.b32 {}, {}, {}, {};", self.new("r", "neg.s32 {}, {};", a), q, m1)
-        elif s == "s32":
-            q = self.new("r", "selp.b32 {}, 0, {}, {};", q, m1)
-        return self.new("r", "selp.b32 {}, 0, {}, {};", q, zero)
+        """ir/rules.py's division and remainder; the trapping check records a zero divisor
+        first (the rule then gives 0)."""
+        if s == "u32" and rhs_const:  # the rule's unsigned division by a nonzero divisor itself
+            return self.new("r", f"{op}.u32 {{}}, {{}}, {{}};", a, c)
+        if check >= 0 and not rhs_const:
+            self.trap(check, bad=self.new("p", "setp.eq.s32 {}, {}, 0;", self.reg_of(c, "r")))
+        return PM.rule(self.m, f"{op}_{'i32' if s == 's32' else 'u32'}", a, c)
 
     def e_Call(self, e: N.Call) -> list[str]:
         f = e.func
@@ -1230,24 +1212,19 @@ class _Emitter:
         if f in PM.FUNCTIONS:
             return PM.FUNCTIONS[f](m, *[self.reg_of(x, "f") for x in a])
         if f == "abs":
-            if ty == "f32":
-                return m.fabs(a[0])
-            return a[0] if ty == "u32" else self.new("r", "abs.s32 {}, {};", self.reg_of(a[0], "r"))
+            return a[0] if ty == "u32" else PM.rule(m, f"abs_{ty}", a[0])
         if f in ("floor", "ceil", "trunc"):
             mode = {"floor": "rmi", "ceil": "rpi", "trunc": "rzi"}[f]
             return self.new("f", f"cvt.{mode}.f32.f32 {{}}, {{}};", self.reg_of(a[0], "f"))
         if f == "round":
-            x = self.reg_of(a[0], "f")
-            tr = self.new("f", "cvt.rzi.f32.f32 {}, {};", x)
-            frac = m.fabs(self.new("f", "sub.rn.f32 {}, {}, {};", x, tr))
-            half = self.new("p", "setp.ge.f32 {}, {}, 0f3F000000;", frac)
-            step = self.new("f", "copysign.f32 {}, {}, 0f3F800000;", x)
-            return self.new("f", "selp.f32 {}, {}, {}, {};", self.new("f", "add.rn.f32 {}, {}, {};", tr, step), tr, half)
+            return PM.rule(m, "round_f32", a[0])
         if f == "sqrt":
             return self.new("f", "sqrt.rn.f32 {}, {};", self.reg_of(a[0], "f"))
         if f == "fma":
             return self.new("f", "fma.rn.f32 {}, {}, {}, {};", self.reg_of(a[0], "f"), a[1], a[2])
-        if f in ("min", "max"):
+        if ty == "f32" and f in ("min", "max", "clamp"):  # Rust's NaN and signed-zero rules
+            return PM.rule(m, f"{f}_f32", *a)
+        if f in ("min", "max"):  # integers: exact
             return self.new(SCALAR_KIND[ty], f"{f}.{t} {{}}, {{}}, {{}};", self.reg_of(a[0], SCALAR_KIND[ty]), a[1])
         if f == "clamp":
             k = SCALAR_KIND[ty]

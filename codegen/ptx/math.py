@@ -1,4 +1,5 @@
-"""PTX rendering of the f32 math library (ir/mathlib.py), and PTX's exact f32 `%`.
+"""PTX rendering of the f32 math library (ir/mathlib.py) and of Rust's rules (ir/rules.py),
+and PTX's exact f32 `%`.
 
 `PtxOps` renders each of the library's operations as one PTX instruction, inline where the
 kernel calls the function. Every f32 add/sub/mul/div carries an explicit `.rn`, so ptxas
@@ -18,10 +19,16 @@ import math
 import numpy as np
 
 from goldy_import.ir.mathlib import FUNCTIONS, Ops, exp  # noqa: F401  (what ptx.py renders)
+from goldy_import.ir.rules import RULES
 
 from ..cpu.math import NumpyOps
 
-__all__ = ["FUNCTIONS", "PtxOps", "exp", "fmod", "fimm", "dimm", "evaluate_fmod"]
+__all__ = ["FUNCTIONS", "PtxOps", "exp", "fmod", "fimm", "dimm", "evaluate_fmod", "rule"]
+
+
+def rule(m, name: str, *args):
+    """ir/rules.py's `name` rendered inline on registers or immediates."""
+    return RULES[name].fn(m, *args)
 
 
 def _pow2i(m, k):
@@ -97,12 +104,23 @@ def dimm(x: float) -> str:
     return "0d%016X" % int(np.array(x, dtype=np.float64).view(np.uint64))
 
 
+def _is_int(v) -> bool:
+    """An integer immediate (registers start with %, float immediates with 0f/0d)."""
+    return isinstance(v, str) and not v.startswith(("%", "0f", "0d")) and v.lstrip("-").isdigit()
+
+
 _MOV = {"f": "f32", "r": "b32", "fd": "f64", "rd": "b64"}
 
 
 class PtxOps(Ops):
     """Renders each operation as PTX through a builder with `reg(kind)`, `op(text)` and
-    `kind_of(value)` (kinds: f = .f32, r = .b32, p = .pred, rd = .b64)."""
+    `kind_of(value)` (kinds: f = .f32, r = .b32, p = .pred, rd = .b64).
+
+    Derived operations PTX has as one instruction with exactly the derived semantics (the
+    target's declaration): `isnan` (setp.nan), `mulhi_u` (mul.hi.u32), `u2f_rn`/`i2f_rn`
+    (cvt.rn.f32.u32/s32: round to nearest even for every input) and `flt_exact`
+    (setp.lt.f32 without .ftz: subnormals compare exactly, NaN gives false). Integer
+    operations on two immediates are folded here (rules applied to constants)."""
 
     def __init__(self, b):
         self.b = b
@@ -123,7 +141,9 @@ class PtxOps(Ops):
     def _f(self, text: str, a, b) -> str:
         return self._un("f", text, self._reg(a, "f"), b)
 
-    def _i(self, text: str, a, b) -> str:
+    def _i(self, text: str, a, b, fold=None) -> str:
+        if fold is not None and _is_int(a) and _is_int(b):
+            return str(fold(int(a, 0) & 0xFFFFFFFF, int(b, 0) & 0xFFFFFFFF) & 0xFFFFFFFF)
         return self._un("r", text, self._reg(a, "r"), b)
 
     def c(self, x):
@@ -172,10 +192,10 @@ class PtxOps(Ops):
         return str(x & 0xFFFFFFFF)
 
     def iadd(self, a, b):
-        return self._i("add.u32 {}, {}, {};", a, b)
+        return self._i("add.u32 {}, {}, {};", a, b, lambda x, y: x + y)
 
     def isub(self, a, b):
-        return self._i("sub.u32 {}, {}, {};", a, b)
+        return self._i("sub.u32 {}, {}, {};", a, b, lambda x, y: x - y)
 
     def imul(self, a, b):
         return self._i("mul.lo.u32 {}, {}, {};", a, b)
@@ -184,22 +204,22 @@ class PtxOps(Ops):
         return self._i("mul.hi.u32 {}, {}, {};", a, b)
 
     def iand(self, a, b):
-        return self._i("and.b32 {}, {}, {};", a, b)
+        return self._i("and.b32 {}, {}, {};", a, b, lambda x, y: x & y)
 
     def ior(self, a, b):
-        return self._i("or.b32 {}, {}, {};", a, b)
+        return self._i("or.b32 {}, {}, {};", a, b, lambda x, y: x | y)
 
     def ixor(self, a, b):
-        return self._i("xor.b32 {}, {}, {};", a, b)
+        return self._i("xor.b32 {}, {}, {};", a, b, lambda x, y: x ^ y)
 
     def shl(self, a, n):
-        return self._i("shl.b32 {}, {}, {};", a, n)
+        return self._i("shl.b32 {}, {}, {};", a, str(n), lambda x, y: x << y)
 
     def shr_s(self, a, n):
-        return self._i("shr.s32 {}, {}, {};", a, n)
+        return self._i("shr.s32 {}, {}, {};", a, str(n), lambda x, y: (x - ((x >> 31) << 32)) >> y)
 
     def shr_u(self, a, n):
-        return self._i("shr.u32 {}, {}, {};", a, n)
+        return self._i("shr.u32 {}, {}, {};", a, str(n), lambda x, y: x >> y)
 
     def ieq(self, a, b):
         return self._un("p", "setp.eq.u32 {}, {}, {};", self._reg(a, "r"), b)
@@ -209,6 +229,27 @@ class PtxOps(Ops):
 
     def ilt_s(self, a, b):
         return self._un("p", "setp.lt.s32 {}, {}, {};", self._reg(a, "r"), self._reg(b, "r"))
+
+    def udiv(self, a, b):
+        return self._i("div.u32 {}, {}, {};", a, b)
+
+    def urem(self, a, b):
+        return self._i("rem.u32 {}, {}, {};", a, b)
+
+    def f2i_trunc(self, a):
+        return self._un("r", "cvt.rzi.s32.f32 {}, {};", self._reg(a, "f"))
+
+    def f2u_trunc(self, a):
+        return self._un("r", "cvt.rzi.u32.f32 {}, {};", self._reg(a, "f"))
+
+    def u2f_rn(self, a):
+        return self.u2f(a)
+
+    def i2f_rn(self, a):
+        return self.i2f(a)
+
+    def flt_exact(self, a, b):
+        return self.flt(a, b)
 
     def u2f(self, a):
         return self._un("f", "cvt.rn.f32.u32 {}, {};", self._reg(a, "r"))

@@ -271,7 +271,10 @@ class Printer:
     def e_Unary(self, e: N.Unary) -> str:
         v = self.expr(e.operand)
         if e.op == "neg":
-            return f"wrapping_neg({v})" if T.elem_of(e.ty) == "i32" else f"(-{v})"
+            elem = T.elem_of(e.ty)
+            if elem == "f32" and not T.is_matrix(e.ty):  # the sign bit (ir/rules.py), never flushed
+                return f"rust_neg({v})"
+            return f"wrapping_neg({v})" if elem == "i32" else f"(-{v})"
         return f"(!{v})" if e.ty == "bool" else f"(~{v})"
 
     def splat(self, code: str, from_ty: str, to_ty: str) -> str:
@@ -282,6 +285,8 @@ class Printer:
         lt, rt, op = e.lhs.ty, e.rhs.ty, e.op
         if op in ("and", "or"):
             return f"({a} {'&&' if op == 'and' else '||'} {b})"
+        if op in N.COMPARISONS and lt == "f32":  # on the bits (ir/rules.py): NaN and subnormals kept
+            return f"rust_{op}({a}, {b})"
         if op in N.COMPARISONS:
             sym = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[op]
             return f"({a} {sym} {b})"
@@ -316,8 +321,8 @@ class Printer:
             return f"({v} ? {'1u' if dst == 'u32' else '1'} : {'0u' if dst == 'u32' else '0'})"
         if src == "f32":
             return f"rust_f32_to_{dst}({v})" if dst in T.INTS else v
-        if dst == "f32":
-            return f"float({v})"
+        if dst == "f32":  # round to nearest even (ir/rules.py), not the target's conversion
+            return f"rust_{src}_to_f32({v})"
         # int(x)/uint(x) are modular conversions, bit for bit; asint() must not be used here:
         # slangpy's CPU target compares its result as unsigned
         if (src, dst) == ("i32", "u32"):
@@ -331,7 +336,7 @@ class Printer:
         f = e.func
         elem = T.elem_of(e.args[0].ty)
         if f == "abs":
-            return args[0] if elem == "u32" else (f"wrapping_abs({args[0]})" if elem == "i32" else f"abs({args[0]})")
+            return args[0] if elem == "u32" else (f"wrapping_abs({args[0]})" if elem == "i32" else f"rust_abs({args[0]})")
         if f in ("min", "max"):
             return f"rust_{f}({args[0]}, {args[1]})" if elem == "f32" else f"{f}({args[0]}, {args[1]})"
         if f == "clamp":

@@ -25,11 +25,13 @@ can fault evaluates the value before the place (Rust's order). Nodes with `check
 keep the silent helpers; a kernel without sites has no error word at all.
 
 Rust semantics that WGSL leaves open or defines
-differently are written out as helper functions (see `_LIB`): integer division and
-remainder by zero, i32::MIN / -1, shift amounts masked by 31, saturating float->int
-casts, exact int->float conversion, round half away from zero, NaN-ignoring min/max,
-f32 `/`, `%` and `sqrt` computed exactly in integer arithmetic (WGSL only promises 2.5 ulp
-for `/` and less for sqrt), and dot / matrix products summed left to right.
+differently are written out as helper functions: Rust's rules of ir/rules.py rendered by
+codegen/math_text.py (`gi_div_i32` ...: integer division and remainder through unsigned
+division, shift amounts modulo 32, saturating float->int casts, exact int->float
+conversion, round half away from zero, f32 negation, abs, min, max and clamp decided on
+the bits), and, in `_LIB`, f32 `/`, `%` and `sqrt` computed exactly in integer arithmetic
+(WGSL only promises 2.5 ulp for `/` and less for sqrt); dot / matrix products are summed
+left to right.
 
 Float algebra: WGSL lets a driver fuse `a * b + c` into an FMA, reassociate, distribute
 and apply identities such as `x * 0 = 0` (Mesa's lavapipe does, as naga emits no
@@ -70,7 +72,9 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 from goldy_import.ir.mathlib import FUNCTIONS as _MATH_FUNCTIONS
 
-from ..math_text import WGSL as _MATH_WGSL, render as _render_math
+from goldy_import.ir.rules import RULES as _RULES
+
+from ..math_text import WGSL as _MATH_WGSL, render as _render_math, render_rule as _render_rule
 
 from ..guard import emitter
 from goldy_import.codegen.names import WGSL, field_namer, kernel_namer
@@ -232,92 +236,6 @@ def _strip(e: str) -> str:
 # generated lane by lane from these (see _Emitter.lanewise).
 
 _LIB: dict[str, tuple[tuple[str, ...], str]] = {
-    "gi_isnan_f32": ((), """
-// NaN test on the bits: drivers may assume `x != x` is false.
-fn gi_isnan_f32(x: f32) -> bool {
-    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
-}"""),
-    "gi_div_u32": ((), """
-// Rust semantics: x / 0 == 0 (until trapping checks).
-fn gi_div_u32(a: u32, b: u32) -> u32 {
-    if (b == 0u) { return 0u; }
-    return a / b;
-}"""),
-    "gi_rem_u32": ((), """
-fn gi_rem_u32(a: u32, b: u32) -> u32 {
-    if (b == 0u) { return 0u; }
-    return a % b;
-}"""),
-    "gi_div_i32": ((), """
-// x / 0 == 0; i32::MIN / -1 == i32::MIN (wrapping); otherwise truncates toward zero.
-fn gi_div_i32(a: i32, b: i32) -> i32 {
-    if (b == 0i) { return 0i; }
-    if (b == -1i) { return 0i - a; }
-    return a / b;
-}"""),
-    "gi_rem_i32": ((), """
-// x % 0 == 0; i32::MIN % -1 == 0; the result takes the dividend's sign.
-fn gi_rem_i32(a: i32, b: i32) -> i32 {
-    if (b == 0i || b == -1i) { return 0i; }
-    return a % b;
-}"""),
-    "gi_abs_f32": ((), """
-fn gi_abs_f32(x: f32) -> f32 {
-    return bitcast<f32>(bitcast<u32>(x) & 0x7fffffffu);
-}"""),
-    "gi_abs_i32": ((), """
-// abs(i32::MIN) == i32::MIN (wrapping negation).
-fn gi_abs_i32(x: i32) -> i32 {
-    if (x < 0i) { return 0i - x; }
-    return x;
-}"""),
-    "gi_min_f32": (("gi_isnan_f32",), """
-// Rust f32::min: a NaN operand yields the other operand.
-fn gi_min_f32(a: f32, b: f32) -> f32 {
-    if (gi_isnan_f32(a)) { return b; }
-    if (gi_isnan_f32(b)) { return a; }
-    return select(a, b, b < a);
-}"""),
-    "gi_max_f32": (("gi_isnan_f32",), """
-// Rust f32::max: a NaN operand yields the other operand.
-fn gi_max_f32(a: f32, b: f32) -> f32 {
-    if (gi_isnan_f32(a)) { return b; }
-    if (gi_isnan_f32(b)) { return a; }
-    return select(a, b, b > a);
-}"""),
-    "gi_round_f32": (("gi_fsub_f32", "gi_fadd_f32"), """
-// Round half away from zero; x - trunc(x) is exact, so the comparison is too.
-fn gi_round_f32(x: f32) -> f32 {
-    let t = trunc(x);
-    if (abs(gi_fsub_f32(x, t)) >= 0.5f) { return gi_fadd_f32(t, sign(x)); }
-    return t;
-}"""),
-    "gi_f32_to_i32": (("gi_isnan_f32",), """
-// Rust `as i32`: truncate, saturate, NaN -> 0.
-fn gi_f32_to_i32(x: f32) -> i32 {
-    if (gi_isnan_f32(x)) { return 0i; }
-    if (x >= 2147483648.0f) { return 2147483647i; }
-    if (x <= -2147483648.0f) { return i32(-2147483648); }
-    return i32(x);
-}"""),
-    "gi_f32_to_u32": (("gi_isnan_f32",), """
-// Rust `as u32`: truncate, saturate, NaN -> 0.
-fn gi_f32_to_u32(x: f32) -> u32 {
-    if (gi_isnan_f32(x) || x < 1.0f) { return 0u; }
-    if (x >= 4294967296.0f) { return 4294967295u; }
-    return u32(x);
-}"""),
-    "gi_u32_to_f32": (("gi_fmul_f32", "gi_fadd_f32"), """
-// Round to nearest even without trusting the driver's conversion: both halves convert
-// exactly, the scaling is exact, and the one addition rounds correctly.
-fn gi_u32_to_f32(x: u32) -> f32 {
-    return gi_fadd_f32(gi_fmul_f32(f32(x >> 16u), 65536.0f), f32(x & 0xffffu));
-}"""),
-    "gi_i32_to_f32": (("gi_u32_to_f32",), """
-fn gi_i32_to_f32(x: i32) -> f32 {
-    let m = gi_u32_to_f32(select(bitcast<u32>(x), 0u - bitcast<u32>(x), x < 0i));
-    return select(m, -m, x < 0i);
-}"""),
     "gi_fdiv_f32": ((), """
 // Correctly rounded f32 division (round to nearest even, subnormals kept), by long
 // division of the significands: WGSL only promises 2.5 ulp for `/`.
@@ -630,6 +548,11 @@ class _Emitter:
             for u in sorted(uses):
                 self.need(u)
             return self.define(name, text)
+        if name[3:] in _RULES and name not in self.helpers:  # Rust's rules (ir/rules.py)
+            text, uses = _render_rule(name[3:], _MATH_WGSL)
+            for u in sorted(uses):
+                self.need(u)
+            return self.define(name, text)
         if name not in self.helpers:
             deps, text = _LIB[name]
             for d in deps:
@@ -642,16 +565,17 @@ class _Emitter:
             self.helpers[name] = text.strip("\n")
         return name
 
-    def lanewise(self, scalar_fn: str, t: str, arity: int) -> str:
-        """The helper for type `t`: the scalar one, or a vector wrapper calling it per lane."""
+    def lanewise(self, scalar_fn: str, t: str, arity: int, scalar_arg: int = -1) -> str:
+        """The helper for type `t`: the scalar one, or a vector wrapper calling it per lane
+        (argument `scalar_arg`, a shift amount, stays one u32)."""
         if not T.is_vector(t):
             return self.need(scalar_fn)
         self.need(scalar_fn)
         base = scalar_fn.rsplit("_", 1)[0]
         name = f"{base}_{_suffix(t)}"
         wt = self.ty(t)
-        params = ", ".join(f"{'abc'[i]}: {wt}" for i in range(arity))
-        lanes = ", ".join(f"{scalar_fn}({', '.join(f'{chr(97 + i)}.{c}' for i in range(arity))})"
+        params = ", ".join(f"{'abc'[i]}: {'u32' if i == scalar_arg else wt}" for i in range(arity))
+        lanes = ", ".join(f"{scalar_fn}({', '.join(chr(97 + i) if i == scalar_arg else f'{chr(97 + i)}.{c}' for i in range(arity))})"
                           for c in "xyzw"[:T.vec_len(t)])
         return self.define(name, f"fn {name}({params}) -> {wt} {{\n    return {wt}({lanes});\n}}")
 
@@ -1039,6 +963,8 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         if constant_tree(e):
             v = self.opaque(v, e.operand.ty)
         if e.op == "neg":
+            if T.elem_of(e.ty) == "f32" and not T.is_matrix(e.ty):  # the sign bit, never flushed
+                return f"{self.lanewise('gi_neg_f32', e.ty, 1)}({_strip(v)})"
             return f"(-{v})"
         return f"(!{v})" if e.ty == "bool" else f"(~{v})"
 
@@ -1069,16 +995,9 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         a, b = self.expr(e.lhs), self.expr(e.rhs)
         if constant_tree(e):  # not foldable here (vectors): keep naga from evaluating it
             a, b = self.opaque(a, lt), self.opaque(b, rt)
-        if op in ("shl", "shr"):
-            if isinstance(e.rhs, N.Const):  # Rust's wrapping_shl/shr: the amount modulo 32
-                amount = f"{int(e.rhs.value) & 31}u"
-            elif rt == "u32":
-                amount = f"({b} & 31u)"
-            else:
-                amount = f"(bitcast<u32>({_strip(b)}) & 31u)"
-            if T.is_vector(lt):
-                amount = f"vec{T.vec_len(lt)}<u32>({_strip(amount)})"
-            return f"({a} {'<<' if op == 'shl' else '>>'} {amount})"
+        if op in ("shl", "shr"):  # the amount is reinterpreted as u32 (ir/rules.py takes it modulo 32)
+            amount = _strip(b) if rt == "u32" else f"bitcast<u32>({_strip(b)})"
+            return f"{self.lanewise(f'gi_{op}_{T.elem_of(lt)}', lt, 2, scalar_arg=1)}({_strip(a)}, {amount})"
         if T.is_matrix(lt) and op == "mul" and not T.is_scalar(rt):
             return self.matmul(e, a, b)
         elem = T.elem_of(e.ty) if op not in N.COMPARISONS else T.elem_of(lt)
@@ -1094,9 +1013,8 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
             return f"{fn}({self.splat(a, lt, e.ty)}, {self.splat(b, rt, e.ty)})"
         if op in ("add", "sub", "mul") and elem == "f32":
             return self.float_op(op, e, a, b)
-        if op in N.COMPARISONS and lt == "f32":
-            pa, pb, _ = self.pins("f32")
-            a, b = f"{pa}({_strip(a)})", f"{pb}({_strip(b)})"
+        if op in N.COMPARISONS and lt == "f32":  # on the bits (ir/rules.py): NaN and subnormals kept
+            return f"{self.need(f'gi_{op}_f32')}({_strip(a)}, {_strip(b)})"
         if op == "bitxor" and e.ty == "bool":
             return f"({a} != {b})"
         sym = {"add": "+", "sub": "-", "mul": "*", "bitand": "&", "bitor": "|", "bitxor": "^", "eq": "==",
@@ -1158,13 +1076,15 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         return f"{self.fop(op, e.ty)}({self.splat(a, e.lhs.ty, e.ty)}, {self.splat(b, e.rhs.ty, e.ty)})"
 
     def native_division(self, e: N.Binary, a: str) -> Optional[str]:
-        """WGSL's own operator where it provably agrees with Rust: integer division by a
-        constant other than 0 and -1, and f32 division by a power of two (the same real
-        quotient as multiplying by its exact inverse, hence the same rounding)."""
+        """WGSL's own operator where it provably agrees with Rust: u32 division by a nonzero
+        constant (ir/rules.py's `udiv` itself; signed `/` and `%` never use the driver's
+        operator, which NVIDIA's Vulkan driver gets wrong for negative operands), and f32
+        division by a power of two (the same real quotient as multiplying by its exact
+        inverse, hence the same rounding)."""
         c = e.rhs
         if not isinstance(c, N.Const) or T.is_vector(e.rhs.ty):
             return None
-        if c.ty in T.INTS and c.value not in (0, -1):
+        if c.ty == "u32" and c.value != 0:
             return f"({a} {'/' if e.op == 'div' else '%'} {self.expr(c)})"
         if c.ty == "f32" and e.op == "div":
             m, x = np.frexp(np.float32(c.value))
@@ -1227,8 +1147,7 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
             return f"{f}({vals[0]}, {vals[1]})"
         if f == "clamp":
             if elem == "f32":
-                lo, hi = self.lanewise("gi_max_f32", t0, 2), self.lanewise("gi_min_f32", t0, 2)
-                return f"{hi}({lo}({vals[0]}, {vals[1]}), {vals[2]})"
+                return f"{self.lanewise('gi_clamp_f32', t0, 3)}({', '.join(vals)})"
             return f"min(max({vals[0]}, {vals[1]}), {vals[2]})"
         if f == "fma":
             return f"{self.lanewise('gi_fma_f32', t0, 3)}({', '.join(vals)})"

@@ -52,11 +52,11 @@ def k_collatz_steps(G, R, F):
         # line 21: assign
         v_count = rt.sel(m8, (v_count + U1), v_count)
         # line 22: if
-        _t5 = ((v_n % U2) == U0)
+        _t5 = (rt.urem(v_n, U2) == U0)
         m9 = rt.m_and(m8, _t5)
         if rt.m_any(m9):
             # line 23: assign
-            v_n = rt.sel(m9, (v_n // U2), v_n)
+            v_n = rt.sel(m9, rt.udiv(v_n, U2), v_n)
             # line 24: continue
             cont1 = rt.f_or(cont1, m9)
         m10 = rt.m_exit(m8, cont1)

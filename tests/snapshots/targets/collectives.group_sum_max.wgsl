@@ -32,6 +32,13 @@ fn gi_store_scratch(i: u32, v: f32) {
     if (i < 256u) { scratch[i] = v; }
 }
 
+// ir/rules.py `shl_u32`: the amount modulo 32
+fn gi_shl_u32(a: u32, b: u32) -> u32 {
+    let t1 = (b & 31u);
+    let t2 = (a << t1);
+    return t2;
+}
+
 fn gi_load_scratch(i: u32) -> f32 {
     if (i < 256u) { return scratch[i]; }
     return 0.0f;
@@ -53,16 +60,28 @@ fn gi_fadd_f32(a: f32, b: f32) -> f32 {
     return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
 }
 
-// NaN test on the bits: drivers may assume `x != x` is false.
-fn gi_isnan_f32(x: f32) -> bool {
-    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
-}
-
-// Rust f32::max: a NaN operand yields the other operand.
-fn gi_max_f32(a: f32, b: f32) -> f32 {
-    if (gi_isnan_f32(a)) { return b; }
-    if (gi_isnan_f32(b)) { return a; }
-    return select(a, b, b > a);
+// ir/rules.py `max_f32`: f32::max: a NaN operand yields the other
+fn gi_max_f32(x: f32, y: f32) -> f32 {
+    let t1 = bitcast<u32>(y);
+    let t2 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
+    let t3 = (t1 & 0x7fffffffu);
+    let t4 = (t3 ^ t2);
+    let t5 = (t4 - t2);
+    let t6 = bitcast<u32>(x);
+    let t7 = bitcast<u32>((bitcast<i32>(t6) >> 31u));
+    let t8 = (t6 & 0x7fffffffu);
+    let t9 = (t8 ^ t7);
+    let t10 = (t9 - t7);
+    let t11 = (bitcast<i32>(t5) < bitcast<i32>(t10));
+    let t12 = (0x7f800000u < t3);
+    let t13 = (0x7f800000u < t8);
+    let t14 = (t12 || t13);
+    let t15 = (!t14);
+    let t16 = (t11 && t15);
+    let t17 = select(y, x, t16);
+    let t18 = select(t17, x, t12);
+    let t19 = select(t18, y, t13);
+    return t19;
 }
 
 // A failed trapping check (ir/checks.py site): the first failure of the dispatch takes the
@@ -113,8 +132,8 @@ fn group_sum_max(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builti
     workgroupBarrier();
     let gi_end1: u32 = 8u;
     for (var sum1_level: u32 = 0u; sum1_level < gi_end1; sum1_level = sum1_level + 1u) {
-        let sum1_step: u32 = 1u << (sum1_level & 31u);
-        if ((sum1_lane & ((sum1_step << 1u) - 1u)) == 0u) {
+        let sum1_step: u32 = gi_shl_u32(1u, sum1_level);
+        if ((sum1_lane & (gi_shl_u32(sum1_step, 1u) - 1u)) == 0u) {
             gi_store_scratch(sum1_lane, gi_fadd_f32(gi_load_scratch(sum1_lane), gi_load_scratch(sum1_lane + sum1_step)));
         }
         storageBarrier();
@@ -130,8 +149,8 @@ fn group_sum_max(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builti
     workgroupBarrier();
     let gi_end2: u32 = 8u;
     for (var max2_level: u32 = 0u; max2_level < gi_end2; max2_level = max2_level + 1u) {
-        let max2_step: u32 = 1u << (max2_level & 31u);
-        if ((max2_lane & ((max2_step << 1u) - 1u)) == 0u) {
+        let max2_step: u32 = gi_shl_u32(1u, max2_level);
+        if ((max2_lane & (gi_shl_u32(max2_step, 1u) - 1u)) == 0u) {
             gi_store_scratch(max2_lane, gi_max_f32(gi_load_scratch(max2_lane), gi_load_scratch(max2_lane + max2_step)));
         }
         storageBarrier();

@@ -18,8 +18,8 @@ def k_casts(G, R, F):
         # line 67: store
         rt.st_lin(p_to_u, G, rt.f2u(rt.ld_lin(p_f, G)), m1, (F, 1, m1, ()))
         # line 68: store
-        _t2 = rt.ld_lin(p_n, G, (F, 2, m1, ())).astype(np.float32)
+        _t2 = rt.i2f(rt.ld_lin(p_n, G, (F, 2, m1, ())))
         rt.st(p_to_f, (U2 * G.gid_x), _t2, m1, (F, 3, m1, ()))
         # line 69: store
-        _t3 = rt.ld_lin(p_n, G, (F, 4, m1, ())).astype(np.uint32).astype(np.float32)
+        _t3 = rt.u2f(rt.ld_lin(p_n, G, (F, 4, m1, ())).astype(np.uint32))
         rt.st(p_to_f, ((U2 * G.gid_x) + U1), _t3, m1, (F, 5, m1, ()))

@@ -33,17 +33,21 @@ fn gi_load_f(i: u32) -> f32 {
     return f32();
 }
 
-// NaN test on the bits: drivers may assume `x != x` is false.
-fn gi_isnan_f32(x: f32) -> bool {
-    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
-}
-
-// Rust `as i32`: truncate, saturate, NaN -> 0.
-fn gi_f32_to_i32(x: f32) -> i32 {
-    if (gi_isnan_f32(x)) { return 0i; }
-    if (x >= 2147483648.0f) { return 2147483647i; }
-    if (x <= -2147483648.0f) { return i32(-2147483648); }
-    return i32(x);
+// ir/rules.py `f32_to_i32`: `as i32`: truncate, saturate, NaN -> 0
+fn gi_f32_to_i32(a: f32) -> i32 {
+    let t1 = bitcast<u32>(a);
+    let t2 = (t1 & 0x7fffffffu);
+    let t3 = (0x7f800000u < t2);
+    let t4 = (0x4effffffu < t2);
+    let t5 = (!t3);
+    let t6 = (t4 && t5);
+    let t7 = (t3 || t6);
+    let t8 = select(a, 0.0f, t7);
+    let t9 = bitcast<u32>(i32(t8));
+    let t10 = (t1 < 0x80000000u);
+    let t11 = select(0x80000000u, 0x7fffffffu, t10);
+    let t12 = select(t9, t11, t6);
+    return bitcast<i32>(t12);
 }
 
 // A failed trapping check (ir/checks.py site): the first failure of the dispatch takes the
@@ -70,11 +74,21 @@ fn gi_checked_store_to_i(i: u32, v: i32, site: u32) {
     to_i[gi_u.gi_off_to_i + i] = v;
 }
 
-// Rust `as u32`: truncate, saturate, NaN -> 0.
-fn gi_f32_to_u32(x: f32) -> u32 {
-    if (gi_isnan_f32(x) || x < 1.0f) { return 0u; }
-    if (x >= 4294967296.0f) { return 4294967295u; }
-    return u32(x);
+// ir/rules.py `f32_to_u32`: `as u32`: truncate, saturate, NaN -> 0
+fn gi_f32_to_u32(a: f32) -> u32 {
+    let t1 = bitcast<u32>(a);
+    let t2 = (t1 & 0x7fffffffu);
+    let t3 = (0x7f800000u < t2);
+    let t4 = (t1 < 0x80000000u);
+    let t5 = (!t4);
+    let t6 = (0x4f7fffffu < t1);
+    let t7 = (t5 || t6);
+    let t8 = select(a, 0.0f, t7);
+    let t9 = u32(t8);
+    let t10 = select(t9, 0xffffffffu, t6);
+    let t11 = (t5 || t3);
+    let t12 = select(t10, 0u, t11);
+    return t12;
 }
 
 fn gi_checked_store_to_u(i: u32, v: u32, site: u32) {
@@ -105,23 +119,31 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fmul_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
-}
-
 fn gi_fadd_f32(a: f32, b: f32) -> f32 {
     return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
 }
 
-// Round to nearest even without trusting the driver's conversion: both halves convert
-// exactly, the scaling is exact, and the one addition rounds correctly.
-fn gi_u32_to_f32(x: u32) -> f32 {
-    return gi_fadd_f32(gi_fmul_f32(f32(x >> 16u), 65536.0f), f32(x & 0xffffu));
+fn gi_fmul_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
 }
 
-fn gi_i32_to_f32(x: i32) -> f32 {
-    let m = gi_u32_to_f32(select(bitcast<u32>(x), 0u - bitcast<u32>(x), x < 0i));
-    return select(m, -m, x < 0i);
+// ir/rules.py `i32_to_f32`: `as f32`: round to nearest even
+fn gi_i32_to_f32(a: i32) -> f32 {
+    let t1 = bitcast<u32>(a);
+    let t2 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
+    let t3 = (t1 ^ t2);
+    let t4 = (t3 - t2);
+    let t5 = (t4 >> 16u);
+    let t6 = f32(t5);
+    let t7 = gi_fmul_f32(t6, 65536.0f);
+    let t8 = (t4 & 65535u);
+    let t9 = f32(t8);
+    let t10 = gi_fadd_f32(t7, t9);
+    let t11 = bitcast<u32>(t10);
+    let t12 = (t2 & 0x80000000u);
+    let t13 = (t11 | t12);
+    let t14 = bitcast<f32>(t13);
+    return t14;
 }
 
 fn gi_checked_store_to_f(i: u32, v: f32, site: u32) {
@@ -130,6 +152,17 @@ fn gi_checked_store_to_f(i: u32, v: f32, site: u32) {
         return;
     }
     to_f[gi_u.gi_off_to_f + i] = v;
+}
+
+// ir/rules.py `u32_to_f32`: `as f32`: round to nearest even
+fn gi_u32_to_f32(a: u32) -> f32 {
+    let t1 = (a >> 16u);
+    let t2 = f32(t1);
+    let t3 = gi_fmul_f32(t2, 65536.0f);
+    let t4 = (a & 65535u);
+    let t5 = f32(t4);
+    let t6 = gi_fadd_f32(t3, t5);
+    return t6;
 }
 
 @compute @workgroup_size(64, 1, 1)

@@ -46,10 +46,13 @@ fn gi_checked_store_out(i: u32, v: u32, site: u32) {
     out[gi_u.gi_off_out + i] = v;
 }
 
-// Rust semantics: x / 0 == 0 (until trapping checks).
+// ir/rules.py `div_u32`: x / 0 == 0
 fn gi_div_u32(a: u32, b: u32) -> u32 {
-    if (b == 0u) { return 0u; }
-    return a / b;
+    let t1 = (b == 0u);
+    let t2 = select(b, 1u, t1);
+    let t3 = (a / t2);
+    let t4 = select(t3, 0u, t1);
+    return t4;
 }
 
 fn gi_checked_div_u32(a: u32, b: u32, site: u32) -> u32 {

@@ -36,13 +36,13 @@ def k_float_ops(G, R, F):
         _t2 = rt.round_away(v_x)
         rt.st(p_out, v_o, _t2, m1, (F, 1, m1, ()))
         # line 81: store
-        _t3 = np.fmin(v_x, v_y)
+        _t3 = rt.fmin(v_x, v_y)
         rt.st(p_out, (v_o + U1), _t3, m1, (F, 2, m1, ()))
         # line 82: store
-        _t4 = np.fmax(v_x, v_y)
+        _t4 = rt.fmax(v_x, v_y)
         rt.st(p_out, (v_o + U2), _t4, m1, (F, 3, m1, ()))
         # line 83: store
-        _t5 = np.fmin(np.fmax(v_x, Fm1_0), F1_0)
+        _t5 = rt.fclamp(v_x, Fm1_0, F1_0)
         rt.st(p_out, (v_o + U3), _t5, m1, (F, 4, m1, ()))
         # line 84: store
         _t6 = np.floor(v_x)
@@ -54,7 +54,7 @@ def k_float_ops(G, R, F):
         _t8 = np.trunc(v_x)
         rt.st(p_out, (v_o + U6), _t8, m1, (F, 7, m1, ()))
         # line 87: store
-        _t9 = np.abs(v_x)
+        _t9 = rt.abs_f32(v_x)
         rt.st(p_out, (v_o + U7), _t9, m1, (F, 8, m1, ()))
         # line 88: store
         _t10 = np.fmod(v_x, v_y)

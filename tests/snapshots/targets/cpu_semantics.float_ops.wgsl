@@ -7,9 +7,6 @@ struct gi_Uniforms {
     gi_len_b: u32,
     gi_off_out: u32,
     gi_len_out: u32,
-    gi_zero_a: u32,
-    gi_zero_b: u32,
-    gi_zero_c: u32,
 }
 
 @group(0) @binding(0) var<storage, read> a: array<f32>;
@@ -17,10 +14,6 @@ struct gi_Uniforms {
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @group(0) @binding(3) var<uniform> gi_u: gi_Uniforms;
 @group(0) @binding(4) var<storage, read_write> gi_faults: array<atomic<u32>, 8>;
-
-// Float operations as Rust rounds them. Drivers may rewrite float algebra (fuse a * b + c,
-// reassociate, x * 0 = 0, x - x = 0 ...), so operands and results pass through an XOR
-// with runtime zeros (gi_u.gi_zero_*) that no optimiser can see through.
 
 fn gi_load_a(i: u32) -> f32 {
     if (i < gi_u.gi_len_a) { return a[gi_u.gi_off_a + i]; }
@@ -51,31 +44,28 @@ fn gi_checked_load_b(i: u32, site: u32) -> f32 {
     return b[gi_u.gi_off_b + i];
 }
 
-fn gi_pa_f32(x: f32) -> f32 {
-    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_a);
-}
-
-fn gi_pb_f32(x: f32) -> f32 {
-    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_b);
-}
-
-fn gi_pc_f32(x: f32) -> f32 {
-    return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
-}
-
-fn gi_fsub_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) - gi_pb_f32(b));
-}
-
-fn gi_fadd_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
-}
-
-// Round half away from zero; x - trunc(x) is exact, so the comparison is too.
+// ir/rules.py `round_f32`: f32::round: half away from zero
 fn gi_round_f32(x: f32) -> f32 {
-    let t = trunc(x);
-    if (abs(gi_fsub_f32(x, t)) >= 0.5f) { return gi_fadd_f32(t, sign(x)); }
-    return t;
+    let t1 = bitcast<u32>(x);
+    let t2 = (t1 & 0x7fffffffu);
+    let t3 = (t1 & 0x80000000u);
+    let t4 = (t2 >> 23u);
+    let t5 = (t4 - 127u);
+    let t6 = (t5 & 31u);
+    let t7 = (0x007fffffu >> t6);
+    let t8 = (0x00400000u >> t6);
+    let t9 = (t2 + t8);
+    let t10 = (t7 ^ 0xffffffffu);
+    let t11 = (t9 & t10);
+    let t12 = (t4 < 127u);
+    let t13 = (t4 == 126u);
+    let t14 = select(0u, 0x3f800000u, t13);
+    let t15 = select(t11, t14, t12);
+    let t16 = (t4 < 150u);
+    let t17 = (t15 | t3);
+    let t18 = bitcast<f32>(t17);
+    let t19 = select(x, t18, t16);
+    return t19;
 }
 
 fn gi_checked_store_out(i: u32, v: f32, site: u32) {
@@ -86,27 +76,97 @@ fn gi_checked_store_out(i: u32, v: f32, site: u32) {
     out[gi_u.gi_off_out + i] = v;
 }
 
-// NaN test on the bits: drivers may assume `x != x` is false.
-fn gi_isnan_f32(x: f32) -> bool {
-    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+// ir/rules.py `min_f32`: f32::min: a NaN operand yields the other
+fn gi_min_f32(x: f32, y: f32) -> f32 {
+    let t1 = bitcast<u32>(x);
+    let t2 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
+    let t3 = (t1 & 0x7fffffffu);
+    let t4 = (t3 ^ t2);
+    let t5 = (t4 - t2);
+    let t6 = bitcast<u32>(y);
+    let t7 = bitcast<u32>((bitcast<i32>(t6) >> 31u));
+    let t8 = (t6 & 0x7fffffffu);
+    let t9 = (t8 ^ t7);
+    let t10 = (t9 - t7);
+    let t11 = (bitcast<i32>(t5) < bitcast<i32>(t10));
+    let t12 = (0x7f800000u < t3);
+    let t13 = (0x7f800000u < t8);
+    let t14 = (t12 || t13);
+    let t15 = (!t14);
+    let t16 = (t11 && t15);
+    let t17 = select(y, x, t16);
+    let t18 = select(t17, x, t13);
+    let t19 = select(t18, y, t12);
+    return t19;
 }
 
-// Rust f32::min: a NaN operand yields the other operand.
-fn gi_min_f32(a: f32, b: f32) -> f32 {
-    if (gi_isnan_f32(a)) { return b; }
-    if (gi_isnan_f32(b)) { return a; }
-    return select(a, b, b < a);
+// ir/rules.py `max_f32`: f32::max: a NaN operand yields the other
+fn gi_max_f32(x: f32, y: f32) -> f32 {
+    let t1 = bitcast<u32>(y);
+    let t2 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
+    let t3 = (t1 & 0x7fffffffu);
+    let t4 = (t3 ^ t2);
+    let t5 = (t4 - t2);
+    let t6 = bitcast<u32>(x);
+    let t7 = bitcast<u32>((bitcast<i32>(t6) >> 31u));
+    let t8 = (t6 & 0x7fffffffu);
+    let t9 = (t8 ^ t7);
+    let t10 = (t9 - t7);
+    let t11 = (bitcast<i32>(t5) < bitcast<i32>(t10));
+    let t12 = (0x7f800000u < t3);
+    let t13 = (0x7f800000u < t8);
+    let t14 = (t12 || t13);
+    let t15 = (!t14);
+    let t16 = (t11 && t15);
+    let t17 = select(y, x, t16);
+    let t18 = select(t17, x, t12);
+    let t19 = select(t18, y, t13);
+    return t19;
 }
 
-// Rust f32::max: a NaN operand yields the other operand.
-fn gi_max_f32(a: f32, b: f32) -> f32 {
-    if (gi_isnan_f32(a)) { return b; }
-    if (gi_isnan_f32(b)) { return a; }
-    return select(a, b, b > a);
+// ir/rules.py `clamp_f32`: f32::clamp: NaN stays NaN
+fn gi_clamp_f32(x: f32, y: f32, z: f32) -> f32 {
+    let t1 = bitcast<u32>(x);
+    let t2 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
+    let t3 = (t1 & 0x7fffffffu);
+    let t4 = (t3 ^ t2);
+    let t5 = (t4 - t2);
+    let t6 = bitcast<u32>(y);
+    let t7 = bitcast<u32>((bitcast<i32>(t6) >> 31u));
+    let t8 = (t6 & 0x7fffffffu);
+    let t9 = (t8 ^ t7);
+    let t10 = (t9 - t7);
+    let t11 = (bitcast<i32>(t5) < bitcast<i32>(t10));
+    let t12 = (0x7f800000u < t3);
+    let t13 = (0x7f800000u < t8);
+    let t14 = (t12 || t13);
+    let t15 = (!t14);
+    let t16 = (t11 && t15);
+    let t17 = select(x, y, t16);
+    let t18 = bitcast<u32>(z);
+    let t19 = bitcast<u32>((bitcast<i32>(t18) >> 31u));
+    let t20 = (t18 & 0x7fffffffu);
+    let t21 = (t20 ^ t19);
+    let t22 = (t21 - t19);
+    let t23 = bitcast<u32>(t17);
+    let t24 = bitcast<u32>((bitcast<i32>(t23) >> 31u));
+    let t25 = (t23 & 0x7fffffffu);
+    let t26 = (t25 ^ t24);
+    let t27 = (t26 - t24);
+    let t28 = (bitcast<i32>(t22) < bitcast<i32>(t27));
+    let t29 = (0x7f800000u < t20);
+    let t30 = (0x7f800000u < t25);
+    let t31 = (t29 || t30);
+    let t32 = (!t31);
+    let t33 = (t28 && t32);
+    let t34 = select(t17, z, t33);
+    return t34;
 }
 
+// ir/rules.py `abs_f32`: the sign bit cleared
 fn gi_abs_f32(x: f32) -> f32 {
-    return bitcast<f32>(bitcast<u32>(x) & 0x7fffffffu);
+    let t1 = bitcast<f32>((bitcast<u32>(x) & 0x7fffffffu));
+    return t1;
 }
 
 // Rust's f32 `%`: the exact truncated remainder (WGSL's `%` is x - y * trunc(x / y),
@@ -183,6 +243,12 @@ fn gi_fdiv_f32(a: f32, b: f32) -> f32 {
     return bitcast<f32>(sign | ((u32(max(e, 1i) - 1i) << 23u) + kept));
 }
 
+// ir/rules.py `neg_f32`: the sign bit flipped
+fn gi_neg_f32(x: f32) -> f32 {
+    let t1 = bitcast<f32>((bitcast<u32>(x) ^ 0x80000000u));
+    return t1;
+}
+
 @compute @workgroup_size(64, 1, 1)
 fn float_ops(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     let i: u32 = gi_global_id.x;
@@ -193,14 +259,14 @@ fn float_ops(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
         gi_checked_store_out(o, gi_round_f32(x), 1u);
         gi_checked_store_out(o + 1u, gi_min_f32(x, y), 2u);
         gi_checked_store_out(o + 2u, gi_max_f32(x, y), 3u);
-        gi_checked_store_out(o + 3u, gi_min_f32(gi_max_f32(x, -1.0f), 1.0f), 4u);
+        gi_checked_store_out(o + 3u, gi_clamp_f32(x, -1.0f, 1.0f), 4u);
         gi_checked_store_out(o + 4u, floor(x), 5u);
         gi_checked_store_out(o + 5u, ceil(x), 6u);
         gi_checked_store_out(o + 6u, trunc(x), 7u);
         gi_checked_store_out(o + 7u, gi_abs_f32(x), 8u);
         gi_checked_store_out(o + 8u, gi_fmod_f32(x, y), 9u);
         gi_checked_store_out(o + 9u, gi_fdiv_f32(x, y), 10u);
-        gi_checked_store_out(o + 10u, -x, 11u);
+        gi_checked_store_out(o + 10u, gi_neg_f32(x), 11u);
         gi_checked_store_out(o + 11u, bitcast<f32>(bitcast<u32>(x) ^ 2147483648u), 12u);
     }
 }

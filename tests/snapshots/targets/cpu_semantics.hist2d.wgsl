@@ -40,9 +40,13 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
     atomicStore(&gi_faults[4], index_y);
 }
 
+// ir/rules.py `rem_u32`: x % 0 == 0
 fn gi_rem_u32(a: u32, b: u32) -> u32 {
-    if (b == 0u) { return 0u; }
-    return a % b;
+    let t1 = (b == 0u);
+    let t2 = select(b, 1u, t1);
+    let t3 = (a % t2);
+    let t4 = select(t3, 0u, t1);
+    return t4;
 }
 
 fn gi_checked_rem_u32(a: u32, b: u32, site: u32) -> u32 {

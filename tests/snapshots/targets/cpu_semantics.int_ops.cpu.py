@@ -2,13 +2,11 @@
 # Runs workgroups of 64x1x1 threads as a (W, S) lane grid; masks: None = all lanes.
 
 I3 = np.int32(3)
-I31 = np.int32(31)
 U1 = np.uint32(1)
 U10 = np.uint32(10)
 U1000 = np.uint32(1000)
 U2 = np.uint32(2)
 U3 = np.uint32(3)
-U31 = np.uint32(31)
 U4 = np.uint32(4)
 U5 = np.uint32(5)
 U6 = np.uint32(6)
@@ -57,16 +55,16 @@ def k_int_ops(G, R, F):
     _t6 = rt.irem(v_x, v_y, (F, 6, m2, ()))
     rt.st(p_out_i, (v_o + U4), _t6, m2, (F, 7, m2, ()))
     # line 45: store
-    _t7 = np.left_shift(v_x, (v_y & I31))
+    _t7 = rt.shl_i32(v_x, v_y)
     rt.st(p_out_i, (v_o + U5), _t7, m2, (F, 8, m2, ()))
     # line 46: store
-    _t8 = np.right_shift(v_x, (v_uy & U31).astype(np.int32))
+    _t8 = rt.shr_i32(v_x, v_uy)
     rt.st(p_out_i, (v_o + U6), _t8, m2, (F, 9, m2, ()))
     # line 47: store
     _t9 = (-v_x)
     rt.st(p_out_i, (v_o + U7), _t9, m2, (F, 10, m2, ()))
     # line 48: store
-    _t10 = np.abs(v_x)
+    _t10 = rt.abs_i32(v_x)
     rt.st(p_out_i, (v_o + U8), _t10, m2, (F, 11, m2, ()))
     # line 49: store
     _t11 = (np.minimum(v_x, v_y) + (np.maximum(v_x, v_y) * I3))
@@ -87,10 +85,10 @@ def k_int_ops(G, R, F):
     _t16 = rt.urem(v_ux, v_uy, (F, 18, m2, ()))
     rt.st(p_out_u, (v_o + U4), _t16, m2, (F, 19, m2, ()))
     # line 55: store
-    _t17 = np.left_shift(v_ux, (v_y & I31).astype(np.uint32))
+    _t17 = rt.shl_u32(v_ux, v_y)
     rt.st(p_out_u, (v_o + U5), _t17, m2, (F, 20, m2, ()))
     # line 56: store
-    _t18 = np.right_shift(v_ux, (v_uy & U31))
+    _t18 = rt.shr_u32(v_ux, v_uy)
     rt.st(p_out_u, (v_o + U6), _t18, m2, (F, 21, m2, ()))
     # line 57: store
     _t19 = (~v_ux)

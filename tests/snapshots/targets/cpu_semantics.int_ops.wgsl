@@ -55,11 +55,24 @@ fn gi_checked_store_out_i(i: u32, v: i32, site: u32) {
     out_i[gi_u.gi_off_out_i + i] = v;
 }
 
-// x / 0 == 0; i32::MIN / -1 == i32::MIN (wrapping); otherwise truncates toward zero.
+// ir/rules.py `div_i32`: truncates; x / 0 == 0; i32::MIN / -1 == i32::MIN
 fn gi_div_i32(a: i32, b: i32) -> i32 {
-    if (b == 0i) { return 0i; }
-    if (b == -1i) { return 0i - a; }
-    return a / b;
+    let t1 = bitcast<u32>(a);
+    let t2 = bitcast<u32>(b);
+    let t3 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
+    let t4 = bitcast<u32>((bitcast<i32>(t2) >> 31u));
+    let t5 = (t2 ^ t4);
+    let t6 = (t5 - t4);
+    let t7 = (t6 == 0u);
+    let t8 = select(t6, 1u, t7);
+    let t9 = (t3 ^ t4);
+    let t10 = (t1 ^ t3);
+    let t11 = (t10 - t3);
+    let t12 = (t11 / t8);
+    let t13 = (t12 ^ t9);
+    let t14 = (t13 - t9);
+    let t15 = select(t14, 0u, t7);
+    return bitcast<i32>(t15);
 }
 
 fn gi_checked_div_i32(a: i32, b: i32, site: u32) -> i32 {
@@ -70,10 +83,23 @@ fn gi_checked_div_i32(a: i32, b: i32, site: u32) -> i32 {
     return gi_div_i32(a, b);
 }
 
-// x % 0 == 0; i32::MIN % -1 == 0; the result takes the dividend's sign.
+// ir/rules.py `rem_i32`: sign of the dividend; x % 0 == 0; i32::MIN % -1 == 0
 fn gi_rem_i32(a: i32, b: i32) -> i32 {
-    if (b == 0i || b == -1i) { return 0i; }
-    return a % b;
+    let t1 = bitcast<u32>(a);
+    let t2 = bitcast<u32>(b);
+    let t3 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
+    let t4 = bitcast<u32>((bitcast<i32>(t2) >> 31u));
+    let t5 = (t2 ^ t4);
+    let t6 = (t5 - t4);
+    let t7 = (t6 == 0u);
+    let t8 = select(t6, 1u, t7);
+    let t9 = (t1 ^ t3);
+    let t10 = (t9 - t3);
+    let t11 = (t10 % t8);
+    let t12 = (t11 ^ t3);
+    let t13 = (t12 - t3);
+    let t14 = select(t13, 0u, t7);
+    return bitcast<i32>(t14);
 }
 
 fn gi_checked_rem_i32(a: i32, b: i32, site: u32) -> i32 {
@@ -84,10 +110,29 @@ fn gi_checked_rem_i32(a: i32, b: i32, site: u32) -> i32 {
     return gi_rem_i32(a, b);
 }
 
-// abs(i32::MIN) == i32::MIN (wrapping negation).
-fn gi_abs_i32(x: i32) -> i32 {
-    if (x < 0i) { return 0i - x; }
-    return x;
+// ir/rules.py `shl_i32`: the amount modulo 32
+fn gi_shl_i32(a: i32, b: u32) -> i32 {
+    let t1 = bitcast<u32>(a);
+    let t2 = (b & 31u);
+    let t3 = (t1 << t2);
+    return bitcast<i32>(t3);
+}
+
+// ir/rules.py `shr_i32`: arithmetic; the amount modulo 32
+fn gi_shr_i32(a: i32, b: u32) -> i32 {
+    let t1 = bitcast<u32>(a);
+    let t2 = (b & 31u);
+    let t3 = bitcast<u32>((bitcast<i32>(t1) >> t2));
+    return bitcast<i32>(t3);
+}
+
+// ir/rules.py `abs_i32`: abs(i32::MIN) == i32::MIN
+fn gi_abs_i32(a: i32) -> i32 {
+    let t1 = bitcast<u32>(a);
+    let t2 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
+    let t3 = (t1 ^ t2);
+    let t4 = (t3 - t2);
+    return bitcast<i32>(t4);
 }
 
 fn gi_checked_store_out_u(i: u32, v: u32, site: u32) {
@@ -98,10 +143,13 @@ fn gi_checked_store_out_u(i: u32, v: u32, site: u32) {
     out_u[gi_u.gi_off_out_u + i] = v;
 }
 
-// Rust semantics: x / 0 == 0 (until trapping checks).
+// ir/rules.py `div_u32`: x / 0 == 0
 fn gi_div_u32(a: u32, b: u32) -> u32 {
-    if (b == 0u) { return 0u; }
-    return a / b;
+    let t1 = (b == 0u);
+    let t2 = select(b, 1u, t1);
+    let t3 = (a / t2);
+    let t4 = select(t3, 0u, t1);
+    return t4;
 }
 
 fn gi_checked_div_u32(a: u32, b: u32, site: u32) -> u32 {
@@ -112,9 +160,13 @@ fn gi_checked_div_u32(a: u32, b: u32, site: u32) -> u32 {
     return gi_div_u32(a, b);
 }
 
+// ir/rules.py `rem_u32`: x % 0 == 0
 fn gi_rem_u32(a: u32, b: u32) -> u32 {
-    if (b == 0u) { return 0u; }
-    return a % b;
+    let t1 = (b == 0u);
+    let t2 = select(b, 1u, t1);
+    let t3 = (a % t2);
+    let t4 = select(t3, 0u, t1);
+    return t4;
 }
 
 fn gi_checked_rem_u32(a: u32, b: u32, site: u32) -> u32 {
@@ -123,6 +175,20 @@ fn gi_checked_rem_u32(a: u32, b: u32, site: u32) -> u32 {
         return 0u;
     }
     return gi_rem_u32(a, b);
+}
+
+// ir/rules.py `shl_u32`: the amount modulo 32
+fn gi_shl_u32(a: u32, b: u32) -> u32 {
+    let t1 = (b & 31u);
+    let t2 = (a << t1);
+    return t2;
+}
+
+// ir/rules.py `shr_u32`: logical; the amount modulo 32
+fn gi_shr_u32(a: u32, b: u32) -> u32 {
+    let t1 = (b & 31u);
+    let t2 = (a >> t1);
+    return t2;
 }
 
 @compute @workgroup_size(64, 1, 1)
@@ -141,8 +207,8 @@ fn int_ops(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     gi_checked_store_out_i(o + 2u, x * y, 3u);
     let gi_v1: i32 = gi_checked_div_i32(x, y, 4u); gi_checked_store_out_i(o + 3u, gi_v1, 5u);
     let gi_v2: i32 = gi_checked_rem_i32(x, y, 6u); gi_checked_store_out_i(o + 4u, gi_v2, 7u);
-    gi_checked_store_out_i(o + 5u, x << (bitcast<u32>(y) & 31u), 8u);
-    gi_checked_store_out_i(o + 6u, x >> (uy & 31u), 9u);
+    gi_checked_store_out_i(o + 5u, gi_shl_i32(x, bitcast<u32>(y)), 8u);
+    gi_checked_store_out_i(o + 6u, gi_shr_i32(x, uy), 9u);
     gi_checked_store_out_i(o + 7u, -x, 10u);
     gi_checked_store_out_i(o + 8u, gi_abs_i32(x), 11u);
     gi_checked_store_out_i(o + 9u, min(x, y) + (max(x, y) * 3i), 12u);
@@ -151,8 +217,8 @@ fn int_ops(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     gi_checked_store_out_u(o + 2u, ux * uy, 15u);
     let gi_v3: u32 = gi_checked_div_u32(ux, uy, 16u); gi_checked_store_out_u(o + 3u, gi_v3, 17u);
     let gi_v4: u32 = gi_checked_rem_u32(ux, uy, 18u); gi_checked_store_out_u(o + 4u, gi_v4, 19u);
-    gi_checked_store_out_u(o + 5u, ux << (bitcast<u32>(y) & 31u), 20u);
-    gi_checked_store_out_u(o + 6u, ux >> (uy & 31u), 21u);
+    gi_checked_store_out_u(o + 5u, gi_shl_u32(ux, bitcast<u32>(y)), 20u);
+    gi_checked_store_out_u(o + 6u, gi_shr_u32(ux, uy), 21u);
     gi_checked_store_out_u(o + 7u, ~ux, 22u);
     gi_checked_store_out_u(o + 8u, (ux & uy) | (ux ^ 61680u), 23u);
     gi_checked_store_out_u(o + 9u, min(max(ux, 10u), 1000u), 24u);

@@ -33,11 +33,11 @@ def k_transcendental(G, R, F):
         _t4 = rt.exp((v_x * F0_5))
         rt.st(p_out, (v_o + U2), _t4, m1, (F, 2, m1, ()))
         # line 104: store
-        _t5 = rt.log(np.abs(v_x))
+        _t5 = rt.log(rt.abs_f32(v_x))
         rt.st(p_out, (v_o + U3), _t5, m1, (F, 3, m1, ()))
         # line 105: store
-        _t6 = np.sqrt(np.abs(v_x))
+        _t6 = np.sqrt(rt.abs_f32(v_x))
         rt.st(p_out, (v_o + U4), _t6, m1, (F, 4, m1, ()))
         # line 106: store
-        _t7 = rt.pow(np.abs(v_x), F0_75)
+        _t7 = rt.pow(rt.abs_f32(v_x), F0_75)
         rt.st(p_out, (v_o + U5), _t7, m1, (F, 5, m1, ()))

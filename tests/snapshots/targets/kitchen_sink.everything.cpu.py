@@ -17,7 +17,6 @@ I10 = np.int32(10)
 I2 = np.int32(2)
 I2147483647 = np.int32(2147483647)
 I3 = np.int32(3)
-I31 = np.int32(31)
 I7 = np.int32(7)
 U0 = np.uint32(0)
 U1 = np.uint32(1)
@@ -25,7 +24,6 @@ U1065353216 = np.uint32(1065353216)
 U2 = np.uint32(2)
 U255 = np.uint32(255)
 U3 = np.uint32(3)
-U31 = np.uint32(31)
 U4 = np.uint32(4)
 U4294967295 = np.uint32(4294967295)
 U7 = np.uint32(7)
@@ -103,7 +101,7 @@ def k_everything(G, R, F):
             break
         m12 = m11
         # line 37: assign
-        v_f = rt.sel(m12, (v_f + v_q.astype(np.float32)), v_f)
+        v_f = rt.sel(m12, (v_f + rt.u2f(v_q)), v_f)
         m11 = rt.m_andnot(m11, v_q == _t4)
         v_q = rt.sel(m11, v_q + U1, v_q)
     # line 38: let
@@ -136,12 +134,12 @@ def k_everything(G, R, F):
     # line 42: let
     v_sel2 = v__t0
     # line 43: let
-    _t11 = (rt.fma(np.sqrt(np.fmin(np.fmax(((v_s * v_sel) + v_sel2), F0_5), F2_0)), F2_0, F1_0) + rt.from_bits(U1065353216))
+    _t11 = (rt.fma(np.sqrt(rt.fmin(rt.fmax(((v_s * v_sel) + v_sel2), F0_5), F2_0)), F2_0, F1_0) + rt.from_bits(U1065353216))
     v_c = (_t11 + F0_0010000000474974513)
     # line 44: let
-    v_bits = (np.right_shift(rt.to_bits(v_c), (U3 & U31)) ^ (U255 & np.left_shift(v_acc, (U2 & U31))))
+    v_bits = (rt.shr_u32(rt.to_bits(v_c), U3) ^ (U255 & rt.shl_u32(v_acc, U2)))
     # line 45: let
-    v_kk = (np.fmod(((-s_k) * I3), I7) + np.abs(s_k).astype(np.uint32).astype(np.int32))
+    v_kk = (rt.irem(((-s_k) * I3), I7) + rt.abs_i32(s_k).astype(np.uint32).astype(np.int32))
     # line 46: let
     v_vv_x = F1_0
     v_vv_y = F2_0
@@ -175,7 +173,7 @@ def k_everything(G, R, F):
     v_tv_z = ((((v_m_c02 * v_vv_x) + (v_m_c12 * v_vv_y)) + (v_m_c22 * v_vv_z)) + (v_m_c32 * v_vv_w))
     v_tv_w = ((((v_m_c03 * v_vv_x) + (v_m_c13 * v_vv_y)) + (v_m_c23 * v_vv_z)) + (v_m_c33 * v_vv_w))
     # line 50: store
-    _t12 = (rt.ld_t(p_t, rt.urem(G.gid_x, n_t, (F, 4, None, ())), (F, 5, None, ())) + (rt.tdim(d_t, U0) + r_t).astype(np.float32))
+    _t12 = (rt.ld_t(p_t, rt.urem(G.gid_x, n_t, (F, 4, None, ())), (F, 5, None, ())) + rt.u2f((rt.tdim(d_t, U0) + r_t)))
     _t13 = (((_t12 + u_p__scale) + v_tv_w) + ((((v_vv_x * v_ww_x) + (v_vv_y * v_ww_y)) + (v_vv_z * v_ww_z)) + (v_vv_w * v_ww_w)))
     rt.st_w_lid(w_scratch, G, (_t13 + np.sqrt((((v_vv_x * v_vv_x) + (v_vv_y * v_vv_y)) + (v_vv_z * v_vv_z)))), None)
     # line 51: barrier
@@ -198,8 +196,8 @@ def k_everything(G, R, F):
         ret = rt.f_or(ret, m15)
     m16 = rt.m_exit(None, ret)
     # line 56: store
-    _t17 = ((((v_mx + np.fmin(np.fmax(v_f, F0_0), F1_0)) + F3_1415927410125732) + v_bits.astype(np.float32)) + v_kk.astype(np.float32))
-    rt.st_lin(p_out, G, (_t17 + rt.pow(F2_0, F3_0)), m16)
+    _t17 = (((((v_mx + rt.fclamp(v_f, F0_0, F1_0)) + F3_1415927410125732) + rt.u2f(v_bits)) + rt.i2f(v_kk)) + rt.pow(F2_0, F3_0))
+    rt.st_lin(p_out, G, _t17, m16)
     # line 57: let
     v_old = U0
     # line 57: atomicadd
@@ -216,7 +214,7 @@ def k_everything(G, R, F):
     # line 62: let
     v_x = U1
     # line 63: assign
-    v_x = rt.sel(m16, np.left_shift(v_x, (I2 & I31).astype(np.uint32)), v_x)
+    v_x = rt.sel(m16, rt.shl_u32(v_x, I2), v_x)
     # line 64: assign
     v_x = rt.sel(m16, (v_x | U1), v_x)
     # line 65: let
@@ -226,29 +224,28 @@ def k_everything(G, R, F):
     # line 66: assign
     v_vec3_y = rt.sel(m16, U7, v_vec3_y)
     # line 67: let
-    v_x_1 = (v_x.astype(np.float32) * F2_5)
+    v_x_1 = (rt.u2f(v_x) * F2_5)
     # line 68: store
-    _t19 = (((v_x_1 + v_vec3_y.astype(np.float32)) + I2147483647.astype(np.float32)) + U4294967295.astype(np.float32))
-    rt.st_lin(p_out, G, (rt.ld_lin(p_out, G) + _t19), m16)
+    rt.st_lin(p_out, G, (rt.ld_lin(p_out, G) + (((v_x_1 + rt.u2f(v_vec3_y)) + rt.i2f(I2147483647)) + rt.u2f(U4294967295))), m16)
     # line 69: if
-    _t20 = (~s_flag)
-    _t21 = (G.gid_x == U0)
-    _t22 = (_t20 & (_t21 | (s_k != I2)))
-    m17 = rt.m_and(m16, _t22)
-    m18 = rt.m_andnot(m16, _t22)
+    _t19 = (~s_flag)
+    _t20 = (G.gid_x == U0)
+    _t21 = (_t19 & (_t20 | (s_k != I2)))
+    m17 = rt.m_and(m16, _t21)
+    m18 = rt.m_andnot(m16, _t21)
     if rt.m_any(m17):
         # line 69: store
-        _t23 = F0_0
-        rt.st(p_out, U0, _t23, m17, (F, 13, m17, ()))
+        _t22 = F0_0
+        rt.st(p_out, U0, _t22, m17, (F, 13, m17, ()))
     if rt.m_any(m18):
         # line 69: if
         m19 = rt.m_and(m18, s_flag)
         m20 = rt.m_andnot(m18, s_flag)
         if rt.m_any(m19):
             # line 69: store
-            _t24 = F1_0
-            rt.st(p_out, U1, _t24, m19, (F, 14, m19, ()))
+            _t23 = F1_0
+            rt.st(p_out, U1, _t23, m19, (F, 14, m19, ()))
         if rt.m_any(m20):
             # line 69: store
-            _t25 = Fm0_0
-            rt.st(p_out, U2, _t25, m20, (F, 15, m20, ()))
+            _t24 = Fm0_0
+            rt.st(p_out, U2, _t24, m20, (F, 15, m20, ()))

@@ -91,18 +91,23 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fmul_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
-}
-
 fn gi_fadd_f32(a: f32, b: f32) -> f32 {
     return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
 }
 
-// Round to nearest even without trusting the driver's conversion: both halves convert
-// exactly, the scaling is exact, and the one addition rounds correctly.
-fn gi_u32_to_f32(x: u32) -> f32 {
-    return gi_fadd_f32(gi_fmul_f32(f32(x >> 16u), 65536.0f), f32(x & 0xffffu));
+fn gi_fmul_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
+}
+
+// ir/rules.py `u32_to_f32`: `as f32`: round to nearest even
+fn gi_u32_to_f32(a: u32) -> f32 {
+    let t1 = (a >> 16u);
+    let t2 = f32(t1);
+    let t3 = gi_fmul_f32(t2, 65536.0f);
+    let t4 = (a & 65535u);
+    let t5 = f32(t4);
+    let t6 = gi_fadd_f32(t3, t5);
+    return t6;
 }
 
 fn gi_checked_load_verts(i: u32, site: u32) -> Vertex {
@@ -113,9 +118,13 @@ fn gi_checked_load_verts(i: u32, site: u32) -> Vertex {
     return verts[gi_u.gi_off_verts + i];
 }
 
+// ir/rules.py `rem_u32`: x % 0 == 0
 fn gi_rem_u32(a: u32, b: u32) -> u32 {
-    if (b == 0u) { return 0u; }
-    return a % b;
+    let t1 = (b == 0u);
+    let t2 = select(b, 1u, t1);
+    let t3 = (a % t2);
+    let t4 = select(t3, 0u, t1);
+    return t4;
 }
 
 fn gi_checked_rem_u32(a: u32, b: u32, site: u32) -> u32 {
@@ -185,23 +194,52 @@ fn gi_checked_load_out(i: u32, site: u32) -> f32 {
     return out[gi_u.gi_off_out + i];
 }
 
-// NaN test on the bits: drivers may assume `x != x` is false.
-fn gi_isnan_f32(x: f32) -> bool {
-    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+// ir/rules.py `max_f32`: f32::max: a NaN operand yields the other
+fn gi_max_f32(x: f32, y: f32) -> f32 {
+    let t1 = bitcast<u32>(y);
+    let t2 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
+    let t3 = (t1 & 0x7fffffffu);
+    let t4 = (t3 ^ t2);
+    let t5 = (t4 - t2);
+    let t6 = bitcast<u32>(x);
+    let t7 = bitcast<u32>((bitcast<i32>(t6) >> 31u));
+    let t8 = (t6 & 0x7fffffffu);
+    let t9 = (t8 ^ t7);
+    let t10 = (t9 - t7);
+    let t11 = (bitcast<i32>(t5) < bitcast<i32>(t10));
+    let t12 = (0x7f800000u < t3);
+    let t13 = (0x7f800000u < t8);
+    let t14 = (t12 || t13);
+    let t15 = (!t14);
+    let t16 = (t11 && t15);
+    let t17 = select(y, x, t16);
+    let t18 = select(t17, x, t12);
+    let t19 = select(t18, y, t13);
+    return t19;
 }
 
-// Rust f32::max: a NaN operand yields the other operand.
-fn gi_max_f32(a: f32, b: f32) -> f32 {
-    if (gi_isnan_f32(a)) { return b; }
-    if (gi_isnan_f32(b)) { return a; }
-    return select(a, b, b > a);
-}
-
-// Rust f32::min: a NaN operand yields the other operand.
-fn gi_min_f32(a: f32, b: f32) -> f32 {
-    if (gi_isnan_f32(a)) { return b; }
-    if (gi_isnan_f32(b)) { return a; }
-    return select(a, b, b < a);
+// ir/rules.py `min_f32`: f32::min: a NaN operand yields the other
+fn gi_min_f32(x: f32, y: f32) -> f32 {
+    let t1 = bitcast<u32>(x);
+    let t2 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
+    let t3 = (t1 & 0x7fffffffu);
+    let t4 = (t3 ^ t2);
+    let t5 = (t4 - t2);
+    let t6 = bitcast<u32>(y);
+    let t7 = bitcast<u32>((bitcast<i32>(t6) >> 31u));
+    let t8 = (t6 & 0x7fffffffu);
+    let t9 = (t8 ^ t7);
+    let t10 = (t9 - t7);
+    let t11 = (bitcast<i32>(t5) < bitcast<i32>(t10));
+    let t12 = (0x7f800000u < t3);
+    let t13 = (0x7f800000u < t8);
+    let t14 = (t12 || t13);
+    let t15 = (!t14);
+    let t16 = (t11 && t15);
+    let t17 = select(y, x, t16);
+    let t18 = select(t17, x, t13);
+    let t19 = select(t18, y, t12);
+    return t19;
 }
 
 // Correctly rounded square root, digit by digit on the significand: WGSL does not
@@ -352,10 +390,46 @@ fn gi_fma_f32(a: f32, b: f32, c: f32) -> f32 {
     return bitcast<f32>(sb | ((u32(max(e, 1i) - 1i) << 23u) + kept));
 }
 
-// abs(i32::MIN) == i32::MIN (wrapping negation).
-fn gi_abs_i32(x: i32) -> i32 {
-    if (x < 0i) { return 0i - x; }
-    return x;
+// ir/rules.py `shr_u32`: logical; the amount modulo 32
+fn gi_shr_u32(a: u32, b: u32) -> u32 {
+    let t1 = (b & 31u);
+    let t2 = (a >> t1);
+    return t2;
+}
+
+// ir/rules.py `shl_u32`: the amount modulo 32
+fn gi_shl_u32(a: u32, b: u32) -> u32 {
+    let t1 = (b & 31u);
+    let t2 = (a << t1);
+    return t2;
+}
+
+// ir/rules.py `rem_i32`: sign of the dividend; x % 0 == 0; i32::MIN % -1 == 0
+fn gi_rem_i32(a: i32, b: i32) -> i32 {
+    let t1 = bitcast<u32>(a);
+    let t2 = bitcast<u32>(b);
+    let t3 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
+    let t4 = bitcast<u32>((bitcast<i32>(t2) >> 31u));
+    let t5 = (t2 ^ t4);
+    let t6 = (t5 - t4);
+    let t7 = (t6 == 0u);
+    let t8 = select(t6, 1u, t7);
+    let t9 = (t1 ^ t3);
+    let t10 = (t9 - t3);
+    let t11 = (t10 % t8);
+    let t12 = (t11 ^ t3);
+    let t13 = (t12 - t3);
+    let t14 = select(t13, 0u, t7);
+    return bitcast<i32>(t14);
+}
+
+// ir/rules.py `abs_i32`: abs(i32::MIN) == i32::MIN
+fn gi_abs_i32(a: i32) -> i32 {
+    let t1 = bitcast<u32>(a);
+    let t2 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
+    let t3 = (t1 ^ t2);
+    let t4 = (t3 - t2);
+    return bitcast<i32>(t4);
 }
 
 fn gi_pa_v4f32(x: vec4<f32>) -> vec4<f32> {
@@ -433,9 +507,62 @@ fn gi_load_scratch(i: u32) -> f32 {
     return 0.0f;
 }
 
-fn gi_i32_to_f32(x: i32) -> f32 {
-    let m = gi_u32_to_f32(select(bitcast<u32>(x), 0u - bitcast<u32>(x), x < 0i));
-    return select(m, -m, x < 0i);
+// ir/rules.py `clamp_f32`: f32::clamp: NaN stays NaN
+fn gi_clamp_f32(x: f32, y: f32, z: f32) -> f32 {
+    let t1 = bitcast<u32>(x);
+    let t2 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
+    let t3 = (t1 & 0x7fffffffu);
+    let t4 = (t3 ^ t2);
+    let t5 = (t4 - t2);
+    let t6 = bitcast<u32>(y);
+    let t7 = bitcast<u32>((bitcast<i32>(t6) >> 31u));
+    let t8 = (t6 & 0x7fffffffu);
+    let t9 = (t8 ^ t7);
+    let t10 = (t9 - t7);
+    let t11 = (bitcast<i32>(t5) < bitcast<i32>(t10));
+    let t12 = (0x7f800000u < t3);
+    let t13 = (0x7f800000u < t8);
+    let t14 = (t12 || t13);
+    let t15 = (!t14);
+    let t16 = (t11 && t15);
+    let t17 = select(x, y, t16);
+    let t18 = bitcast<u32>(z);
+    let t19 = bitcast<u32>((bitcast<i32>(t18) >> 31u));
+    let t20 = (t18 & 0x7fffffffu);
+    let t21 = (t20 ^ t19);
+    let t22 = (t21 - t19);
+    let t23 = bitcast<u32>(t17);
+    let t24 = bitcast<u32>((bitcast<i32>(t23) >> 31u));
+    let t25 = (t23 & 0x7fffffffu);
+    let t26 = (t25 ^ t24);
+    let t27 = (t26 - t24);
+    let t28 = (bitcast<i32>(t22) < bitcast<i32>(t27));
+    let t29 = (0x7f800000u < t20);
+    let t30 = (0x7f800000u < t25);
+    let t31 = (t29 || t30);
+    let t32 = (!t31);
+    let t33 = (t28 && t32);
+    let t34 = select(t17, z, t33);
+    return t34;
+}
+
+// ir/rules.py `i32_to_f32`: `as f32`: round to nearest even
+fn gi_i32_to_f32(a: i32) -> f32 {
+    let t1 = bitcast<u32>(a);
+    let t2 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
+    let t3 = (t1 ^ t2);
+    let t4 = (t3 - t2);
+    let t5 = (t4 >> 16u);
+    let t6 = f32(t5);
+    let t7 = gi_fmul_f32(t6, 65536.0f);
+    let t8 = (t4 & 65535u);
+    let t9 = f32(t8);
+    let t10 = gi_fadd_f32(t7, t9);
+    let t11 = bitcast<u32>(t10);
+    let t12 = (t2 & 0x80000000u);
+    let t13 = (t11 | t12);
+    let t14 = bitcast<f32>(t13);
+    return t14;
 }
 
 // ir/mathlib.py `pow`: the same operations, and bits, on every backend
@@ -489,304 +616,281 @@ fn gi_pow_f32(x: f32, y: f32) -> f32 {
     let t47 = gi_fmul_f32(t27, t26);
     let t48 = gi_fsub_f32(t46, t47);
     let t49 = gi_fdiv_f32(t48, t24);
-    let t50 = gi_fmul_f32(4097.0f, t27);
-    let t51 = gi_fsub_f32(t50, t27);
-    let t52 = gi_fsub_f32(t50, t51);
-    let t53 = gi_fsub_f32(t27, t52);
-    let t54 = gi_fmul_f32(t27, t27);
-    let t55 = gi_fmul_f32(4097.0f, t27);
-    let t56 = gi_fsub_f32(t55, t27);
-    let t57 = gi_fsub_f32(t55, t56);
-    let t58 = gi_fsub_f32(t27, t57);
-    let t59 = gi_fmul_f32(t57, t52);
-    let t60 = gi_fsub_f32(t59, t54);
-    let t61 = gi_fmul_f32(t57, t53);
-    let t62 = gi_fadd_f32(t60, t61);
-    let t63 = gi_fmul_f32(t58, t52);
-    let t64 = gi_fadd_f32(t62, t63);
-    let t65 = gi_fmul_f32(t58, t53);
-    let t66 = gi_fadd_f32(t64, t65);
-    let t67 = gi_fmul_f32(2.0f, t27);
-    let t68 = gi_fmul_f32(t67, t49);
-    let t69 = gi_fadd_f32(t66, t68);
-    let t70 = gi_fmul_f32(t54, t54);
-    let t71 = gi_fmul_f32(0.13333334f, t54);
-    let t72 = gi_fadd_f32(t71, 0.15384616f);
-    let t73 = gi_fmul_f32(t72, t54);
-    let t74 = gi_fadd_f32(t73, 0.18181819f);
-    let t75 = gi_fmul_f32(t74, t54);
-    let t76 = gi_fadd_f32(t75, 0.22222222f);
-    let t77 = gi_fmul_f32(t76, t54);
-    let t78 = gi_fadd_f32(t77, 0.2857143f);
-    let t79 = gi_fmul_f32(t78, t54);
-    let t80 = gi_fadd_f32(t79, 0.4f);
-    let t81 = gi_fmul_f32(t70, t80);
-    let t82 = gi_fmul_f32(t54, 0.6666667f);
-    let t83 = gi_fmul_f32(4097.0f, t54);
-    let t84 = gi_fsub_f32(t83, t54);
-    let t85 = gi_fsub_f32(t83, t84);
-    let t86 = gi_fsub_f32(t54, t85);
-    let t87 = gi_fmul_f32(t85, 0.6665039f);
-    let t88 = gi_fsub_f32(t87, t82);
-    let t89 = gi_fmul_f32(t85, 0.00016278028f);
-    let t90 = gi_fadd_f32(t88, t89);
-    let t91 = gi_fmul_f32(t86, 0.6665039f);
-    let t92 = gi_fadd_f32(t90, t91);
-    let t93 = gi_fmul_f32(t86, 0.00016278028f);
-    let t94 = gi_fadd_f32(t92, t93);
-    let t95 = gi_fmul_f32(t54, (-1.9868216e-08f));
-    let t96 = gi_fmul_f32(t69, 0.6666667f);
-    let t97 = gi_fadd_f32(t95, t96);
-    let t98 = gi_fadd_f32(t94, t97);
-    let t99 = gi_fadd_f32(t98, t81);
-    let t100 = gi_fadd_f32(t82, t99);
-    let t101 = gi_fsub_f32(t100, t82);
-    let t102 = gi_fsub_f32(t99, t101);
-    let t103 = gi_fmul_f32(4097.0f, t100);
-    let t104 = gi_fsub_f32(t103, t100);
-    let t105 = gi_fsub_f32(t103, t104);
-    let t106 = gi_fsub_f32(t100, t105);
-    let t107 = gi_fmul_f32(t27, t100);
-    let t108 = gi_fmul_f32(4097.0f, t27);
-    let t109 = gi_fsub_f32(t108, t27);
-    let t110 = gi_fsub_f32(t108, t109);
-    let t111 = gi_fsub_f32(t27, t110);
-    let t112 = gi_fmul_f32(t110, t105);
-    let t113 = gi_fsub_f32(t112, t107);
-    let t114 = gi_fmul_f32(t110, t106);
-    let t115 = gi_fadd_f32(t113, t114);
-    let t116 = gi_fmul_f32(t111, t105);
-    let t117 = gi_fadd_f32(t115, t116);
-    let t118 = gi_fmul_f32(t111, t106);
-    let t119 = gi_fadd_f32(t117, t118);
-    let t120 = gi_fmul_f32(t27, t102);
-    let t121 = gi_fmul_f32(t49, t100);
-    let t122 = gi_fadd_f32(t120, t121);
-    let t123 = gi_fadd_f32(t119, t122);
-    let t124 = gi_fmul_f32(2.0f, t27);
-    let t125 = gi_fadd_f32(t124, t107);
-    let t126 = gi_fsub_f32(t125, t124);
-    let t127 = gi_fsub_f32(t107, t126);
-    let t128 = gi_fmul_f32(2.0f, t49);
-    let t129 = gi_fadd_f32(t128, t123);
-    let t130 = gi_fadd_f32(t127, t129);
-    let t131 = gi_fadd_f32(t125, t130);
-    let t132 = gi_fsub_f32(t131, t125);
-    let t133 = gi_fsub_f32(t130, t132);
-    let t134 = f32(bitcast<i32>(t22));
-    let t135 = gi_fmul_f32(t131, 1.442695f);
-    let t136 = gi_fmul_f32(4097.0f, t131);
-    let t137 = gi_fsub_f32(t136, t131);
-    let t138 = gi_fsub_f32(t136, t137);
-    let t139 = gi_fsub_f32(t131, t138);
-    let t140 = gi_fmul_f32(t138, 1.4423828f);
-    let t141 = gi_fsub_f32(t140, t135);
-    let t142 = gi_fmul_f32(t138, 0.00031220913f);
-    let t143 = gi_fadd_f32(t141, t142);
-    let t144 = gi_fmul_f32(t139, 1.4423828f);
-    let t145 = gi_fadd_f32(t143, t144);
-    let t146 = gi_fmul_f32(t139, 0.00031220913f);
-    let t147 = gi_fadd_f32(t145, t146);
-    let t148 = gi_fmul_f32(t131, 1.925963e-08f);
-    let t149 = gi_fmul_f32(t133, 1.442695f);
-    let t150 = gi_fadd_f32(t148, t149);
-    let t151 = gi_fadd_f32(t147, t150);
-    let t152 = gi_fadd_f32(t134, t135);
-    let t153 = gi_fsub_f32(t152, t134);
-    let t154 = gi_fsub_f32(t152, t153);
-    let t155 = gi_fsub_f32(t134, t154);
-    let t156 = gi_fsub_f32(t135, t153);
-    let t157 = gi_fadd_f32(t155, t156);
-    let t158 = gi_fadd_f32(t157, t151);
-    let t159 = gi_fadd_f32(t152, t158);
-    let t160 = gi_fsub_f32(t159, t152);
-    let t161 = gi_fsub_f32(t158, t160);
-    let t162 = bitcast<f32>((bitcast<u32>(y) & 0x7fffffffu));
-    let t163 = (t162 > 1.8446744e+19f);
-    let t164 = (0x7fffffffu < t3);
-    let t165 = bitcast<f32>((bitcast<u32>(1.8446744e+19f) ^ 0x80000000u));
-    let t166 = select(1.8446744e+19f, t165, t164);
-    let t167 = select(y, t166, t163);
-    let t168 = gi_fmul_f32(4097.0f, t159);
-    let t169 = gi_fsub_f32(t168, t159);
-    let t170 = gi_fsub_f32(t168, t169);
-    let t171 = gi_fsub_f32(t159, t170);
-    let t172 = gi_fmul_f32(t167, t159);
-    let t173 = gi_fmul_f32(4097.0f, t167);
-    let t174 = gi_fsub_f32(t173, t167);
-    let t175 = gi_fsub_f32(t173, t174);
-    let t176 = gi_fsub_f32(t167, t175);
-    let t177 = gi_fmul_f32(t175, t170);
-    let t178 = gi_fsub_f32(t177, t172);
-    let t179 = gi_fmul_f32(t175, t171);
-    let t180 = gi_fadd_f32(t178, t179);
-    let t181 = gi_fmul_f32(t176, t170);
-    let t182 = gi_fadd_f32(t180, t181);
-    let t183 = gi_fmul_f32(t176, t171);
-    let t184 = gi_fadd_f32(t182, t183);
-    let t185 = gi_fmul_f32(t167, t161);
-    let t186 = gi_fadd_f32(t184, t185);
-    let t187 = (t172 > (-2e+02f));
-    let t188 = (t172 < 2e+02f);
-    let t189 = (t187 && t188);
-    let t190 = (!t189);
-    let t191 = (t172 < (-2e+02f));
-    let t192 = select(t172, (-2e+02f), t191);
-    let t193 = (t192 > 2e+02f);
-    let t194 = select(t192, 2e+02f, t193);
-    let t195 = select(t186, 0.0f, t190);
-    let t196 = gi_fadd_f32(t194, 12582912.0f);
-    let t197 = gi_fsub_f32(t196, 12582912.0f);
-    let t198 = bitcast<u32>(t196);
-    let t199 = (t198 - 0x4b400000u);
-    let t200 = gi_fsub_f32(t194, t197);
-    let t201 = gi_fadd_f32(t200, t195);
-    let t202 = gi_fsub_f32(t201, t200);
-    let t203 = gi_fsub_f32(t201, t202);
-    let t204 = gi_fsub_f32(t200, t203);
-    let t205 = gi_fsub_f32(t195, t202);
+    let t50 = gi_fmul_f32(t27, t27);
+    let t51 = gi_fmul_f32(t35, t35);
+    let t52 = gi_fsub_f32(t51, t50);
+    let t53 = gi_fmul_f32(t35, t36);
+    let t54 = gi_fadd_f32(t52, t53);
+    let t55 = gi_fmul_f32(t36, t35);
+    let t56 = gi_fadd_f32(t54, t55);
+    let t57 = gi_fmul_f32(t36, t36);
+    let t58 = gi_fadd_f32(t56, t57);
+    let t59 = gi_fmul_f32(2.0f, t27);
+    let t60 = gi_fmul_f32(t59, t49);
+    let t61 = gi_fadd_f32(t58, t60);
+    let t62 = gi_fmul_f32(t50, t50);
+    let t63 = gi_fmul_f32(0.13333334f, t50);
+    let t64 = gi_fadd_f32(t63, 0.15384616f);
+    let t65 = gi_fmul_f32(t64, t50);
+    let t66 = gi_fadd_f32(t65, 0.18181819f);
+    let t67 = gi_fmul_f32(t66, t50);
+    let t68 = gi_fadd_f32(t67, 0.22222222f);
+    let t69 = gi_fmul_f32(t68, t50);
+    let t70 = gi_fadd_f32(t69, 0.2857143f);
+    let t71 = gi_fmul_f32(t70, t50);
+    let t72 = gi_fadd_f32(t71, 0.4f);
+    let t73 = gi_fmul_f32(t62, t72);
+    let t74 = gi_fmul_f32(t50, 0.6666667f);
+    let t75 = gi_fmul_f32(4097.0f, t50);
+    let t76 = gi_fsub_f32(t75, t50);
+    let t77 = gi_fsub_f32(t75, t76);
+    let t78 = gi_fsub_f32(t50, t77);
+    let t79 = gi_fmul_f32(t77, 0.6665039f);
+    let t80 = gi_fsub_f32(t79, t74);
+    let t81 = gi_fmul_f32(t77, 0.00016278028f);
+    let t82 = gi_fadd_f32(t80, t81);
+    let t83 = gi_fmul_f32(t78, 0.6665039f);
+    let t84 = gi_fadd_f32(t82, t83);
+    let t85 = gi_fmul_f32(t78, 0.00016278028f);
+    let t86 = gi_fadd_f32(t84, t85);
+    let t87 = gi_fmul_f32(t50, (-1.9868216e-08f));
+    let t88 = gi_fmul_f32(t61, 0.6666667f);
+    let t89 = gi_fadd_f32(t87, t88);
+    let t90 = gi_fadd_f32(t86, t89);
+    let t91 = gi_fadd_f32(t90, t73);
+    let t92 = gi_fadd_f32(t74, t91);
+    let t93 = gi_fsub_f32(t92, t74);
+    let t94 = gi_fsub_f32(t91, t93);
+    let t95 = gi_fmul_f32(4097.0f, t92);
+    let t96 = gi_fsub_f32(t95, t92);
+    let t97 = gi_fsub_f32(t95, t96);
+    let t98 = gi_fsub_f32(t92, t97);
+    let t99 = gi_fmul_f32(t27, t92);
+    let t100 = gi_fmul_f32(t35, t97);
+    let t101 = gi_fsub_f32(t100, t99);
+    let t102 = gi_fmul_f32(t35, t98);
+    let t103 = gi_fadd_f32(t101, t102);
+    let t104 = gi_fmul_f32(t36, t97);
+    let t105 = gi_fadd_f32(t103, t104);
+    let t106 = gi_fmul_f32(t36, t98);
+    let t107 = gi_fadd_f32(t105, t106);
+    let t108 = gi_fmul_f32(t27, t94);
+    let t109 = gi_fmul_f32(t49, t92);
+    let t110 = gi_fadd_f32(t108, t109);
+    let t111 = gi_fadd_f32(t107, t110);
+    let t112 = gi_fadd_f32(t59, t99);
+    let t113 = gi_fsub_f32(t112, t59);
+    let t114 = gi_fsub_f32(t99, t113);
+    let t115 = gi_fmul_f32(2.0f, t49);
+    let t116 = gi_fadd_f32(t115, t111);
+    let t117 = gi_fadd_f32(t114, t116);
+    let t118 = gi_fadd_f32(t112, t117);
+    let t119 = gi_fsub_f32(t118, t112);
+    let t120 = gi_fsub_f32(t117, t119);
+    let t121 = f32(bitcast<i32>(t22));
+    let t122 = gi_fmul_f32(t118, 1.442695f);
+    let t123 = gi_fmul_f32(4097.0f, t118);
+    let t124 = gi_fsub_f32(t123, t118);
+    let t125 = gi_fsub_f32(t123, t124);
+    let t126 = gi_fsub_f32(t118, t125);
+    let t127 = gi_fmul_f32(t125, 1.4423828f);
+    let t128 = gi_fsub_f32(t127, t122);
+    let t129 = gi_fmul_f32(t125, 0.00031220913f);
+    let t130 = gi_fadd_f32(t128, t129);
+    let t131 = gi_fmul_f32(t126, 1.4423828f);
+    let t132 = gi_fadd_f32(t130, t131);
+    let t133 = gi_fmul_f32(t126, 0.00031220913f);
+    let t134 = gi_fadd_f32(t132, t133);
+    let t135 = gi_fmul_f32(t118, 1.925963e-08f);
+    let t136 = gi_fmul_f32(t120, 1.442695f);
+    let t137 = gi_fadd_f32(t135, t136);
+    let t138 = gi_fadd_f32(t134, t137);
+    let t139 = gi_fadd_f32(t121, t122);
+    let t140 = gi_fsub_f32(t139, t121);
+    let t141 = gi_fsub_f32(t139, t140);
+    let t142 = gi_fsub_f32(t121, t141);
+    let t143 = gi_fsub_f32(t122, t140);
+    let t144 = gi_fadd_f32(t142, t143);
+    let t145 = gi_fadd_f32(t144, t138);
+    let t146 = gi_fadd_f32(t139, t145);
+    let t147 = gi_fsub_f32(t146, t139);
+    let t148 = gi_fsub_f32(t145, t147);
+    let t149 = bitcast<f32>((bitcast<u32>(y) & 0x7fffffffu));
+    let t150 = (t149 > 1.8446744e+19f);
+    let t151 = (0x7fffffffu < t3);
+    let t152 = bitcast<f32>((bitcast<u32>(1.8446744e+19f) ^ 0x80000000u));
+    let t153 = select(1.8446744e+19f, t152, t151);
+    let t154 = select(y, t153, t150);
+    let t155 = gi_fmul_f32(4097.0f, t146);
+    let t156 = gi_fsub_f32(t155, t146);
+    let t157 = gi_fsub_f32(t155, t156);
+    let t158 = gi_fsub_f32(t146, t157);
+    let t159 = gi_fmul_f32(t154, t146);
+    let t160 = gi_fmul_f32(4097.0f, t154);
+    let t161 = gi_fsub_f32(t160, t154);
+    let t162 = gi_fsub_f32(t160, t161);
+    let t163 = gi_fsub_f32(t154, t162);
+    let t164 = gi_fmul_f32(t162, t157);
+    let t165 = gi_fsub_f32(t164, t159);
+    let t166 = gi_fmul_f32(t162, t158);
+    let t167 = gi_fadd_f32(t165, t166);
+    let t168 = gi_fmul_f32(t163, t157);
+    let t169 = gi_fadd_f32(t167, t168);
+    let t170 = gi_fmul_f32(t163, t158);
+    let t171 = gi_fadd_f32(t169, t170);
+    let t172 = gi_fmul_f32(t154, t148);
+    let t173 = gi_fadd_f32(t171, t172);
+    let t174 = (t159 > (-2e+02f));
+    let t175 = (t159 < 2e+02f);
+    let t176 = (t174 && t175);
+    let t177 = (!t176);
+    let t178 = (t159 < (-2e+02f));
+    let t179 = select(t159, (-2e+02f), t178);
+    let t180 = (t179 > 2e+02f);
+    let t181 = select(t179, 2e+02f, t180);
+    let t182 = select(t173, 0.0f, t177);
+    let t183 = gi_fadd_f32(t181, 12582912.0f);
+    let t184 = gi_fsub_f32(t183, 12582912.0f);
+    let t185 = bitcast<u32>(t183);
+    let t186 = (t185 - 0x4b400000u);
+    let t187 = gi_fsub_f32(t181, t184);
+    let t188 = gi_fadd_f32(t187, t182);
+    let t189 = gi_fsub_f32(t188, t187);
+    let t190 = gi_fsub_f32(t188, t189);
+    let t191 = gi_fsub_f32(t187, t190);
+    let t192 = gi_fsub_f32(t182, t189);
+    let t193 = gi_fadd_f32(t191, t192);
+    let t194 = gi_fmul_f32(t188, 0.6931472f);
+    let t195 = gi_fmul_f32(4097.0f, t188);
+    let t196 = gi_fsub_f32(t195, t188);
+    let t197 = gi_fsub_f32(t195, t196);
+    let t198 = gi_fsub_f32(t188, t197);
+    let t199 = gi_fmul_f32(t197, 0.69311523f);
+    let t200 = gi_fsub_f32(t199, t194);
+    let t201 = gi_fmul_f32(t197, 3.194809e-05f);
+    let t202 = gi_fadd_f32(t200, t201);
+    let t203 = gi_fmul_f32(t198, 0.69311523f);
+    let t204 = gi_fadd_f32(t202, t203);
+    let t205 = gi_fmul_f32(t198, 3.194809e-05f);
     let t206 = gi_fadd_f32(t204, t205);
-    let t207 = gi_fmul_f32(t201, 0.6931472f);
-    let t208 = gi_fmul_f32(4097.0f, t201);
-    let t209 = gi_fsub_f32(t208, t201);
-    let t210 = gi_fsub_f32(t208, t209);
-    let t211 = gi_fsub_f32(t201, t210);
-    let t212 = gi_fmul_f32(t210, 0.69311523f);
-    let t213 = gi_fsub_f32(t212, t207);
-    let t214 = gi_fmul_f32(t210, 3.194809e-05f);
-    let t215 = gi_fadd_f32(t213, t214);
-    let t216 = gi_fmul_f32(t211, 0.69311523f);
-    let t217 = gi_fadd_f32(t215, t216);
-    let t218 = gi_fmul_f32(t211, 3.194809e-05f);
-    let t219 = gi_fadd_f32(t217, t218);
-    let t220 = gi_fmul_f32(t201, (-1.9046542e-09f));
-    let t221 = gi_fmul_f32(t206, 0.6931472f);
-    let t222 = gi_fadd_f32(t220, t221);
-    let t223 = gi_fadd_f32(t219, t222);
-    let t224 = gi_fadd_f32(t207, t223);
-    let t225 = gi_fsub_f32(t224, t207);
-    let t226 = gi_fsub_f32(t223, t225);
-    let t227 = gi_fmul_f32(t224, t224);
-    let t228 = gi_fmul_f32(2.4801588e-05f, t224);
-    let t229 = gi_fadd_f32(t228, 0.0001984127f);
-    let t230 = gi_fmul_f32(t229, t224);
-    let t231 = gi_fadd_f32(t230, 0.0013888889f);
-    let t232 = gi_fmul_f32(t231, t224);
-    let t233 = gi_fadd_f32(t232, 0.008333334f);
-    let t234 = gi_fmul_f32(t233, t224);
-    let t235 = gi_fadd_f32(t234, 0.041666668f);
-    let t236 = gi_fmul_f32(t235, t224);
-    let t237 = gi_fadd_f32(t236, 0.16666667f);
-    let t238 = gi_fmul_f32(t237, t224);
-    let t239 = gi_fadd_f32(t238, 0.5f);
-    let t240 = gi_fmul_f32(t227, t239);
-    let t241 = gi_fadd_f32(1.0f, t224);
-    let t242 = gi_fsub_f32(t241, 1.0f);
-    let t243 = gi_fsub_f32(t224, t242);
-    let t244 = gi_fadd_f32(t240, t226);
-    let t245 = gi_fadd_f32(t243, t244);
-    let t246 = gi_fadd_f32(t241, t245);
-    let t247 = bitcast<u32>(t246);
-    let t248 = (t247 >> 23u);
-    let t249 = (t248 + t199);
-    let t250 = (t247 & 0x007fffffu);
-    let t251 = (t249 << 23u);
-    let t252 = (t251 | t250);
-    let t253 = bitcast<f32>(t252);
-    let t254 = (1u - t249);
-    let t255 = (bitcast<i32>(25u) < bitcast<i32>(t254));
-    let t256 = select(t254, 25u, t255);
-    let t257 = (bitcast<i32>(t256) < bitcast<i32>(1u));
-    let t258 = select(t256, 1u, t257);
-    let t259 = (t250 | 0x00800000u);
-    let t260 = (t259 >> t258);
-    let t261 = (1u << t258);
-    let t262 = (t261 - 1u);
-    let t263 = (t259 & t262);
-    let t264 = (t258 - 1u);
-    let t265 = (1u << t264);
-    let t266 = (t265 < t263);
-    let t267 = (t263 == t265);
-    let t268 = (t260 & 1u);
-    let t269 = (t268 == 1u);
-    let t270 = (t267 && t269);
-    let t271 = (t266 || t270);
-    let t272 = (t260 + 1u);
-    let t273 = select(t260, t272, t271);
-    let t274 = bitcast<f32>(t273);
-    let t275 = (bitcast<i32>(t249) < bitcast<i32>(1u));
-    let t276 = select(t253, t274, t275);
-    let t277 = (bitcast<i32>(254u) < bitcast<i32>(t249));
-    let t278 = bitcast<f32>(0x7f800000u);
-    let t279 = select(t276, t278, t277);
-    let t280 = (0x7fffffffu < t3);
-    let t281 = (t4 == 0u);
-    let t282 = select(0u, 0x7f800000u, t280);
-    let t283 = select(0x7f800000u, 0u, t280);
-    let t284 = select(t283, t282, t281);
-    let t285 = (t4 == 0u);
-    let t286 = (t4 == 0x7f800000u);
-    let t287 = (t285 || t286);
-    let t288 = bitcast<f32>(t284);
-    let t289 = select(t279, t288, t287);
-    let t290 = bitcast<u32>(y);
-    let t291 = (t290 >> 23u);
-    let t292 = (t291 & 255u);
-    let t293 = (t290 & 0x007fffffu);
-    let t294 = (t293 | 0x00800000u);
-    let t295 = (150u - t292);
-    let t296 = (bitcast<i32>(t295) < bitcast<i32>(0u));
-    let t297 = (bitcast<i32>(31u) < bitcast<i32>(t295));
-    let t298 = select(t295, 31u, t297);
-    let t299 = select(t298, 0u, t296);
-    let t300 = (1u << t299);
-    let t301 = (t300 - 1u);
-    let t302 = (t294 & t301);
-    let t303 = (t292 < 127u);
-    let t304 = (t290 & 0x7fffffffu);
-    let t305 = (t304 == 0u);
-    let t306 = (bitcast<i32>(t295) < bitcast<i32>(1u));
-    let t307 = (t302 == 0u);
-    let t308 = (t306 || t307);
-    let t309 = select(t308, t305, t303);
-    let t310 = (t294 >> t299);
-    let t311 = (t310 & 1u);
-    let t312 = (t311 == 1u);
-    let t313 = (!t303);
-    let t314 = (bitcast<i32>(t295) < bitcast<i32>(0u));
-    let t315 = (!t314);
-    let t316 = (t313 && t315);
-    let t317 = (t309 && t312);
-    let t318 = (t316 && t317);
-    let t319 = (0x7fffffffu < t2);
-    let t320 = (t319 && t318);
-    let t321 = bitcast<f32>((bitcast<u32>(t289) ^ 0x80000000u));
-    let t322 = select(t289, t321, t320);
-    let t323 = (0u < t4);
-    let t324 = (t4 < 0x7f800000u);
-    let t325 = (t323 && t324);
-    let t326 = (t319 && t325);
-    let t327 = bitcast<f32>(0x7fc00000u);
-    let t328 = (!t309);
-    let t329 = (t326 && t328);
-    let t330 = select(t322, t327, t329);
-    let t331 = bitcast<u32>(x);
-    let t332 = (t331 & 0x7fffffffu);
-    let t333 = (0x7f800000u < t332);
-    let t334 = bitcast<u32>(y);
-    let t335 = (t334 & 0x7fffffffu);
-    let t336 = (0x7f800000u < t335);
-    let t337 = (t333 || t336);
-    let t338 = select(t330, t327, t337);
-    let t339 = (t2 == 0x3f800000u);
-    let t340 = (t2 == 0xbf800000u);
-    let t341 = (t5 == 0x7f800000u);
-    let t342 = (t340 && t341);
-    let t343 = (t339 || t342);
-    let t344 = (t5 == 0u);
-    let t345 = (t343 || t344);
-    let t346 = select(t338, 1.0f, t345);
-    return t346;
+    let t207 = gi_fmul_f32(t188, (-1.9046542e-09f));
+    let t208 = gi_fmul_f32(t193, 0.6931472f);
+    let t209 = gi_fadd_f32(t207, t208);
+    let t210 = gi_fadd_f32(t206, t209);
+    let t211 = gi_fadd_f32(t194, t210);
+    let t212 = gi_fsub_f32(t211, t194);
+    let t213 = gi_fsub_f32(t210, t212);
+    let t214 = gi_fmul_f32(t211, t211);
+    let t215 = gi_fmul_f32(2.4801588e-05f, t211);
+    let t216 = gi_fadd_f32(t215, 0.0001984127f);
+    let t217 = gi_fmul_f32(t216, t211);
+    let t218 = gi_fadd_f32(t217, 0.0013888889f);
+    let t219 = gi_fmul_f32(t218, t211);
+    let t220 = gi_fadd_f32(t219, 0.008333334f);
+    let t221 = gi_fmul_f32(t220, t211);
+    let t222 = gi_fadd_f32(t221, 0.041666668f);
+    let t223 = gi_fmul_f32(t222, t211);
+    let t224 = gi_fadd_f32(t223, 0.16666667f);
+    let t225 = gi_fmul_f32(t224, t211);
+    let t226 = gi_fadd_f32(t225, 0.5f);
+    let t227 = gi_fmul_f32(t214, t226);
+    let t228 = gi_fadd_f32(1.0f, t211);
+    let t229 = gi_fsub_f32(t228, 1.0f);
+    let t230 = gi_fsub_f32(t211, t229);
+    let t231 = gi_fadd_f32(t227, t213);
+    let t232 = gi_fadd_f32(t230, t231);
+    let t233 = gi_fadd_f32(t228, t232);
+    let t234 = bitcast<u32>(t233);
+    let t235 = (t234 >> 23u);
+    let t236 = (t235 + t186);
+    let t237 = (t234 & 0x007fffffu);
+    let t238 = (t236 << 23u);
+    let t239 = (t238 | t237);
+    let t240 = bitcast<f32>(t239);
+    let t241 = (1u - t236);
+    let t242 = (bitcast<i32>(25u) < bitcast<i32>(t241));
+    let t243 = select(t241, 25u, t242);
+    let t244 = (bitcast<i32>(t243) < bitcast<i32>(1u));
+    let t245 = select(t243, 1u, t244);
+    let t246 = (t237 | 0x00800000u);
+    let t247 = (t246 >> t245);
+    let t248 = (1u << t245);
+    let t249 = (t248 - 1u);
+    let t250 = (t246 & t249);
+    let t251 = (t245 - 1u);
+    let t252 = (1u << t251);
+    let t253 = (t252 < t250);
+    let t254 = (t250 == t252);
+    let t255 = (t247 & 1u);
+    let t256 = (t255 == 1u);
+    let t257 = (t254 && t256);
+    let t258 = (t253 || t257);
+    let t259 = (t247 + 1u);
+    let t260 = select(t247, t259, t258);
+    let t261 = bitcast<f32>(t260);
+    let t262 = (bitcast<i32>(t236) < bitcast<i32>(1u));
+    let t263 = select(t240, t261, t262);
+    let t264 = (bitcast<i32>(254u) < bitcast<i32>(t236));
+    let t265 = bitcast<f32>(0x7f800000u);
+    let t266 = select(t263, t265, t264);
+    let t267 = (t4 == 0u);
+    let t268 = select(0u, 0x7f800000u, t151);
+    let t269 = select(0x7f800000u, 0u, t151);
+    let t270 = select(t269, t268, t267);
+    let t271 = (t4 == 0x7f800000u);
+    let t272 = (t267 || t271);
+    let t273 = bitcast<f32>(t270);
+    let t274 = select(t266, t273, t272);
+    let t275 = (t3 >> 23u);
+    let t276 = (t275 & 255u);
+    let t277 = (t3 & 0x007fffffu);
+    let t278 = (t277 | 0x00800000u);
+    let t279 = (150u - t276);
+    let t280 = (bitcast<i32>(t279) < bitcast<i32>(0u));
+    let t281 = (bitcast<i32>(31u) < bitcast<i32>(t279));
+    let t282 = select(t279, 31u, t281);
+    let t283 = select(t282, 0u, t280);
+    let t284 = (1u << t283);
+    let t285 = (t284 - 1u);
+    let t286 = (t278 & t285);
+    let t287 = (t276 < 127u);
+    let t288 = (t5 == 0u);
+    let t289 = (bitcast<i32>(t279) < bitcast<i32>(1u));
+    let t290 = (t286 == 0u);
+    let t291 = (t289 || t290);
+    let t292 = select(t291, t288, t287);
+    let t293 = (t278 >> t283);
+    let t294 = (t293 & 1u);
+    let t295 = (t294 == 1u);
+    let t296 = (!t287);
+    let t297 = (!t280);
+    let t298 = (t296 && t297);
+    let t299 = (t292 && t295);
+    let t300 = (t298 && t299);
+    let t301 = (0x7fffffffu < t2);
+    let t302 = (t301 && t300);
+    let t303 = bitcast<f32>((bitcast<u32>(t274) ^ 0x80000000u));
+    let t304 = select(t274, t303, t302);
+    let t305 = (0u < t4);
+    let t306 = (t4 < 0x7f800000u);
+    let t307 = (t305 && t306);
+    let t308 = (t301 && t307);
+    let t309 = bitcast<f32>(0x7fc00000u);
+    let t310 = (!t292);
+    let t311 = (t308 && t310);
+    let t312 = select(t304, t309, t311);
+    let t313 = (0x7f800000u < t4);
+    let t314 = (0x7f800000u < t5);
+    let t315 = (t313 || t314);
+    let t316 = select(t312, t309, t315);
+    let t317 = (t2 == 0x3f800000u);
+    let t318 = (t2 == 0xbf800000u);
+    let t319 = (t5 == 0x7f800000u);
+    let t320 = (t318 && t319);
+    let t321 = (t317 || t320);
+    let t322 = (t321 || t288);
+    let t323 = select(t316, 1.0f, t322);
+    return t323;
 }
 
 fn gi_store_out(i: u32, v: f32) {
@@ -887,8 +991,8 @@ fn everything(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
     }
     let sel2: f32 = _t0;
     let c: f32 = gi_fadd_f32(gi_fadd_f32(gi_fma_f32(gi_sqrt_f32(gi_min_f32(gi_max_f32(gi_fadd_f32(gi_fmul_f32(s, sel), sel2), 0.5f), 2.0f)), 2.0f, 1.0f), 1.0f), 0.001f);
-    let bits: u32 = (bitcast<u32>(c) >> 3u) ^ (255u & (acc << 2u));
-    let kk: i32 = (((-k) * 3i) % 7i) + bitcast<i32>(bitcast<u32>(gi_abs_i32(k)));
+    let bits: u32 = gi_shr_u32(bitcast<u32>(c), 3u) ^ (255u & gi_shl_u32(acc, 2u));
+    let kk: i32 = gi_rem_i32((-k) * 3i, 7i) + bitcast<i32>(bitcast<u32>(gi_abs_i32(k)));
     let vv: vec4<f32> = vec4<f32>(1.0f, 2.0f, pos.z, c);
     let ww: vec4<f32> = vec4<f32>(0.5f);
     let m: mat4x4<f32> = gi_u.p.m;
@@ -903,8 +1007,8 @@ fn everything(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
     workgroupBarrier();
     let gi_end4: u32 = 8u;
     for (var sum1_level: u32 = 0u; sum1_level < gi_end4; sum1_level = sum1_level + 1u) {
-        let sum1_step: u32 = 1u << (sum1_level & 31u);
-        if ((sum1_lane & ((sum1_step << 1u) - 1u)) == 0u) {
+        let sum1_step: u32 = gi_shl_u32(1u, sum1_level);
+        if ((sum1_lane & (gi_shl_u32(sum1_step, 1u) - 1u)) == 0u) {
             gi_store_scratch(sum1_lane, gi_fadd_f32(gi_load_scratch(sum1_lane), gi_load_scratch(sum1_lane + sum1_step)));
         }
         storageBarrier();
@@ -920,8 +1024,8 @@ fn everything(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
     workgroupBarrier();
     let gi_end5: u32 = 8u;
     for (var max2_level: u32 = 0u; max2_level < gi_end5; max2_level = max2_level + 1u) {
-        let max2_step: u32 = 1u << (max2_level & 31u);
-        if ((max2_lane & ((max2_step << 1u) - 1u)) == 0u) {
+        let max2_step: u32 = gi_shl_u32(1u, max2_level);
+        if ((max2_lane & (gi_shl_u32(max2_step, 1u) - 1u)) == 0u) {
             gi_store_scratch(max2_lane, gi_max_f32(gi_load_scratch(max2_lane), gi_load_scratch(max2_lane + max2_step)));
         }
         storageBarrier();
@@ -933,7 +1037,7 @@ fn everything(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
     if (i >= gi_u.gi_len_out) {
         gi_done = true;
     }
-    if (!gi_done) { gi_store_out(i, gi_fadd_f32(gi_fadd_f32(gi_fadd_f32(gi_fadd_f32(gi_fadd_f32(mx, gi_min_f32(gi_max_f32(f, 0.0f), 1.0f)), 3.1415927f), gi_u32_to_f32(bits)), gi_i32_to_f32(kk)), gi_pow_f32(gi_pa_f32(2.0f), gi_pa_f32(3.0f)))); }
+    if (!gi_done) { gi_store_out(i, gi_fadd_f32(gi_fadd_f32(gi_fadd_f32(gi_fadd_f32(gi_fadd_f32(mx, gi_clamp_f32(f, 0.0f, 1.0f)), 3.1415927f), gi_u32_to_f32(bits)), gi_i32_to_f32(kk)), gi_pow_f32(gi_pa_f32(2.0f), gi_pa_f32(3.0f)))); }
     var old: u32;
     if (!gi_done) { old = gi_checked_atomic_add_hist(gi_checked_rem_u32(bits, gi_u.gi_len_hist, 6u), 1u, 7u); }
     if (!gi_done) { gi_checked_atomic_add_hist(0u, old, 8u); }
@@ -941,7 +1045,7 @@ fn everything(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
     if (!gi_done) { gi_checked_store_tw(i, 1.0f, 10u); }
     if (!gi_done) { gi_checked_store_img(vec2<u32>(gi_checked_rem_u32(i, gi_u.gi_width_img, 11u), 0u), vec4<f32>(1.0f, 0.0f, 0.0f, 1.0f), 12u); }
     var x: u32 = 1u;
-    x = x << 2u;
+    x = gi_shl_u32(x, bitcast<u32>(2i));
     x = x | 1u;
     var vec3_: vec3<u32> = vec3<u32>(1u, 2u, 3u);
     vec3_.y = 7u;

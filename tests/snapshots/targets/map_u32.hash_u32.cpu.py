@@ -5,7 +5,6 @@ U15 = np.uint32(15)
 U16 = np.uint32(16)
 U2146121005 = np.uint32(2146121005)
 U2221713035 = np.uint32(2221713035)
-U31 = np.uint32(31)
 
 
 def k_hash_u32(G, R, F):
@@ -24,14 +23,14 @@ def k_hash_u32(G, R, F):
     # line 11: let
     v_h = (rt.ld_lin(p_input, G, (F, 0, m2, ())) ^ s_seed)
     # line 12: assign
-    v_h = rt.sel(m2, (v_h ^ np.right_shift(v_h, (U16 & U31))), v_h)
+    v_h = rt.sel(m2, (v_h ^ rt.shr_u32(v_h, U16)), v_h)
     # line 13: assign
     v_h = rt.sel(m2, (v_h * U2146121005), v_h)
     # line 14: assign
-    v_h = rt.sel(m2, (v_h ^ np.right_shift(v_h, (U15 & U31))), v_h)
+    v_h = rt.sel(m2, (v_h ^ rt.shr_u32(v_h, U15)), v_h)
     # line 15: assign
     v_h = rt.sel(m2, (v_h * U2221713035), v_h)
     # line 16: assign
-    v_h = rt.sel(m2, (v_h ^ np.right_shift(v_h, (U16 & U31))), v_h)
+    v_h = rt.sel(m2, (v_h ^ rt.shr_u32(v_h, U16)), v_h)
     # line 17: store
     rt.st_lin(p_output, G, v_h, m2)

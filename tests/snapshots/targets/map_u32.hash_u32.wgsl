@@ -37,6 +37,13 @@ fn gi_checked_load_input(i: u32, site: u32) -> u32 {
     return input[gi_u.gi_off_input + i];
 }
 
+// ir/rules.py `shr_u32`: logical; the amount modulo 32
+fn gi_shr_u32(a: u32, b: u32) -> u32 {
+    let t1 = (b & 31u);
+    let t2 = (a >> t1);
+    return t2;
+}
+
 fn gi_store_output(i: u32, v: u32) {
     if (i < gi_u.gi_len_output) { output[gi_u.gi_off_output + i] = v; }
 }
@@ -49,10 +56,10 @@ fn hash_u32(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
         return;
     }
     var h: u32 = gi_checked_load_input(i, 0u) ^ seed;
-    h = h ^ (h >> 16u);
+    h = h ^ gi_shr_u32(h, 16u);
     h = h * 2146121005u;
-    h = h ^ (h >> 15u);
+    h = h ^ gi_shr_u32(h, 15u);
     h = h * 2221713035u;
-    h = h ^ (h >> 16u);
+    h = h ^ gi_shr_u32(h, 16u);
     gi_store_output(i, h);
 }

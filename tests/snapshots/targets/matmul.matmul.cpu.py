@@ -24,7 +24,7 @@ def k_matmul(G, R, F):
     # line 21: let
     v_acc = F0_0
     # line 23: let
-    v_tiles = ((s_k + U15) // U16)
+    v_tiles = rt.udiv((s_k + U15), U16)
     # line 24: for
     _t1 = v_tiles
     v_t = U0

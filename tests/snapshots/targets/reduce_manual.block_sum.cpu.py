@@ -3,7 +3,6 @@
 
 F0_0 = np.float32(0.0)
 I1 = np.int32(1)
-I31 = np.int32(31)
 U0 = np.uint32(0)
 U128 = np.uint32(128)
 
@@ -46,7 +45,7 @@ def k_block_sum(G, R, F):
         # line 21: barrier
         pass  # workgroup_barrier: statements run in lock step, writes are visible
         # line 22: assign
-        v_stride = rt.sel(m3, np.right_shift(v_stride, (I1 & I31).astype(np.uint32)), v_stride)
+        v_stride = rt.sel(m3, rt.shr_u32(v_stride, I1), v_stride)
     # line 24: if
     _t3 = (G.lid_x == U0)
     m5 = rt.m_and(None, _t3)

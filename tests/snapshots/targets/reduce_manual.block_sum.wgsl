@@ -72,6 +72,13 @@ fn gi_fadd_f32(a: f32, b: f32) -> f32 {
     return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
 }
 
+// ir/rules.py `shr_u32`: logical; the amount modulo 32
+fn gi_shr_u32(a: u32, b: u32) -> u32 {
+    let t1 = (b & 31u);
+    let t2 = (a >> t1);
+    return t2;
+}
+
 fn gi_checked_store_sums(i: u32, v: f32, site: u32) {
     if (!(i < gi_u.gi_len_sums)) {
         gi_fault(site, i, gi_u.gi_len_sums, 0u);
@@ -98,7 +105,7 @@ fn block_sum(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(lo
         }
         storageBarrier();
         workgroupBarrier();
-        stride = stride >> 1u;
+        stride = gi_shr_u32(stride, bitcast<u32>(1i));
     }
     if (lid == 0u) {
         gi_checked_store_sums(gi_workgroup_id.x, gi_load_scratch(0u), 1u);

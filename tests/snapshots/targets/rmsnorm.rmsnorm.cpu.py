@@ -40,7 +40,7 @@ def k_rmsnorm(G, R, F):
     _t1 = rt.reduce(w_scratch, G, 256, v_acc, None, np.add, False)
     v_total = _t1
     # line 26: let
-    v_inv = (F1_0 / np.sqrt(((v_total / v_dim.astype(np.float32)) + s_eps)))
+    v_inv = (F1_0 / np.sqrt(((v_total / rt.u2f(v_dim)) + s_eps)))
     # line 27: assign
     v_c = G.lid_x
     # line 28: while

@@ -96,15 +96,27 @@ fn gi_store_scratch(i: u32, v: f32) {
     if (i < 256u) { scratch[i] = v; }
 }
 
+// ir/rules.py `shl_u32`: the amount modulo 32
+fn gi_shl_u32(a: u32, b: u32) -> u32 {
+    let t1 = (b & 31u);
+    let t2 = (a << t1);
+    return t2;
+}
+
 fn gi_load_scratch(i: u32) -> f32 {
     if (i < 256u) { return scratch[i]; }
     return 0.0f;
 }
 
-// Round to nearest even without trusting the driver's conversion: both halves convert
-// exactly, the scaling is exact, and the one addition rounds correctly.
-fn gi_u32_to_f32(x: u32) -> f32 {
-    return gi_fadd_f32(gi_fmul_f32(f32(x >> 16u), 65536.0f), f32(x & 0xffffu));
+// ir/rules.py `u32_to_f32`: `as f32`: round to nearest even
+fn gi_u32_to_f32(a: u32) -> f32 {
+    let t1 = (a >> 16u);
+    let t2 = f32(t1);
+    let t3 = gi_fmul_f32(t2, 65536.0f);
+    let t4 = (a & 65535u);
+    let t5 = f32(t4);
+    let t6 = gi_fadd_f32(t3, t5);
+    return t6;
 }
 
 // Correctly rounded f32 division (round to nearest even, subnormals kept), by long
@@ -226,8 +238,8 @@ fn rmsnorm(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(workgr
     workgroupBarrier();
     let gi_end1: u32 = 8u;
     for (var sum1_level: u32 = 0u; sum1_level < gi_end1; sum1_level = sum1_level + 1u) {
-        let sum1_step: u32 = 1u << (sum1_level & 31u);
-        if ((sum1_lane & ((sum1_step << 1u) - 1u)) == 0u) {
+        let sum1_step: u32 = gi_shl_u32(1u, sum1_level);
+        if ((sum1_lane & (gi_shl_u32(sum1_step, 1u) - 1u)) == 0u) {
             gi_store_scratch(sum1_lane, gi_fadd_f32(gi_load_scratch(sum1_lane), gi_load_scratch(sum1_lane + sum1_step)));
         }
         storageBarrier();

@@ -7,7 +7,6 @@ U0 = np.uint32(0)
 U1 = np.uint32(1)
 U255 = np.uint32(255)
 U256 = np.uint32(256)
-U31 = np.uint32(31)
 U8 = np.uint32(8)
 
 
@@ -24,7 +23,7 @@ def k_row_softmax(G, R, F):
     # line 9: let
     v_softmax1_count = s_cols
     # line 9: let
-    v_softmax1_tiles = (np.right_shift(v_softmax1_count, (U8 & U31)) + np.where(((v_softmax1_count & U255) != U0), U1, U0))
+    v_softmax1_tiles = (rt.shr_u32(v_softmax1_count, U8) + np.where(((v_softmax1_count & U255) != U0), U1, U0))
     # line 9: let
     v_softmax1_x = Fm1e30
     # line 9: if
@@ -50,7 +49,7 @@ def k_row_softmax(G, R, F):
             # line 9: let
             v_softmax1_t = ((v_softmax1_j * U256) + G.lid_x)
             # line 9: assign
-            v_softmax1_lane_max = rt.sel(m4, np.fmax(v_softmax1_lane_max, rt.ld(p_x, (v_softmax1_base + v_softmax1_t))), v_softmax1_lane_max)
+            v_softmax1_lane_max = rt.sel(m4, rt.fmax(v_softmax1_lane_max, rt.ld(p_x, (v_softmax1_base + v_softmax1_t))), v_softmax1_lane_max)
         v_softmax1_j = rt.sel(m2, v_softmax1_j + U1, v_softmax1_j)
         m2 = rt.m_and(m2, v_softmax1_j < _t2)
     # line 9: let

@@ -17,25 +17,51 @@ var<workgroup> scratch: array<f32, 256>;
 // reassociate, x * 0 = 0, x - x = 0 ...), so operands and results pass through an XOR
 // with runtime zeros (gi_u.gi_zero_*) that no optimiser can see through.
 
+// ir/rules.py `shr_u32`: logical; the amount modulo 32
+fn gi_shr_u32(a: u32, b: u32) -> u32 {
+    let t1 = (b & 31u);
+    let t2 = (a >> t1);
+    return t2;
+}
+
 fn gi_load_x(i: u32) -> f32 {
     if (i < gi_u.gi_len_x) { return x[gi_u.gi_off_x + i]; }
     return f32();
 }
 
-// NaN test on the bits: drivers may assume `x != x` is false.
-fn gi_isnan_f32(x: f32) -> bool {
-    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
-}
-
-// Rust f32::max: a NaN operand yields the other operand.
-fn gi_max_f32(a: f32, b: f32) -> f32 {
-    if (gi_isnan_f32(a)) { return b; }
-    if (gi_isnan_f32(b)) { return a; }
-    return select(a, b, b > a);
+// ir/rules.py `max_f32`: f32::max: a NaN operand yields the other
+fn gi_max_f32(x: f32, y: f32) -> f32 {
+    let t1 = bitcast<u32>(y);
+    let t2 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
+    let t3 = (t1 & 0x7fffffffu);
+    let t4 = (t3 ^ t2);
+    let t5 = (t4 - t2);
+    let t6 = bitcast<u32>(x);
+    let t7 = bitcast<u32>((bitcast<i32>(t6) >> 31u));
+    let t8 = (t6 & 0x7fffffffu);
+    let t9 = (t8 ^ t7);
+    let t10 = (t9 - t7);
+    let t11 = (bitcast<i32>(t5) < bitcast<i32>(t10));
+    let t12 = (0x7f800000u < t3);
+    let t13 = (0x7f800000u < t8);
+    let t14 = (t12 || t13);
+    let t15 = (!t14);
+    let t16 = (t11 && t15);
+    let t17 = select(y, x, t16);
+    let t18 = select(t17, x, t12);
+    let t19 = select(t18, y, t13);
+    return t19;
 }
 
 fn gi_store_scratch(i: u32, v: f32) {
     if (i < 256u) { scratch[i] = v; }
+}
+
+// ir/rules.py `shl_u32`: the amount modulo 32
+fn gi_shl_u32(a: u32, b: u32) -> u32 {
+    let t1 = (b & 31u);
+    let t2 = (a << t1);
+    return t2;
 }
 
 fn gi_load_scratch(i: u32) -> f32 {
@@ -213,7 +239,7 @@ fn row_softmax(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(wo
     let softmax1_lane: u32 = gi_local_id.x;
     let softmax1_base: u32 = row * cols;
     let softmax1_count: u32 = cols;
-    let softmax1_tiles: u32 = (softmax1_count >> 8u) + select(0u, 1u, (softmax1_count & 255u) != 0u);
+    let softmax1_tiles: u32 = gi_shr_u32(softmax1_count, 8u) + select(0u, 1u, (softmax1_count & 255u) != 0u);
     var softmax1_x: f32 = -1e+30f;
     if (softmax1_lane < softmax1_count) {
         softmax1_x = gi_load_x(softmax1_base + softmax1_lane);
@@ -232,8 +258,8 @@ fn row_softmax(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(wo
     workgroupBarrier();
     let gi_end2: u32 = 8u;
     for (var max2_level: u32 = 0u; max2_level < gi_end2; max2_level = max2_level + 1u) {
-        let max2_step: u32 = 1u << (max2_level & 31u);
-        if ((softmax1_lane & ((max2_step << 1u) - 1u)) == 0u) {
+        let max2_step: u32 = gi_shl_u32(1u, max2_level);
+        if ((softmax1_lane & (gi_shl_u32(max2_step, 1u) - 1u)) == 0u) {
             gi_store_scratch(softmax1_lane, gi_max_f32(gi_load_scratch(softmax1_lane), gi_load_scratch(softmax1_lane + max2_step)));
         }
         storageBarrier();
@@ -260,8 +286,8 @@ fn row_softmax(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(wo
     workgroupBarrier();
     let gi_end4: u32 = 8u;
     for (var sum3_level: u32 = 0u; sum3_level < gi_end4; sum3_level = sum3_level + 1u) {
-        let sum3_step: u32 = 1u << (sum3_level & 31u);
-        if ((softmax1_lane & ((sum3_step << 1u) - 1u)) == 0u) {
+        let sum3_step: u32 = gi_shl_u32(1u, sum3_level);
+        if ((softmax1_lane & (gi_shl_u32(sum3_step, 1u) - 1u)) == 0u) {
             gi_store_scratch(softmax1_lane, gi_fadd_f32(gi_load_scratch(softmax1_lane), gi_load_scratch(softmax1_lane + sum3_step)));
         }
         storageBarrier();

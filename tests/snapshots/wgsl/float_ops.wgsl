@@ -146,23 +146,76 @@ fn gi_fmod_f32(x: f32, y: f32) -> f32 {
     return bitcast<f32>(sx | (mx >> u32(1i - ex)));
 }
 
-// NaN test on the bits: drivers may assume `x != x` is false.
-fn gi_isnan_f32(x: f32) -> bool {
-    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+// ir/rules.py `min_f32`: f32::min: a NaN operand yields the other
+fn gi_min_f32(x: f32, y: f32) -> f32 {
+    let t1 = bitcast<u32>(x);
+    let t2 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
+    let t3 = (t1 & 0x7fffffffu);
+    let t4 = (t3 ^ t2);
+    let t5 = (t4 - t2);
+    let t6 = bitcast<u32>(y);
+    let t7 = bitcast<u32>((bitcast<i32>(t6) >> 31u));
+    let t8 = (t6 & 0x7fffffffu);
+    let t9 = (t8 ^ t7);
+    let t10 = (t9 - t7);
+    let t11 = (bitcast<i32>(t5) < bitcast<i32>(t10));
+    let t12 = (0x7f800000u < t3);
+    let t13 = (0x7f800000u < t8);
+    let t14 = (t12 || t13);
+    let t15 = (!t14);
+    let t16 = (t11 && t15);
+    let t17 = select(y, x, t16);
+    let t18 = select(t17, x, t13);
+    let t19 = select(t18, y, t12);
+    return t19;
 }
 
-// Rust f32::min: a NaN operand yields the other operand.
-fn gi_min_f32(a: f32, b: f32) -> f32 {
-    if (gi_isnan_f32(a)) { return b; }
-    if (gi_isnan_f32(b)) { return a; }
-    return select(a, b, b < a);
+// ir/rules.py `max_f32`: f32::max: a NaN operand yields the other
+fn gi_max_f32(x: f32, y: f32) -> f32 {
+    let t1 = bitcast<u32>(y);
+    let t2 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
+    let t3 = (t1 & 0x7fffffffu);
+    let t4 = (t3 ^ t2);
+    let t5 = (t4 - t2);
+    let t6 = bitcast<u32>(x);
+    let t7 = bitcast<u32>((bitcast<i32>(t6) >> 31u));
+    let t8 = (t6 & 0x7fffffffu);
+    let t9 = (t8 ^ t7);
+    let t10 = (t9 - t7);
+    let t11 = (bitcast<i32>(t5) < bitcast<i32>(t10));
+    let t12 = (0x7f800000u < t3);
+    let t13 = (0x7f800000u < t8);
+    let t14 = (t12 || t13);
+    let t15 = (!t14);
+    let t16 = (t11 && t15);
+    let t17 = select(y, x, t16);
+    let t18 = select(t17, x, t12);
+    let t19 = select(t18, y, t13);
+    return t19;
 }
 
-// Rust f32::max: a NaN operand yields the other operand.
-fn gi_max_f32(a: f32, b: f32) -> f32 {
-    if (gi_isnan_f32(a)) { return b; }
-    if (gi_isnan_f32(b)) { return a; }
-    return select(a, b, b > a);
+// ir/rules.py `round_f32`: f32::round: half away from zero
+fn gi_round_f32(x: f32) -> f32 {
+    let t1 = bitcast<u32>(x);
+    let t2 = (t1 & 0x7fffffffu);
+    let t3 = (t1 & 0x80000000u);
+    let t4 = (t2 >> 23u);
+    let t5 = (t4 - 127u);
+    let t6 = (t5 & 31u);
+    let t7 = (0x007fffffu >> t6);
+    let t8 = (0x00400000u >> t6);
+    let t9 = (t2 + t8);
+    let t10 = (t7 ^ 0xffffffffu);
+    let t11 = (t9 & t10);
+    let t12 = (t4 < 127u);
+    let t13 = (t4 == 126u);
+    let t14 = select(0u, 0x3f800000u, t13);
+    let t15 = select(t11, t14, t12);
+    let t16 = (t4 < 150u);
+    let t17 = (t15 | t3);
+    let t18 = bitcast<f32>(t17);
+    let t19 = select(x, t18, t16);
+    return t19;
 }
 
 fn gi_pa_f32(x: f32) -> f32 {
@@ -177,23 +230,12 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fsub_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) - gi_pb_f32(b));
+fn gi_fmul_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
 }
 
 fn gi_fadd_f32(a: f32, b: f32) -> f32 {
     return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
-}
-
-// Round half away from zero; x - trunc(x) is exact, so the comparison is too.
-fn gi_round_f32(x: f32) -> f32 {
-    let t = trunc(x);
-    if (abs(gi_fsub_f32(x, t)) >= 0.5f) { return gi_fadd_f32(t, sign(x)); }
-    return t;
-}
-
-fn gi_fmul_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
 }
 
 // 64-bit unsigned integers as vec2<u32>(low word, high word), for the exact fma.
@@ -311,27 +353,87 @@ fn gi_fma_f32(a: f32, b: f32, c: f32) -> f32 {
     return bitcast<f32>(sb | ((u32(max(e, 1i) - 1i) << 23u) + kept));
 }
 
+// ir/rules.py `abs_f32`: the sign bit cleared
 fn gi_abs_f32(x: f32) -> f32 {
-    return bitcast<f32>(bitcast<u32>(x) & 0x7fffffffu);
+    let t1 = bitcast<f32>((bitcast<u32>(x) & 0x7fffffffu));
+    return t1;
+}
+
+// ir/rules.py `clamp_f32`: f32::clamp: NaN stays NaN
+fn gi_clamp_f32(x: f32, y: f32, z: f32) -> f32 {
+    let t1 = bitcast<u32>(x);
+    let t2 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
+    let t3 = (t1 & 0x7fffffffu);
+    let t4 = (t3 ^ t2);
+    let t5 = (t4 - t2);
+    let t6 = bitcast<u32>(y);
+    let t7 = bitcast<u32>((bitcast<i32>(t6) >> 31u));
+    let t8 = (t6 & 0x7fffffffu);
+    let t9 = (t8 ^ t7);
+    let t10 = (t9 - t7);
+    let t11 = (bitcast<i32>(t5) < bitcast<i32>(t10));
+    let t12 = (0x7f800000u < t3);
+    let t13 = (0x7f800000u < t8);
+    let t14 = (t12 || t13);
+    let t15 = (!t14);
+    let t16 = (t11 && t15);
+    let t17 = select(x, y, t16);
+    let t18 = bitcast<u32>(z);
+    let t19 = bitcast<u32>((bitcast<i32>(t18) >> 31u));
+    let t20 = (t18 & 0x7fffffffu);
+    let t21 = (t20 ^ t19);
+    let t22 = (t21 - t19);
+    let t23 = bitcast<u32>(t17);
+    let t24 = bitcast<u32>((bitcast<i32>(t23) >> 31u));
+    let t25 = (t23 & 0x7fffffffu);
+    let t26 = (t25 ^ t24);
+    let t27 = (t26 - t24);
+    let t28 = (bitcast<i32>(t22) < bitcast<i32>(t27));
+    let t29 = (0x7f800000u < t20);
+    let t30 = (0x7f800000u < t25);
+    let t31 = (t29 || t30);
+    let t32 = (!t31);
+    let t33 = (t28 && t32);
+    let t34 = select(t17, z, t33);
+    return t34;
 }
 
 fn gi_store_ints(i: u32, v: i32) {
     if (i < gi_u.gi_len_ints) { ints[gi_u.gi_off_ints + i] = v; }
 }
 
-// Rust `as i32`: truncate, saturate, NaN -> 0.
-fn gi_f32_to_i32(x: f32) -> i32 {
-    if (gi_isnan_f32(x)) { return 0i; }
-    if (x >= 2147483648.0f) { return 2147483647i; }
-    if (x <= -2147483648.0f) { return i32(-2147483648); }
-    return i32(x);
+// ir/rules.py `f32_to_i32`: `as i32`: truncate, saturate, NaN -> 0
+fn gi_f32_to_i32(a: f32) -> i32 {
+    let t1 = bitcast<u32>(a);
+    let t2 = (t1 & 0x7fffffffu);
+    let t3 = (0x7f800000u < t2);
+    let t4 = (0x4effffffu < t2);
+    let t5 = (!t3);
+    let t6 = (t4 && t5);
+    let t7 = (t3 || t6);
+    let t8 = select(a, 0.0f, t7);
+    let t9 = bitcast<u32>(i32(t8));
+    let t10 = (t1 < 0x80000000u);
+    let t11 = select(0x80000000u, 0x7fffffffu, t10);
+    let t12 = select(t9, t11, t6);
+    return bitcast<i32>(t12);
 }
 
-// Rust `as u32`: truncate, saturate, NaN -> 0.
-fn gi_f32_to_u32(x: f32) -> u32 {
-    if (gi_isnan_f32(x) || x < 1.0f) { return 0u; }
-    if (x >= 4294967296.0f) { return 4294967295u; }
-    return u32(x);
+// ir/rules.py `f32_to_u32`: `as u32`: truncate, saturate, NaN -> 0
+fn gi_f32_to_u32(a: f32) -> u32 {
+    let t1 = bitcast<u32>(a);
+    let t2 = (t1 & 0x7fffffffu);
+    let t3 = (0x7f800000u < t2);
+    let t4 = (t1 < 0x80000000u);
+    let t5 = (!t4);
+    let t6 = (0x4f7fffffu < t1);
+    let t7 = (t5 || t6);
+    let t8 = select(a, 0.0f, t7);
+    let t9 = u32(t8);
+    let t10 = select(t9, 0xffffffffu, t6);
+    let t11 = (t5 || t3);
+    let t12 = select(t10, 0u, t11);
+    return t12;
 }
 
 @compute @workgroup_size(64, 1, 1)
@@ -352,7 +454,7 @@ fn float_ops(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     gi_store_out(o + 5u, gi_round_f32(x));
     gi_store_out(o + 6u, gi_fadd_f32(gi_fmul_f32(x, y), y));
     gi_store_out(o + 7u, gi_fma_f32(x, y, y));
-    gi_store_out(o + 8u, gi_min_f32(gi_max_f32(x, -1.0f), gi_abs_f32(y)));
+    gi_store_out(o + 8u, gi_clamp_f32(x, -1.0f, gi_abs_f32(y)));
     gi_store_out(o + 9u, bitcast<f32>(bitcast<u32>(x) ^ 2147483648u));
     gi_store_ints(i * 2u, gi_f32_to_i32(x));
     gi_store_ints((i * 2u) + 1u, bitcast<i32>(gi_f32_to_u32(y)));

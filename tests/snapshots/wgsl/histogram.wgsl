@@ -19,9 +19,13 @@ fn gi_load_values(i: u32) -> u32 {
     return u32();
 }
 
+// ir/rules.py `rem_u32`: x % 0 == 0
 fn gi_rem_u32(a: u32, b: u32) -> u32 {
-    if (b == 0u) { return 0u; }
-    return a % b;
+    let t1 = (b == 0u);
+    let t2 = select(b, 1u, t1);
+    let t3 = (a % t2);
+    let t4 = select(t3, 0u, t1);
+    return t4;
 }
 
 // out of range: no effect, returns 0

@@ -55,38 +55,104 @@ fn gi_store_out(i: u32, v: i32) {
     if (i < gi_u.gi_len_out) { out[gi_u.gi_off_out + i] = v; }
 }
 
-// x / 0 == 0; i32::MIN / -1 == i32::MIN (wrapping); otherwise truncates toward zero.
+// ir/rules.py `div_i32`: truncates; x / 0 == 0; i32::MIN / -1 == i32::MIN
 fn gi_div_i32(a: i32, b: i32) -> i32 {
-    if (b == 0i) { return 0i; }
-    if (b == -1i) { return 0i - a; }
-    return a / b;
+    let t1 = bitcast<u32>(a);
+    let t2 = bitcast<u32>(b);
+    let t3 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
+    let t4 = bitcast<u32>((bitcast<i32>(t2) >> 31u));
+    let t5 = (t2 ^ t4);
+    let t6 = (t5 - t4);
+    let t7 = (t6 == 0u);
+    let t8 = select(t6, 1u, t7);
+    let t9 = (t3 ^ t4);
+    let t10 = (t1 ^ t3);
+    let t11 = (t10 - t3);
+    let t12 = (t11 / t8);
+    let t13 = (t12 ^ t9);
+    let t14 = (t13 - t9);
+    let t15 = select(t14, 0u, t7);
+    return bitcast<i32>(t15);
 }
 
-// x % 0 == 0; i32::MIN % -1 == 0; the result takes the dividend's sign.
+// ir/rules.py `rem_i32`: sign of the dividend; x % 0 == 0; i32::MIN % -1 == 0
 fn gi_rem_i32(a: i32, b: i32) -> i32 {
-    if (b == 0i || b == -1i) { return 0i; }
-    return a % b;
+    let t1 = bitcast<u32>(a);
+    let t2 = bitcast<u32>(b);
+    let t3 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
+    let t4 = bitcast<u32>((bitcast<i32>(t2) >> 31u));
+    let t5 = (t2 ^ t4);
+    let t6 = (t5 - t4);
+    let t7 = (t6 == 0u);
+    let t8 = select(t6, 1u, t7);
+    let t9 = (t1 ^ t3);
+    let t10 = (t9 - t3);
+    let t11 = (t10 % t8);
+    let t12 = (t11 ^ t3);
+    let t13 = (t12 - t3);
+    let t14 = select(t13, 0u, t7);
+    return bitcast<i32>(t14);
 }
 
-// abs(i32::MIN) == i32::MIN (wrapping negation).
-fn gi_abs_i32(x: i32) -> i32 {
-    if (x < 0i) { return 0i - x; }
-    return x;
+// ir/rules.py `shl_i32`: the amount modulo 32
+fn gi_shl_i32(a: i32, b: u32) -> i32 {
+    let t1 = bitcast<u32>(a);
+    let t2 = (b & 31u);
+    let t3 = (t1 << t2);
+    return bitcast<i32>(t3);
+}
+
+// ir/rules.py `shr_i32`: arithmetic; the amount modulo 32
+fn gi_shr_i32(a: i32, b: u32) -> i32 {
+    let t1 = bitcast<u32>(a);
+    let t2 = (b & 31u);
+    let t3 = bitcast<u32>((bitcast<i32>(t1) >> t2));
+    return bitcast<i32>(t3);
+}
+
+// ir/rules.py `abs_i32`: abs(i32::MIN) == i32::MIN
+fn gi_abs_i32(a: i32) -> i32 {
+    let t1 = bitcast<u32>(a);
+    let t2 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
+    let t3 = (t1 ^ t2);
+    let t4 = (t3 - t2);
+    return bitcast<i32>(t4);
 }
 
 fn gi_store_uout(i: u32, v: u32) {
     if (i < gi_u.gi_len_uout) { uout[gi_u.gi_off_uout + i] = v; }
 }
 
-// Rust semantics: x / 0 == 0 (until trapping checks).
+// ir/rules.py `div_u32`: x / 0 == 0
 fn gi_div_u32(a: u32, b: u32) -> u32 {
-    if (b == 0u) { return 0u; }
-    return a / b;
+    let t1 = (b == 0u);
+    let t2 = select(b, 1u, t1);
+    let t3 = (a / t2);
+    let t4 = select(t3, 0u, t1);
+    return t4;
 }
 
+// ir/rules.py `rem_u32`: x % 0 == 0
 fn gi_rem_u32(a: u32, b: u32) -> u32 {
-    if (b == 0u) { return 0u; }
-    return a % b;
+    let t1 = (b == 0u);
+    let t2 = select(b, 1u, t1);
+    let t3 = (a % t2);
+    let t4 = select(t3, 0u, t1);
+    return t4;
+}
+
+// ir/rules.py `shl_u32`: the amount modulo 32
+fn gi_shl_u32(a: u32, b: u32) -> u32 {
+    let t1 = (b & 31u);
+    let t2 = (a << t1);
+    return t2;
+}
+
+// ir/rules.py `shr_u32`: logical; the amount modulo 32
+fn gi_shr_u32(a: u32, b: u32) -> u32 {
+    let t1 = (b & 31u);
+    let t2 = (a >> t1);
+    return t2;
 }
 
 fn gi_pa_f32(x: f32) -> f32 {
@@ -101,23 +167,42 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fmul_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
-}
-
 fn gi_fadd_f32(a: f32, b: f32) -> f32 {
     return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
 }
 
-// Round to nearest even without trusting the driver's conversion: both halves convert
-// exactly, the scaling is exact, and the one addition rounds correctly.
-fn gi_u32_to_f32(x: u32) -> f32 {
-    return gi_fadd_f32(gi_fmul_f32(f32(x >> 16u), 65536.0f), f32(x & 0xffffu));
+fn gi_fmul_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
 }
 
-fn gi_i32_to_f32(x: i32) -> f32 {
-    let m = gi_u32_to_f32(select(bitcast<u32>(x), 0u - bitcast<u32>(x), x < 0i));
-    return select(m, -m, x < 0i);
+// ir/rules.py `i32_to_f32`: `as f32`: round to nearest even
+fn gi_i32_to_f32(a: i32) -> f32 {
+    let t1 = bitcast<u32>(a);
+    let t2 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
+    let t3 = (t1 ^ t2);
+    let t4 = (t3 - t2);
+    let t5 = (t4 >> 16u);
+    let t6 = f32(t5);
+    let t7 = gi_fmul_f32(t6, 65536.0f);
+    let t8 = (t4 & 65535u);
+    let t9 = f32(t8);
+    let t10 = gi_fadd_f32(t7, t9);
+    let t11 = bitcast<u32>(t10);
+    let t12 = (t2 & 0x80000000u);
+    let t13 = (t11 | t12);
+    let t14 = bitcast<f32>(t13);
+    return t14;
+}
+
+// ir/rules.py `u32_to_f32`: `as f32`: round to nearest even
+fn gi_u32_to_f32(a: u32) -> f32 {
+    let t1 = (a >> 16u);
+    let t2 = f32(t1);
+    let t3 = gi_fmul_f32(t2, 65536.0f);
+    let t4 = (a & 65535u);
+    let t5 = f32(t4);
+    let t6 = gi_fadd_f32(t3, t5);
+    return t6;
 }
 
 @compute @workgroup_size(64, 1, 1)
@@ -134,16 +219,16 @@ fn int_ops(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     let o: u32 = i * 8u;
     gi_store_out(o, gi_div_i32(x, y));
     gi_store_out(o + 1u, gi_rem_i32(x, y));
-    gi_store_out(o + 2u, x << (bitcast<u32>(y) & 31u));
-    gi_store_out(o + 3u, x >> (q & 31u));
+    gi_store_out(o + 2u, gi_shl_i32(x, bitcast<u32>(y)));
+    gi_store_out(o + 3u, gi_shr_i32(x, q));
     gi_store_out(o + 4u, gi_abs_i32(x));
     gi_store_out(o + 5u, ((-x) * 3i) + y);
     gi_store_out(o + 6u, max(min(x, y), -5i));
     gi_store_out(o + 7u, ~x);
     gi_store_uout(o, gi_div_u32(p, q));
     gi_store_uout(o + 1u, gi_rem_u32(p, q));
-    gi_store_uout(o + 2u, p << (bitcast<u32>(y) & 31u));
-    gi_store_uout(o + 3u, p >> (q & 31u));
+    gi_store_uout(o + 2u, gi_shl_u32(p, bitcast<u32>(y)));
+    gi_store_uout(o + 3u, gi_shr_u32(p, q));
     gi_store_uout(o + 4u, bitcast<u32>(gi_i32_to_f32(x)));
     gi_store_uout(o + 5u, bitcast<u32>(gi_u32_to_f32(p)));
     gi_store_uout(o + 6u, min(max(p, 10u), 1000000u));

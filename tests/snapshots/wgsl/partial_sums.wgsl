@@ -44,6 +44,13 @@ fn gi_store_fs(i: u32, v: f32) {
     if (i < 64u) { fs[i] = v; }
 }
 
+// ir/rules.py `shl_u32`: the amount modulo 32
+fn gi_shl_u32(a: u32, b: u32) -> u32 {
+    let t1 = (b & 31u);
+    let t2 = (a << t1);
+    return t2;
+}
+
 fn gi_load_fs(i: u32) -> f32 {
     if (i < 64u) { return fs[i]; }
     return 0.0f;
@@ -122,8 +129,8 @@ fn partial_sums(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin
     workgroupBarrier();
     let gi_end2: u32 = 6u;
     for (var sum1_level: u32 = 0u; sum1_level < gi_end2; sum1_level = sum1_level + 1u) {
-        let sum1_step: u32 = 1u << (sum1_level & 31u);
-        if ((sum1_lane & ((sum1_step << 1u) - 1u)) == 0u) {
+        let sum1_step: u32 = gi_shl_u32(1u, sum1_level);
+        if ((sum1_lane & (gi_shl_u32(sum1_step, 1u) - 1u)) == 0u) {
             if (!gi_done) { gi_store_fs(sum1_lane, gi_fadd_f32(gi_load_fs(sum1_lane), gi_load_fs(sum1_lane + sum1_step))); }
         }
         storageBarrier();
@@ -139,8 +146,8 @@ fn partial_sums(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin
     workgroupBarrier();
     let gi_end3: u32 = 6u;
     for (var sum2_level: u32 = 0u; sum2_level < gi_end3; sum2_level = sum2_level + 1u) {
-        let sum2_step: u32 = 1u << (sum2_level & 31u);
-        if ((sum2_lane & ((sum2_step << 1u) - 1u)) == 0u) {
+        let sum2_step: u32 = gi_shl_u32(1u, sum2_level);
+        if ((sum2_lane & (gi_shl_u32(sum2_step, 1u) - 1u)) == 0u) {
             if (!gi_done) { gi_store_is(sum2_lane, gi_load_is(sum2_lane) + gi_load_is(sum2_lane + sum2_step)); }
         }
         storageBarrier();
@@ -156,8 +163,8 @@ fn partial_sums(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin
     workgroupBarrier();
     let gi_end4: u32 = 6u;
     for (var max3_level: u32 = 0u; max3_level < gi_end4; max3_level = max3_level + 1u) {
-        let max3_step: u32 = 1u << (max3_level & 31u);
-        if ((max3_lane & ((max3_step << 1u) - 1u)) == 0u) {
+        let max3_step: u32 = gi_shl_u32(1u, max3_level);
+        if ((max3_lane & (gi_shl_u32(max3_step, 1u) - 1u)) == 0u) {
             if (!gi_done) { gi_store_us(max3_lane, max(gi_load_us(max3_lane), gi_load_us(max3_lane + max3_step))); }
         }
         storageBarrier();

@@ -106,10 +106,15 @@ fn gi_store_out(i: u32, v: f32) {
     if (i < gi_u.gi_len_out) { out[gi_u.gi_off_out + i] = v; }
 }
 
-// Round to nearest even without trusting the driver's conversion: both halves convert
-// exactly, the scaling is exact, and the one addition rounds correctly.
-fn gi_u32_to_f32(x: u32) -> f32 {
-    return gi_fadd_f32(gi_fmul_f32(f32(x >> 16u), 65536.0f), f32(x & 0xffffu));
+// ir/rules.py `u32_to_f32`: `as f32`: round to nearest even
+fn gi_u32_to_f32(a: u32) -> f32 {
+    let t1 = (a >> 16u);
+    let t2 = f32(t1);
+    let t3 = gi_fmul_f32(t2, 65536.0f);
+    let t4 = (a & 65535u);
+    let t5 = f32(t4);
+    let t6 = gi_fadd_f32(t3, t5);
+    return t6;
 }
 
 @compute @workgroup_size(64, 1, 1)

@@ -61,18 +61,23 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fmul_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
-}
-
 fn gi_fadd_f32(a: f32, b: f32) -> f32 {
     return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
 }
 
-// Round to nearest even without trusting the driver's conversion: both halves convert
-// exactly, the scaling is exact, and the one addition rounds correctly.
-fn gi_u32_to_f32(x: u32) -> f32 {
-    return gi_fadd_f32(gi_fmul_f32(f32(x >> 16u), 65536.0f), f32(x & 0xffffu));
+fn gi_fmul_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
+}
+
+// ir/rules.py `u32_to_f32`: `as f32`: round to nearest even
+fn gi_u32_to_f32(a: u32) -> f32 {
+    let t1 = (a >> 16u);
+    let t2 = f32(t1);
+    let t3 = gi_fmul_f32(t2, 65536.0f);
+    let t4 = (a & 65535u);
+    let t5 = f32(t4);
+    let t6 = gi_fadd_f32(t3, t5);
+    return t6;
 }
 
 fn gi_store_u(i: u32, v: f32) {
