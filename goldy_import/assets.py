@@ -82,10 +82,10 @@ def read_manifest(path: str) -> Manifest:
         raise ManifestError(f"{path}: `root` is a path and `asset` a list of tables")
     assets: list[Asset] = []
     seen: set[str] = set()
-    for n, e in enumerate(entries, 1):
-        if not isinstance(e, dict) or set(e) != ASSET_KEYS or not all(isinstance(v, str) for v in e.values()):
+    for n, entry in enumerate(entries, 1):
+        if not isinstance(entry, dict) or set(entry) != ASSET_KEYS or not all(isinstance(v, str) for v in entry.values()):
             raise ManifestError(f"{path}: asset {n} needs exactly the string keys source, kernel, dest")
-        a = Asset(e["source"], e["kernel"], os.path.normpath(e["dest"]))
+        a = Asset(entry["source"], entry["kernel"], os.path.normpath(entry["dest"]))
         if os.path.isabs(a.source) or os.path.isabs(a.dest) or not a.dest.endswith(SUFFIX):
             raise ManifestError(f"{path}: asset {n}: source and dest are relative paths, dest ends in {SUFFIX}")
         if a.dest in seen:

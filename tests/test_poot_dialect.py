@@ -17,9 +17,8 @@ import pytest
 
 import goldy_import as gi
 from goldy_import.importer import import_file, import_source
-from goldy_import.ir import nodes as N
-from goldy_import.ir.serialize import kernel_to_dict
-from oracle import REPO, assert_same, check_against_cpu, check_snapshot, device, kernel_ir, run_kernel
+from oracle import (REPO, assert_same, check_against_cpu, check_snapshot, device, ir_without_origin, kernel_ir,
+                    run_kernel)
 
 FORMS = os.path.join(REPO, "tests", "data", "poot", "forms.rs")
 REJECTS = REPO / "tests" / "data" / "poot" / "rejects.rs"
@@ -190,17 +189,6 @@ def test_rejections_snapshot():
     assert len(kernels) == 7
 
 
-def _strip(k: N.Kernel) -> dict:
-    """The IR without where it came from (spans, file, doc, source text)."""
-    def clean(v):
-        if isinstance(v, dict):
-            return {key: clean(x) for key, x in v.items() if key not in ("span", "source_file", "doc", "source_lines")}
-        if isinstance(v, list):
-            return [clean(x) for x in v]
-        return v
-    return clean(kernel_to_dict(k))
-
-
 GOLDY_TWINS = """
 use goldy::gpu;
 
@@ -241,7 +229,7 @@ def test_poot_kernel_lowers_to_the_goldy_kernels_ir(kernel):
                                     else "poot_reduce.rs")).kernel(kernel)
     goldy = import_source(GOLDY_TWINS, "twins.rs").kernel(kernel)
     assert poot is not None and goldy is not None
-    assert _strip(poot) == _strip(goldy)
+    assert ir_without_origin(poot) == ir_without_origin(goldy)
 
 
 def test_both_dialects_in_one_file():
