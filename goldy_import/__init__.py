@@ -20,6 +20,8 @@ from .errors import (AliasingError, BackendError, BackendUnavailable, BindingErr
 from .version import __version__
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
+    from .builder import KernelBuilder
+    from .kir import load_kir
     from .loader import KernelModule, StructType, load, load_slang, load_source
     from .runtime.core import (Buffer, Device, Image, Invocation, KernelDef, Node, PreparedKernel, Scheme,
                                backend_available)
@@ -30,10 +32,13 @@ _LAZY = {
     **dict.fromkeys(("Device", "Buffer", "Image", "Scheme", "Node", "KernelDef", "PreparedKernel", "Invocation",
                      "backend_available"), "goldy_import.runtime.core"),
     "TensorView": "goldy_import.runtime.tensor",
+    "load_kir": "goldy_import.kir",
+    "KernelBuilder": "goldy_import.builder",
 }
 
 __all__ = [
     "load", "load_source", "load_slang", "KernelModule", "StructType", "Device", "Buffer", "Image", "Scheme", "Node",
+    "load_kir", "KernelBuilder",
     "KernelDef", "PreparedKernel", "Invocation", "TensorView", "backend_available",
     "GoldyError", "DiagnosticError", "BindingError", "ShapeContractError", "AliasingError",
     "GridError", "KernelFault", "BackendUnavailable", "BackendError", "CodegenError", "DeviceLimitError",

@@ -1,4 +1,5 @@
-"""`goldy-import FILE.rs`: diagnose, emit target code, or write a typed launch module.
+"""`goldy-import FILE.rs`: diagnose, emit target code, or write a typed launch module;
+`goldy-import assets check|regen MANIFEST`: keep `.kir.json` assets in step with their sources.
 
 Exit status: 0 success, 1 the Rust source has errors (diagnostics printed), 2 usage or I/O error.
 """
@@ -16,6 +17,7 @@ from goldy_import.version import __version__
 
 EMITTERS = {
     "ir": None,
+    "kir": None,  # files, not text: see _write_kir
     "wgsl": ("goldy_import.codegen.wgsl", "emit_wgsl"),
     "ptx": ("goldy_import.codegen.ptx", "emit_ptx"),
     "slang": ("goldy_import.codegen.slang", "emit_slang"),
@@ -29,8 +31,10 @@ def _parser() -> argparse.ArgumentParser:
         description="Import GPU compute kernels written in restricted Rust: check them, emit IR, WGSL, PTX "
                     "or Slang, or write a typed Python launch module.")
     p.add_argument("file", help="the Rust source file (.rs)")
-    p.add_argument("-o", "--output", metavar="OUT.py", help="write the typed Python launch module here")
-    p.add_argument("--emit", choices=sorted(EMITTERS), help="print the code of one target")
+    p.add_argument("-o", "--output", metavar="OUT.py", help="write the typed Python launch module here "
+                   "(with --emit kir: the directory, or the .kir.json file of one kernel)")
+    p.add_argument("--emit", choices=sorted(EMITTERS), help="print the code of one target; kir writes each "
+                   "kernel's IR asset, NAME.kir.json (see `goldy-import assets`)")
     p.add_argument("--kernel", metavar="NAME", help="with --emit: only this kernel")
     p.add_argument("--check", action="store_true", help="only diagnose the file")
     p.add_argument("--message-format", choices=("human", "json"), default="human",
@@ -41,7 +45,22 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _assets_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="goldy-import assets",
+        description="Check or regenerate the .kir.json kernel IR assets a manifest lists (TOML or JSON).")
+    p.add_argument("command", choices=("check", "regen"),
+                   help="check: fail on any stale, missing or unlisted asset; regen: rewrite them")
+    p.add_argument("manifest", help="the manifest (.toml or .json)")
+    return p
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["assets"] and argv[1:2] != [] and not argv[1].endswith(".rs"):
+        from goldy_import.assets import main as assets_main
+        sub = _assets_parser().parse_args(argv[1:])
+        return assets_main(sub.command, sub.manifest)
     args = _parser().parse_args(argv)
     from goldy_import.importer import import_file, render_human, render_json
 
@@ -83,6 +102,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             have = ", ".join(k.name for k in result.kernels) or "none"
             print(f"error: no kernel `{args.kernel}` in {args.file} (kernels: {have})", file=sys.stderr)
             return 2
+    if args.emit == "kir":
+        return _write_kir(kernels, args.output)
     if args.emit:
         try:
             print(_emit(args.emit, kernels), end="")
@@ -103,6 +124,30 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         names = ", ".join(k.name for k in kernels) or "none"
         print(f"{args.file}: {len(kernels)} kernel{'s' * (len(kernels) != 1)} ok ({names}); "
               f"use -o OUT.py to write a launch module or --emit TARGET to see code")
+    return 0
+
+
+def _write_kir(kernels, output: Optional[str]) -> int:
+    """One NAME.kir.json per kernel into the directory `output` (default: the current one),
+    or into `output` itself when it names a .kir.json file and one kernel is selected."""
+    from goldy_import.kir import SUFFIX, asset_name, kir_text
+    if output is not None and output.endswith(SUFFIX):
+        if len(kernels) != 1:
+            print(f"error: {output} holds one kernel, but {len(kernels)} are selected; pick one with --kernel NAME "
+                  f"or give a directory", file=sys.stderr)
+            return 2
+        paths = [output]
+    else:
+        paths = [os.path.join(output or ".", asset_name(k)) for k in kernels]
+    try:
+        for k, path in zip(kernels, paths):
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            with open(path, "w", encoding="utf-8", newline="\n") as f:
+                f.write(kir_text(k))
+            print(f"wrote {path}")
+    except OSError as e:
+        print(f"error: cannot write {path}: {e.strerror or e}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -237,6 +237,68 @@ def _matmul_ref(a: Args) -> list:
     return [None, None, matmul_reference(x.reshape(m, k), y.reshape(k, n)).reshape(-1), None, None, None]
 
 
+
+def _poot_add_inputs(rng: np.random.Generator, n: int) -> Args:
+    return [_f32(rng, n), _f32(rng, n), np.full(n, np.nan, np.float32)]
+
+
+def _poot_add_ref(a: Args) -> list:
+    return [None, None, (a[0] + a[1]).astype(np.float32)]
+
+
+def _scale_bias_inputs(rng: np.random.Generator, n: int) -> Args:
+    meta = np.array([rng.normal(), rng.normal()], np.float32).view(np.uint32)
+    return [_f32(rng, n), meta, np.full(n, np.nan, np.float32)]
+
+
+def _scale_bias_ref(a: Args) -> list:
+    scale, bias = a[1].view(np.float32)
+    return [None, None, ((a[0] * scale).astype(np.float32) + bias).astype(np.float32)]
+
+
+def _poly_inputs(rng: np.random.Generator, n: int) -> Args:
+    cols = max(1, int(np.sqrt(n)) + 3)  # not a multiple of the 64-lane workgroup
+    rows = max(1, n // cols)
+    x = rng.uniform(-1.5, 1.5, rows * cols).astype(np.float32)
+    return [x, _f32(rng, 5), np.full(rows * cols, np.nan, np.float32), cols]
+
+
+def _poly_ref(a: Args) -> list:
+    x, coeffs, _out, _n = a
+    acc = np.zeros_like(x)
+    power = np.ones_like(x)
+    for c in coeffs:  # the kernel's order: acc + c * power, then power * x, each rounded
+        acc = (acc + (c * power).astype(np.float32)).astype(np.float32)
+        power = (power * x).astype(np.float32)
+    return [None, None, acc, None]
+
+
+def _poly_grid(a: Args) -> tuple:
+    cols = a[3]
+    return ("groups", (-(-cols // 64), len(a[0]) // cols, 1))
+
+
+def _wg_reduce_inputs(rng: np.random.Generator, n: int) -> Args:
+    return [_f32(rng, n), np.full(-(-n // 64), np.nan, np.float32)]
+
+
+def _wg_reduce_ref(a: Args) -> list:
+    blocks = _blocks(a[0], 64, 0.0)
+    acc = np.zeros(blocks.shape[0], np.float32)
+    for j in range(64):  # lane 0 adds the slots left to right
+        acc = (acc + blocks[:, j]).astype(np.float32)
+    return [None, acc]
+
+
+def _bucket_inputs(rng: np.random.Generator, n: int) -> Args:
+    return [rng.uniform(-0.1, 1.1, n).astype(np.float32), np.zeros(16, np.uint32)]
+
+
+def _bucket_ref(a: Args) -> list:
+    xs, counts = a
+    b = np.clip(np.floor((xs * np.float32(len(counts))).astype(np.float32)), 0, len(counts) - 1)
+    return [None, np.bincount(b.astype(np.int64), minlength=len(counts)).astype(np.uint32)]
+
 EXAMPLES: list[Example] = [
     Example("saxpy.rs", "saxpy", lambda r, n: [_f32(r, n), _f32(r, n), float(np.float32(r.normal()))],
             lambda a: ("over_1d", len(a[1])), _saxpy_ref, size=1 << 20),
@@ -259,4 +321,12 @@ EXAMPLES: list[Example] = [
             rtol=1e-6, atol=1e-7, size=1 << 16),
     Example("collatz.rs", "collatz_steps", _collatz_inputs, lambda a: ("over_1d", len(a[0])), _collatz_ref,
             size=1 << 14),
+    # poot's `#[kernel]` dialect (docs/dialect.md, "poot kernels")
+    Example("poot_elementwise.rs", "elementwise_add", _poot_add_inputs, lambda a: ("over_1d", len(a[0])),
+            _poot_add_ref, size=1 << 20),
+    Example("poot_elementwise.rs", "scale_bias", _scale_bias_inputs, lambda a: ("over_1d", len(a[0])),
+            _scale_bias_ref, size=1 << 20),
+    Example("poot_elementwise.rs", "poly_rows", _poly_inputs, _poly_grid, _poly_ref),
+    Example("poot_reduce.rs", "wg_reduce", _wg_reduce_inputs, lambda a: ("over_1d", len(a[0])), _wg_reduce_ref),
+    Example("poot_reduce.rs", "bucket_count", _bucket_inputs, lambda a: ("over_1d", len(a[0])), _bucket_ref),
 ]

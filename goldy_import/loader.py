@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 from types import SimpleNamespace
-from typing import Optional, Union
+from typing import TYPE_CHECKING, Optional, Union
 
 from goldy_import.codegen.pymodule import class_names, emit_module
 from goldy_import.errors import DiagnosticError
-from goldy_import.importer import ImportResult, import_file, import_source
+from goldy_import.ir import nodes as N
 from goldy_import.runtime.core import KernelDef
 from goldy_import.runtime.dtypes import struct_gpu_dtype, struct_host_dtype
+
+if TYPE_CHECKING:  # the importer (and tree-sitter) loads only when a Rust file is read
+    from goldy_import.importer import ImportResult
 
 
 class KernelModule(SimpleNamespace):
@@ -34,20 +37,26 @@ class StructType:
         return f"<gpu struct {self.name}: host {self.host_dtype.itemsize} bytes, GPU stride {self.dtype.itemsize}>"
 
 
-def _module_from(result: ImportResult) -> KernelModule:
+def _module_from(result: "ImportResult") -> KernelModule:
     if result.errors:
         n = len(result.errors)
         raise DiagnosticError(f"{result.source.filename}: {n} error{'s' if n != 1 else ''} in the Rust source",
                               result.diagnostics, result.render())
+    return module_from_kernels(result.kernels, result.source.filename, result.source_hash, result.structs, result)
+
+
+def module_from_kernels(kernels_ir: list[N.Kernel], source_file: str, source_hash: str,
+                        struct_decls: dict[str, N.StructDecl], result: Optional["ImportResult"] = None) -> KernelModule:
+    """The module of verified IR kernels, from a Rust file or elsewhere (`.kir.json` assets)."""
     # Run the very text `goldy-import FILE.rs -o OUT.py` would write, so both give the same classes.
-    code = emit_module(result.kernels, result.source.filename, result.source_hash, in_process=True)
-    namespace: dict = {"__name__": f"goldy_kernels.{_stem(result.source.filename)}"}
-    exec(compile(code, f"<launch module for {result.source.filename}>", "exec"), namespace)
-    classes = class_names(result.kernels)
-    kernels = {k.name: namespace[classes[k.name]] for k in result.kernels}
-    structs = {name: StructType(d) for name, d in result.structs.items()}
+    code = emit_module(kernels_ir, source_file, source_hash, in_process=True)
+    namespace: dict = {"__name__": f"goldy_kernels.{_stem(source_file)}"}
+    exec(compile(code, f"<launch module for {source_file}>", "exec"), namespace)
+    classes = class_names(kernels_ir)
+    kernels = {k.name: namespace[classes[k.name]] for k in kernels_ir}
+    structs = {name: StructType(d) for name, d in struct_decls.items()}
     mod = KernelModule(kernels=kernels, structs=structs, result=result,
-                       source_file=result.source.filename, source_hash=result.source_hash)
+                       source_file=source_file, source_hash=source_hash)
     for name, st in structs.items():
         if name not in kernels:
             setattr(mod, name, st)
@@ -63,6 +72,7 @@ def _stem(path: str) -> str:
 
 def load(path: Union[str, os.PathLike]) -> KernelModule:
     """Import every kernel of a Rust file; raises DiagnosticError listing every error."""
+    from goldy_import.importer import import_file
     try:
         result = import_file(path)
     except OSError as e:
@@ -71,6 +81,7 @@ def load(path: Union[str, os.PathLike]) -> KernelModule:
 
 
 def load_source(text: Union[str, bytes], filename: str = "<source>.rs") -> KernelModule:
+    from goldy_import.importer import import_source
     return _module_from(import_source(text, filename))
 
 

@@ -19,6 +19,7 @@ from goldy_import.ir.diagnostics import CODES, Diagnostic, Label, SourceText, re
 from .divergence import divergence_diagnostics
 from .lints import lint_diagnostics
 from .lower import Context, KernelLowerer, _text
+from .poot import PootLowerer, is_kernel_attribute
 
 __all__ = ["ImportResult", "import_source", "import_file", "Diagnostic", "render_human", "render_json", "CODES"]
 
@@ -77,7 +78,7 @@ def import_source(source: Union[str, bytes], filename: str = "<input>") -> Impor
     for node, attrs, doc in items:
         if node.type != "function_item":
             continue
-        attr = next((a for a in attrs if _is_compute_attr(a)), None)
+        attr = next((a for a in attrs if _is_compute_attr(a) or is_kernel_attribute(_attr_path(a))), None)
         if attr is None:
             continue
         if _overlaps(node, bad_regions):
@@ -93,7 +94,8 @@ def import_source(source: Union[str, bytes], filename: str = "<input>") -> Impor
                                     ["rename one of them: kernels are looked up by name"]))
             continue
         seen[name] = src.span(name_node.start_byte, name_node.end_byte)
-        kernel, kdiags = _lower_kernel(ctx, node, attr, doc)
+        lowerer = PootLowerer if is_kernel_attribute(_attr_path(attr)) else KernelLowerer
+        kernel, kdiags = _lower_kernel(ctx, node, attr, doc, lowerer)
         diags += kdiags
         if kernel is not None:
             try:
@@ -112,13 +114,13 @@ def import_source(source: Union[str, bytes], filename: str = "<input>") -> Impor
     return ImportResult(kernels, diags, src, digest, structs)
 
 
-def _lower_kernel(ctx: Context, node, attr, doc: str):
+def _lower_kernel(ctx: Context, node, attr, doc: str, lowerer: type[KernelLowerer] = KernelLowerer):
     """Lower once; if untyped-literal locals turned out to be wanted as another integer
     type (`let mut acc = 0; acc += xs[i];` with u32 `xs`), lower again with those types.
     Each pass only adds hints, so this ends after at most one pass per such local."""
     hints: dict[int, str] = {}
     while True:
-        lw = KernelLowerer(ctx, node, attr, doc, hints)
+        lw = lowerer(ctx, node, attr, doc, hints)
         try:
             kernel = lw.lower()
         except RecursionError:  # MAX_DEPTH should make this unreachable

@@ -226,3 +226,17 @@ def random_array(rng: np.random.Generator, ty: str, n: int, kernel: Optional[N.K
                 arr[name] = rng.integers(0, 1000, shape)
         return arr
     raise NotImplementedError(f"random_array: {ty}")
+
+
+def ir_without_origin(k: N.Kernel) -> dict:
+    """A kernel's IR as a dict without where it came from (spans, file, doc, source text):
+    kernels from different front ends that say the same thing compare equal."""
+    from goldy_import.ir.serialize import kernel_to_dict
+
+    def clean(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {key: clean(x) for key, x in v.items() if key not in ("span", "source_file", "doc", "source_lines")}
+        if isinstance(v, list):
+            return [clean(x) for x in v]
+        return v
+    return clean(kernel_to_dict(k))
