@@ -410,7 +410,8 @@ class _Gen:
     def e_to_bits(self, ty: str, depth: int) -> str:
         self.intrinsics.add("to_bits")
         t = self.fresh("t")
-        return f"({{ let {t}: f32 = {self.expr('f32', depth)}; if {t} == {t} {{ {t}.to_bits() }} else {{ 0x7fc00000u32 }} }})"
+        value = self.expr("f32", depth)
+        return f"({{ let {t}: f32 = {value}; if {t} == {t} {{ {t}.to_bits() }} else {{ 0x7fc00000u32 }} }})"
 
     def e_compare(self, ty: str, depth: int) -> str:
         t = self.pick(["u32", "i32", "f32"])

@@ -111,7 +111,7 @@ def fuzz_cases(backend: str):
 
 
 @seed(SEED)
-@budget(40)
+@budget(30)
 @given(G.kernels(max_depth=4, max_stmts=14))
 def test_generated_kernels_import_without_diagnostics(gk):
     k = import_clean(gk)
@@ -157,7 +157,7 @@ def test_backends_agree_with_the_cpu_oracle(backend):
     backend_or_skip(backend)
 
     @seed(SEED)
-    @budget(12 if backend == "wgpu" else 4)
+    @budget(10 if backend == "wgpu" else 4)
     @given(fuzz_cases(backend))
     def run(case):
         gk, n, data_seed = case
@@ -172,7 +172,7 @@ from test_ptx import ptxas  # noqa: E402,F401  (the fixture: required in CI, els
 
 def test_ptx_assembles(ptxas, tmp_path):
     @seed(SEED)
-    @budget(25)
+    @budget(20)
     @given(G.kernels())
     def run(gk):
         k = import_clean(gk)

@@ -21,6 +21,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 import pytest
 
+import kernel_gen as G
 from oracle import backend_or_skip, run_kernel
 from test_mathlib import same_bits
 
@@ -156,6 +157,7 @@ class Op(NamedTuple):
     ty: str  # the result type
     ref: Callable
     zero_sign_free: bool = False  # Rust leaves which zero min/max return for -0.0 vs 0.0
+    known_wrong: str = ""  # a kernel_gen.KNOWN_WRONG construct: left out where a corpus case pins it
 
 
 def int_ops(ty: str, wrap) -> list[Op]:
@@ -200,7 +202,8 @@ F32_OPS = [
     Op("f32::from_bits(x.to_bits() ^ 0x80000000u32)", "f32", lambda x, y, z: -x),
     Op("(x < y) as u32", "u32", lambda x, y, z: int(x < y)), Op("(x <= y) as u32", "u32", lambda x, y, z: int(x <= y)),
     Op("(x > y) as u32", "u32", lambda x, y, z: int(x > y)), Op("(x >= y) as u32", "u32", lambda x, y, z: int(x >= y)),
-    Op("(x == y) as u32", "u32", lambda x, y, z: int(x == y)), Op("(x != y) as u32", "u32", lambda x, y, z: int(x != y)),
+    Op("(x == y) as u32", "u32", lambda x, y, z: int(x == y)),
+    Op("(x != y) as u32", "u32", lambda x, y, z: int(x != y), known_wrong="f32 !="),
 ]
 # Rust's clamp(NaN, lo, hi) is NaN; it panics for lo > hi or a NaN bound, so the bounds are ordered numbers
 F32_CLAMP = [Op("x.clamp(-1.5, 2.5)", "f32", lambda x, y, z: fclamp(x, -1.5, 2.5), True),
@@ -271,7 +274,8 @@ def run_table(backend: str, monkeypatch, ty: str, ops: list[Op], name: str) -> N
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_scalar_operators_follow_rust(backend, ty, monkeypatch):
     backend_or_skip(backend)
-    run_table(backend, monkeypatch, ty, OPS[ty], f"sem_{ty}")
+    ops = [o for o in OPS[ty] if o.known_wrong not in G.avoided(backend)]
+    run_table(backend, monkeypatch, ty, ops, f"sem_{ty}_{len(ops)}")
 
 
 @pytest.mark.xfail(strict=True, reason="f32::clamp(NaN) gives lo, Rust gives NaN (issue 13, case 4): the "
@@ -290,7 +294,8 @@ def test_the_python_definitions_match_rust_documentation():
     just checked against themselves."""
     assert [rem(x, y, i32) for x, y in zip([7, -7, 9, -9, MIN, MIN], [3, 3, 0, -4, -1, 7])] == [1, -1, 0, -1, 0, -2]
     assert div(MIN, -1, i32) == MIN and div(-7, 2, i32) == -3 and rem(-7, 2, i32) == -1
-    assert i32(1 << shift_amount(33)) == 2 and i32(MIN >> shift_amount(-1)) == -1 and u32(1 << shift_amount(-1)) == MIN + 2**32
+    assert i32(1 << shift_amount(33)) == 2 and i32(MIN >> shift_amount(-1)) == -1
+    assert u32(1 << shift_amount(-1)) == 2**31 and u32(MIN) == 2**31
     assert to_int(math.nan, MIN, MAX) == 0 and to_int(-1.5, 0, 2**32 - 1) == 0 and to_int(3e9, MIN, MAX) == MAX
     assert integral(rust_round)(-2.5) == -3.0 and integral(rust_round)(2.5) == 3.0
     assert math.copysign(1, integral(rust_round)(-0.4)) == -1 and math.copysign(1, integral(math.ceil)(-0.5)) == -1

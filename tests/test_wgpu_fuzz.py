@@ -16,7 +16,7 @@ def test_many_workgroups_match_the_cpu_oracle():
     backend_or_skip("wgpu")
 
     @seed(SEED)
-    @budget(3)
+    @budget(2)
     @given(G.kernels(avoid=G.avoided("wgpu")), st.sampled_from([700, 1000]), st.integers(0, 2**32 - 1))
     def run(gk, n, data_seed):
         import_clean(gk)
