@@ -15,8 +15,8 @@ def k_bucket_count(G, R, F):
     m1 = rt.m_and(None, _t1)
     if rt.m_any(m1):
         # line 33: let
-        v_last = (n_counts - U1).astype(np.float32)
+        v_last = rt.u2f((n_counts - U1))
         # line 34: let
-        v_bucket = rt.f2u(np.fmin(np.fmax(np.floor((rt.ld_lin(p_xs, G) * n_counts.astype(np.float32))), F0_0), v_last))
+        v_bucket = rt.f2u(rt.fmin(rt.fmax(np.floor((rt.ld_lin(p_xs, G) * rt.u2f(n_counts))), F0_0), v_last))
         # line 35: atomicadd
         rt.atomic_add(p_counts, G, v_bucket, U1, m1, False, (F, 0, m1, ()))
