@@ -14,6 +14,7 @@ import math
 import os
 import struct
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
 
@@ -28,7 +29,7 @@ from goldy_import.ir.serialize import to_json
 
 from . import dtypes as DT
 from .tensor import TensorView, bind_tensor, check_contracts
-from .temporaries import has_temporaries
+from .temporaries import SchemeTemporaries, TemporaryHandle, has_temporaries
 from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, ScalarArg, TensorArg,
                       UniformArg)
 
@@ -362,6 +363,37 @@ class Buffer:
     def free(self) -> None:
         """Release the memory now; binding the buffer afterwards raises BindingError."""
         self._alloc.free()
+
+
+class Temporary(Buffer):
+    """A scheme-local buffer (`scheme.temporary_buffer`, runtime/temporaries.py): it binds
+    like a Buffer, its storage is assigned at submit, and its contents are never observed."""
+
+    scheme_local = True  # what runtime/temporaries.py recognises it by
+
+    def __init__(self, scheme: "Scheme", n: int, elem: str, dtype: np.dtype, ident: int):
+        self.scheme_ref = weakref.ref(scheme)
+        super().__init__(_Allocation(scheme.device, TemporaryHandle(self), n * dtype.itemsize, ident),
+                         0, n, elem, dtype, False)
+
+    def __repr__(self) -> str:
+        return f"Temporary({self.length} x {self.elem} of a scheme on {self.device.backend_name})"
+
+    def _refuse(self, what: str) -> BindingError:
+        return BindingError(f"{self!r} {what}: a temporary's contents are undefined when each submit starts "
+                            f"and unobservable after it; use device.empty(n) for a buffer you read back")
+
+    def numpy(self) -> np.ndarray:
+        raise self._refuse("cannot be read back")
+
+    def write(self, array: Any) -> None:
+        raise self._refuse("cannot be written from the host")
+
+    def __getitem__(self, item: slice) -> "Buffer":
+        raise self._refuse("cannot be sliced")
+
+    def free(self) -> None:
+        pass  # its storage belongs to the scheme (runtime/temporaries.py)
 
 
 class Image:
@@ -892,13 +924,18 @@ class Scheme:
             self._version += 1
         return node
 
-    def temporary_buffer(self, n: int, dtype: Any = np.float32):
+    def temporary_buffer(self, n: int, dtype: Any = np.float32) -> "Temporary":
         """A scheme-local buffer of `n` elements (runtime/temporaries.py): binds like a Buffer,
         undefined at the start of each submit, never read back; storage comes at submit."""
-        from .temporaries import SchemeTemporaries
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise BindingError(f"scheme.temporary_buffer: expected a positive element count, got {n!r}")
+        elem, gpu_dtype, _ = _gpu_array(np.zeros(0, dtype=dtype))
         if self._temps is None:
             self._temps = SchemeTemporaries(self)
-        return self._temps.declare(self, n, dtype)
+        with self.device._lock:
+            self.device._next_id += 1
+            ident = self.device._next_id
+        return self._temps.add(Temporary(self, int(n), elem, gpu_dtype, ident))
 
     def set_automatic_fusion(self, on: bool) -> None:
         """Fuse adjacent fusable dispatches automatically (runtime/fusion.py); overrides $GOLDY_FUSION."""
@@ -906,7 +943,7 @@ class Scheme:
 
     def fusion_report(self):
         """The fused regions (constituent nodes, status) and the runs that stopped short, with why."""
-        from .fusion import FusionReport, fusion_enabled_by_env
+        from .autofusion import FusionReport, fusion_enabled_by_env
         on = self._auto_fusion if self._auto_fusion is not None else fusion_enabled_by_env()
         return self._fusion.report(on) if self._fusion is not None else FusionReport(on)
 
@@ -926,14 +963,14 @@ class Scheme:
             self._temps.assign(self.nodes, self._version)
         on = self._auto_fusion
         if on is None:
-            from .fusion import fusion_enabled_by_env
+            from .autofusion import fusion_enabled_by_env
             on = self._auto_fusion = fusion_enabled_by_env()
         if not on:
             if self._fusion is not None:
                 self._fusion._fall_back()
             return self.nodes
         if self._fusion is None:
-            from .fusion import AutoFusion
+            from .autofusion import AutoFusion
             self._fusion = AutoFusion(self)
         return self._fusion.entries()
 
@@ -985,7 +1022,6 @@ class Scheme:
 
 
 def _temps_of(scheme: Scheme, keep: list, kernel: str) -> bool:
-    from .temporaries import SchemeTemporaries
     if scheme._temps is None:
         scheme._temps = SchemeTemporaries(scheme)
     return scheme._temps.owner_check(scheme, keep, kernel)

@@ -1,7 +1,7 @@
 """Scheme temporaries: buffers that only carry data between one scheme's own dispatches.
 
-`scheme.temporary_buffer(n, dtype)` gives a `Temporary`, which binds wherever a buffer
-does. Its contents are undefined when each submit starts and unobservable after it, so:
+`scheme.temporary_buffer(n, dtype)` gives a `Temporary` (runtime/core.py, a Buffer that
+refuses to be observed), which binds wherever a buffer does. Its contents are undefined when each submit starts and unobservable after it, so:
 
 - it has no storage until the first submit; then each temporary gets storage from the
   device's pool (`TransientPool`), and temporaries of one length and element type whose
@@ -23,8 +23,6 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Any, Optional
 
-import numpy as np
-
 from goldy_import.errors import BindingError
 
 from .backend import BufferArg, Dispatch
@@ -32,7 +30,7 @@ from .backend import BufferArg, Dispatch
 if TYPE_CHECKING:
     from .core import Device, Node, Scheme
 
-__all__ = ["Temporary", "TemporaryHandle", "TransientPool", "SchemeTemporaries"]
+__all__ = ["TemporaryHandle", "TransientPool", "SchemeTemporaries", "is_temporary", "has_temporaries"]
 
 
 class TemporaryHandle:
@@ -40,7 +38,7 @@ class TemporaryHandle:
 
     __slots__ = ("temporary", "__weakref__")
 
-    def __init__(self, temporary: "Temporary"):
+    def __init__(self, temporary: Any):
         self.temporary = weakref.proxy(temporary)
 
     def __repr__(self) -> str:
@@ -78,54 +76,16 @@ class TransientPool:
                 self.free.setdefault(nbytes, []).append(h)
 
 
-def _make_temporary_class():
-    from .core import Buffer, _Allocation
-
-    class Temporary(Buffer):
-        """A scheme-local buffer (module docstring): binds like a Buffer, never observed."""
-
-        def __init__(self, scheme: "Scheme", n: int, elem: str, dtype: np.dtype, ident: int):
-            self.scheme_ref = weakref.ref(scheme)
-            alloc = _Allocation(scheme.device, TemporaryHandle(self), n * dtype.itemsize, ident)
-            super().__init__(alloc, 0, n, elem, dtype, False)
-
-        def __repr__(self) -> str:
-            return f"Temporary({self.length} x {self.elem} of a scheme on {self.device.backend_name})"
-
-        def _refuse(self, what: str) -> BindingError:
-            return BindingError(f"{self!r}: {what}: a temporary's contents are undefined when each submit starts "
-                                f"and cannot be observed after it; use device.empty(n) for a buffer you read back")
-
-        def numpy(self) -> np.ndarray:
-            raise self._refuse("cannot be read back")
-
-        def write(self, array: Any) -> None:
-            raise self._refuse("cannot be written from the host")
-
-        def __getitem__(self, item: slice):
-            raise self._refuse("cannot be sliced")
-
-        def view(self, start: int, length: int):
-            raise self._refuse("cannot be sliced")
-
-        def free(self) -> None:
-            pass  # its storage belongs to the scheme's pool
-
-    return Temporary
-
-
-Temporary: Any = None  # the class, made on first use (it subclasses core.Buffer)
-
-
-def temporary_class():
-    global Temporary
-    if Temporary is None:
-        Temporary = _make_temporary_class()
-    return Temporary
-
-
 def is_temporary(b: Any) -> bool:
-    return Temporary is not None and isinstance(b, Temporary)
+    """A core.Temporary (it marks itself; this module does not import core)."""
+    return getattr(b, "scheme_local", False)
+
+
+def has_temporaries(keep: list) -> bool:
+    for b in keep:
+        if getattr(b, "scheme_local", False):
+            return True
+    return False
 
 
 class SchemeTemporaries:
@@ -141,15 +101,7 @@ class SchemeTemporaries:
         self.shared = 0  # temporaries that share another one's storage (this structure)
         self._finalizer = weakref.finalize(scheme, self.pool.release, self.held)
 
-    def declare(self, scheme: "Scheme", n: int, dtype: Any) -> Any:
-        from .core import _gpu_array
-        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-            raise BindingError(f"scheme.temporary_buffer: expected a positive element count, got {n!r}")
-        elem, gpu_dtype, _ = _gpu_array(np.zeros(0, dtype=dtype))
-        with scheme.device._lock:
-            scheme.device._next_id += 1
-            ident = scheme.device._next_id
-        t = temporary_class()(scheme, int(n), elem, gpu_dtype, ident)
+    def add(self, t: Any) -> Any:
         self.temps.append(t)
         return t
 
@@ -231,10 +183,6 @@ class SchemeTemporaries:
                                        f"only on the scheme that declared it")
                 found = True
         return found
-
-
-def has_temporaries(keep: list) -> bool:
-    return Temporary is not None and any(isinstance(b, Temporary) for b in keep)
 
 
 def release(st: Optional[SchemeTemporaries]) -> None:
