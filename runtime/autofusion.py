@@ -17,6 +17,7 @@ for it (`FusionRegion.elided`).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ class FusionRegion:
     kernel: str = ""  # the fused kernel's name
     forwarded: tuple[str, ...] = ()
     elided: int = 0  # temporaries that live only in registers
+    storage: int = 0  # storage buffers the fused dispatch binds
     error: str = ""
 
 
@@ -223,6 +225,7 @@ class AutoFusion:
         r.report.kernel = r.prepared.name
         r.report.forwarded = tuple(_source_name(r.plan, j) for j in r.comp.forwarded)
         r.report.elided = len(r.comp.elided)
+        r.report.storage = sum(p.category not in ("scalar", "uniform") for p in r.comp.kernel.params)
 
     def _regions(self, nodes: list) -> tuple[list[_Region], list[StoppedRun]]:
         """Maximal runs of adjacent nodes the rules admit, greedily from the first."""
@@ -256,7 +259,7 @@ class AutoFusion:
 
     def report(self, enabled: bool) -> FusionReport:
         with self.lock:
-            return FusionReport(enabled, [dataclass_copy(r.report) for r in self.regions], list(self.stopped))
+            return FusionReport(enabled, [dataclasses.replace(r.report) for r in self.regions], list(self.stopped))
 
     def wait(self, timeout: Optional[float]) -> bool:
         w = self.worker
@@ -268,7 +271,3 @@ class AutoFusion:
 def _source_name(p: Plan, j: int) -> str:
     s, i = p.supply[j]
     return p.kernels[s].ir.params[i].name
-
-
-def dataclass_copy(r: FusionRegion) -> FusionRegion:
-    return FusionRegion(r.nodes, r.status, r.kernel, r.forwarded, r.elided, r.error)
