@@ -29,7 +29,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 from . import nodes as N
 from . import types as T
@@ -60,7 +60,7 @@ class Composition:
     elided: tuple[int, ...]  # forwarded parameters that bind no storage (become `<p>_len` scalars)
 
 
-def _zero(ty: str) -> object:
+def _zero(ty: str) -> Union[int, float, bool]:
     return {"f32": 0.0, "bool": False}.get(ty, 0)
 
 
@@ -189,10 +189,10 @@ def _rename(node, names: dict[str, str], types: dict[str, str]) -> None:
         return
     if not dataclasses.is_dataclass(node) or isinstance(node, N.Span):
         return
-    for f in _RESOURCE_FIELDS.get(type(node), ()):
-        v = getattr(node, f)
+    for name in _RESOURCE_FIELDS.get(type(node), ()):
+        v = getattr(node, name)
         if v is not None and v in names:
-            setattr(node, f, names[v])
+            setattr(node, name, names[v])
     if types and hasattr(node, "ty") and node.ty in types:
         node.ty = types[node.ty]
     for f in dataclasses.fields(node):

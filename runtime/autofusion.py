@@ -161,11 +161,11 @@ class AutoFusion:
         for n in self.scheme.nodes:
             if n.index <= skip:
                 continue
-            r = by_first.get(n.index)
-            if r is not None:
-                assert r.entry is not None
-                out.append(r.entry)
-                skip = r.nodes[-1].index
+            region = by_first.get(n.index)
+            if region is not None:
+                assert region.entry is not None
+                out.append(region.entry)
+                skip = region.nodes[-1].index
             else:
                 out.append(n)
         self.active = out

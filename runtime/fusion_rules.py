@@ -173,9 +173,9 @@ def plan(stages: Sequence[Stage], device: Any, *, forward: bool = True,
         raise FusionError(FusionRejection.CROSS_THREAD, why)
     elide = frozenset(j for j, a, _ in resources if id(a.handle) in temporaries)
     checks = any(st.pk.options.checks for st in stages)
-    p = Plan(tuple(st.pk for st in stages), tuple(arg_map), tuple(supply), one_d, checks, forward, elide)
-    _check_limits(p, device, len(resources) - len(elide))
-    return p
+    result = Plan(tuple(st.pk for st in stages), tuple(arg_map), tuple(supply), one_d, checks, forward, elide)
+    _check_limits(result, device, len(resources) - len(elide))
+    return result
 
 
 def _check_overlap(resources, written: set, stages, supply) -> None:
