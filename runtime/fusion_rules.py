@@ -163,8 +163,8 @@ def plan(stages: Sequence[Stage], device: Any, *, forward: bool = True,
                 supply.append((s, p))
                 resources.append((j, a, st.pk.ir))
             row.append(j)
-            acc = summaries[s].get(p)
-            if param.category in N.WRITABLE_CATEGORIES and (acc is None or acc.writes) or (acc and acc.writes):
+            acc = summaries[s].get(p)  # None: the kernel never touches it
+            if acc.writes if acc is not None else param.category in N.WRITABLE_CATEGORIES:
                 written.add(j)
         arg_map.append(tuple(row))
     _check_overlap(resources, written, stages, supply)
