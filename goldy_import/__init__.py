@@ -26,6 +26,9 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from .runtime.core import (Buffer, Device, Image, Invocation, KernelDef, Node, PreparedKernel, Scheme,
                                backend_available)
     from .runtime.tensor import TensorView
+    from .runtime.fusion import FusedKernel, FusionError, FusionRejection, FusionReport
+    from . import expr
+    from .expr import evaluate
 
 _LAZY = {
     **dict.fromkeys(("load", "load_source", "load_slang", "KernelModule", "StructType"), "goldy_import.loader"),
@@ -34,12 +37,16 @@ _LAZY = {
     "TensorView": "goldy_import.runtime.tensor",
     "load_kir": "goldy_import.kir",
     "KernelBuilder": "goldy_import.builder",
+    **dict.fromkeys(("FusedKernel", "FusionError", "FusionRejection", "FusionReport"), "goldy_import.runtime.fusion"),
+    "expr": "goldy_import.expr",  # the module itself
+    "evaluate": "goldy_import.expr",
 }
 
 __all__ = [
     "load", "load_source", "load_slang", "KernelModule", "StructType", "Device", "Buffer", "Image", "Scheme", "Node",
     "load_kir", "KernelBuilder",
     "KernelDef", "PreparedKernel", "Invocation", "TensorView", "backend_available",
+    "FusedKernel", "FusionError", "FusionRejection", "FusionReport", "expr", "evaluate",
     "GoldyError", "DiagnosticError", "BindingError", "ShapeContractError", "AliasingError",
     "GridError", "KernelFault", "BackendUnavailable", "BackendError", "CodegenError", "DeviceLimitError",
     "__version__",
@@ -50,7 +57,8 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'goldy_import' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    loaded = importlib.import_module(module)
+    value = loaded if module == f"{__name__}.{name}" else getattr(loaded, name)
     globals()[name] = value  # later look-ups skip this function
     return value
 

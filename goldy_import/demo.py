@@ -1,5 +1,6 @@
 """`make demo`: import every example, emit every target into build/, run each example on
 the CPU and on every other available backend against a numpy reference, print a table.
+Multi-stage examples (examples.PIPELINES) run twice: one dispatch per stage, and fused.
 
     python -m goldy_import.demo [--backend cpu,wgpu] [--size N] [--out build]
 """
@@ -17,7 +18,7 @@ import numpy as np
 
 import goldy_import as gi
 from goldy_import.codegen.pymodule import emit_module
-from goldy_import.examples import EXAMPLES, Example
+from goldy_import.examples import EXAMPLES, PIPELINES, Example, Pipeline
 from goldy_import.ir import nodes as N
 from goldy_import.ir.serialize import to_json
 
@@ -40,7 +41,7 @@ def emit_all(root: str, out: str) -> dict[str, str]:
         except (ImportError, AttributeError):
             status[target] = "emitter not built"
     counts = dict.fromkeys(emitters, 0)
-    files = sorted({e.file for e in EXAMPLES})
+    files = sorted({e.file for e in EXAMPLES} | {p.file for p in PIPELINES})
     for f in files:
         mod = gi.load(os.path.join(root, f))
         stem = os.path.splitext(f)[0]
@@ -117,6 +118,41 @@ def run_example(dev: gi.Device, root: str, ex: Example, seed: int, size: Optiona
     return ("ok" if worst == 0 else f"ok (max err {worst:.1e})"), ms
 
 
+def run_pipeline(dev: gi.Device, root: str, pipe: Pipeline, args: dict, fused: bool) -> tuple[dict, float]:
+    """Run a multi-stage example unfused (one node per stage) or as one FusedKernel; returns
+    the final contents of every buffer and the time of a re-submit (ms)."""
+    mod = gi.load(os.path.join(root, pipe.file))
+    bufs = {k: dev.buffer(v) for k, v in args.items() if isinstance(v, np.ndarray)}
+    value = {**args, **bufs}
+    n = len(next(iter(bufs.values())))
+    stages = [getattr(mod, k).prepare(dev).invoke(*(value[a] for a in names)).over_1d(n)
+              for k, names in pipe.stages]
+    scheme = gi.Scheme(dev)
+    if fused:
+        gi.FusedKernel.prepare(dev, stages).record(scheme, pipe.name, stages)
+    else:
+        for (k, _), inv in zip(pipe.stages, stages):
+            inv.record(scheme, k)
+    scheme.submit()
+    got = {k: b.numpy() for k, b in bufs.items()}
+    t0 = time.perf_counter()
+    for _ in range(3):
+        scheme.submit()
+    next(iter(bufs.values())).numpy()
+    return got, (time.perf_counter() - t0) / 3 * 1e3
+
+
+def check_pipeline(dev: gi.Device, root: str, pipe: Pipeline, seed: int, size: Optional[int],
+                   fused: bool) -> tuple[str, float]:
+    args = pipe.inputs(np.random.default_rng(seed), size or pipe.size)
+    want = pipe.reference(args)
+    got, ms = run_pipeline(dev, root, pipe, args, fused)
+    for k, w in want.items():
+        if not np.allclose(got[k], w, rtol=pipe.rtol, atol=pipe.atol, equal_nan=True):
+            return f"FAIL `{k}` (max err {np.nanmax(np.abs(got[k].astype(np.float64) - w)):.3g})", 0.0
+    return "ok", ms
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="goldy-import-demo")
     ap.add_argument("--backend", help="comma-separated backends (default: cpu plus every available one)")
@@ -154,7 +190,18 @@ def main(argv: Optional[list[str]] = None) -> int:
                 check, ms = f"ERROR: {str(e).splitlines()[0][:60]}", 0.0
             failures += not check.startswith("ok")
             print(f"{ex.kernel:16s} {ex.file:18s} {b:8s} {check:28s} {ms:10.2f}")
-    print(f"\n{len(EXAMPLES) * len(devices) - failures} passed, {failures} failed")
+    for pipe in PIPELINES:  # multi-stage: unfused, then as one FusedKernel
+        for fused in (False, True):
+            for b, dev in devices.items():
+                try:
+                    check, ms = check_pipeline(dev, args.root, pipe, args.seed, args.size, fused)
+                except gi.GoldyError as e:
+                    check, ms = f"ERROR: {str(e).splitlines()[0][:60]}", 0.0
+                failures += not check.startswith("ok")
+                name = pipe.name + (" fused" if fused else f" x{len(pipe.stages)}")
+                print(f"{name:16s} {pipe.file:18s} {b:8s} {check:28s} {ms:10.2f}")
+    runs = (len(EXAMPLES) + 2 * len(PIPELINES)) * len(devices)
+    print(f"\n{runs - failures} passed, {failures} failed")
     return 1 if failures else 0
 
 

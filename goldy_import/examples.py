@@ -330,3 +330,44 @@ EXAMPLES: list[Example] = [
     Example("poot_reduce.rs", "wg_reduce", _wg_reduce_inputs, lambda a: ("over_1d", len(a[0])), _wg_reduce_ref),
     Example("poot_reduce.rs", "bucket_count", _bucket_inputs, lambda a: ("over_1d", len(a[0])), _bucket_ref),
 ]
+
+
+# ---------------------------------------------------------------- multi-stage examples
+
+
+@dataclass
+class Pipeline:
+    """Several kernels of one file run in order over named buffers: the demo runs them
+    unfused (one dispatch each) and as one FusedKernel (runtime/fusion.py)."""
+
+    file: str  # under rust_examples/
+    name: str
+    inputs: Callable[[np.random.Generator, int], dict]  # name -> array (a buffer) or scalar
+    stages: list[tuple[str, list[str]]]  # (kernel, argument names) in order
+    reference: Callable[[dict], dict]  # name -> expected final contents
+    rtol: float = 0.0
+    atol: float = 0.0
+    size: int = 1 << 20
+
+
+def _mlp_inputs(rng: np.random.Generator, n: int) -> dict:
+    return {"gate": _f32(rng, n) * np.float32(3), "up": _f32(rng, n), "residual": _f32(rng, n),
+            "h": np.zeros(n, np.float32), "y": np.zeros(n, np.float32), "n": n,
+            "alpha": float(np.float32(rng.uniform(0.5, 2.0))), "limit": 1.5}
+
+
+def _mlp_ref(d: dict) -> dict:
+    f = np.float32
+    with np.errstate(over="ignore"):
+        g = d["gate"]
+        h = (g / (f(1) + np.exp(-g)) * d["up"]).astype(np.float32)
+    y = (d["residual"] + f(d["alpha"]) * h).astype(np.float32)
+    return {"h": h, "y": np.clip(y, -f(d["limit"]), f(d["limit"]))}
+
+
+PIPELINES: list[Pipeline] = [
+    Pipeline("gated_mlp.rs", "gated_mlp", _mlp_inputs,
+             [("swiglu", ["gate", "up", "h", "n"]), ("residual_add", ["h", "residual", "y", "n", "alpha"]),
+              ("clamp_inplace", ["y", "n", "limit"])],
+             _mlp_ref, rtol=2e-6, atol=1e-6),
+]

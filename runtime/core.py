@@ -14,6 +14,7 @@ import math
 import os
 import struct
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
 
@@ -28,6 +29,7 @@ from goldy_import.ir.serialize import to_json
 
 from . import dtypes as DT
 from .tensor import TensorView, bind_tensor, check_contracts
+from .temporaries import SchemeTemporaries, TemporaryHandle, has_temporaries
 from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, ScalarArg, TensorArg,
                       UniformArg)
 
@@ -363,6 +365,37 @@ class Buffer:
         self._alloc.free()
 
 
+class Temporary(Buffer):
+    """A scheme-local buffer (`scheme.temporary_buffer`, runtime/temporaries.py): it binds
+    like a Buffer, its storage is assigned at submit, and its contents are never observed."""
+
+    scheme_local = True  # what runtime/temporaries.py recognises it by
+
+    def __init__(self, scheme: "Scheme", n: int, elem: str, dtype: np.dtype, ident: int):
+        self.scheme_ref = weakref.ref(scheme)
+        super().__init__(_Allocation(scheme.device, TemporaryHandle(self), n * dtype.itemsize, ident),
+                         0, n, elem, dtype, False)
+
+    def __repr__(self) -> str:
+        return f"Temporary({self.length} x {self.elem} of a scheme on {self.device.backend_name})"
+
+    def _refuse(self, what: str) -> BindingError:
+        return BindingError(f"{self!r} {what}: a temporary's contents are undefined when each submit starts "
+                            f"and unobservable after it; use device.empty(n) for a buffer you read back")
+
+    def numpy(self) -> np.ndarray:
+        raise self._refuse("cannot be read back")
+
+    def write(self, array: Any) -> None:
+        raise self._refuse("cannot be written from the host")
+
+    def __getitem__(self, item: slice) -> "Buffer":
+        raise self._refuse("cannot be sliced")
+
+    def free(self) -> None:
+        pass  # its storage belongs to the scheme (runtime/temporaries.py)
+
+
 class Image:
     """A `width x height` storage image: row-major texels in one device buffer."""
 
@@ -433,9 +466,14 @@ class KernelDef:
         key = (self.identity, options)
         with device._lock:
             hit = device._kernel_cache.get(key)
+        if hit is not None:
+            return hit
+        # pure Python on the IR: outside the device lock, so a compile on another thread
+        # (automatic fusion's worker) does not hold up submits
+        lowered = pipeline.lower(self.ir, device.backend.lowering, checks=options.checks, extra=options.extra)
+        with device._lock:
+            hit = device._kernel_cache.get(key)
             if hit is None:
-                lowered = pipeline.lower(self.ir, device.backend.lowering, checks=options.checks,
-                                         extra=options.extra)
                 target_ir = lowered.kernel
                 _check_kernel_limits(self.ir, device, error_word=lowered.info.has_checks)
                 _maybe_dump(target_ir)
@@ -833,6 +871,12 @@ class Node:
     kernel: PreparedKernel
     dispatch: Dispatch
     keep: list
+    args: Any = None  # the bound arguments as recorded (temporaries unresolved); default: the dispatch's
+    fused: Any = None  # the FusedKernel that recorded it (runtime/fusion.py)
+
+    def __post_init__(self) -> None:
+        if self.args is None:
+            self.args = self.dispatch.args
 
     def __repr__(self) -> str:
         return f"<node {self.index} {self.label!r}: {self.kernel.name} groups={self.dispatch.groups}>"
@@ -843,6 +887,9 @@ class SchemeStats:
     records: int = 0
     submits: int = 0
     dispatches: int = 0
+    fusion_promotions: int = 0  # regions switched to their fused dispatch (runtime/fusion.py)
+    fusion_fallbacks: int = 0  # returns to the recorded graph after a structure change
+    fusion_compile_failures: int = 0
 
 
 class Scheme:
@@ -855,6 +902,10 @@ class Scheme:
         self.nodes: list[Node] = []
         self.stats = SchemeStats()
         self._lock = threading.Lock()
+        self._version = 0  # bumped by every structure change (automatic fusion, temporaries)
+        self._temps: Any = None  # runtime/temporaries.py SchemeTemporaries, on first temporary_buffer
+        self._fusion: Any = None  # runtime/fusion.py AutoFusion, while automatic fusion is on
+        self._auto_fusion: Optional[bool] = None  # None: $GOLDY_FUSION decides
 
     def __repr__(self) -> str:
         return f"<Scheme on {self.device.backend_name}: {len(self.nodes)} nodes>"
@@ -862,13 +913,66 @@ class Scheme:
     def _append(self, pk: PreparedKernel, label: str, bound: Bound, groups) -> Node:
         self.device._check_open()
         d = Dispatch(pk.target_ir, pk.compiled, list(bound.args), groups, label)
-        with self.device._lock:  # backends need not be thread-safe: one call at a time per device
-            self.device.backend.record(d)
+        deferred = has_temporaries(bound.keep) and _temps_of(self, bound.keep, pk.name)
+        if not deferred:  # a node binding temporaries goes to the backend once they have storage
+            with self.device._lock:  # backends need not be thread-safe: one call at a time per device
+                self.device.backend.record(d)
         with self._lock:
             node = Node(len(self.nodes), label, pk, d, bound.keep)
             self.nodes.append(node)
             self.stats.records += 1
+            self._version += 1
         return node
+
+    def temporary_buffer(self, n: int, dtype: Any = np.float32) -> "Temporary":
+        """A scheme-local buffer of `n` elements (runtime/temporaries.py): binds like a Buffer,
+        undefined at the start of each submit, never read back; storage comes at submit."""
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise BindingError(f"scheme.temporary_buffer: expected a positive element count, got {n!r}")
+        elem, gpu_dtype, _ = _gpu_array(np.zeros(0, dtype=dtype))
+        if self._temps is None:
+            self._temps = SchemeTemporaries(self)
+        with self.device._lock:
+            self.device._next_id += 1
+            ident = self.device._next_id
+        return self._temps.add(Temporary(self, int(n), elem, gpu_dtype, ident))
+
+    def set_automatic_fusion(self, on: bool) -> None:
+        """Fuse adjacent fusable dispatches automatically (runtime/fusion.py); overrides $GOLDY_FUSION."""
+        self._auto_fusion = bool(on)
+
+    def fusion_report(self):
+        """The fused regions (constituent nodes, status) and the runs that stopped short, with why."""
+        from .autofusion import FusionReport, fusion_enabled_by_env
+        on = self._auto_fusion if self._auto_fusion is not None else fusion_enabled_by_env()
+        return self._fusion.report(on) if self._fusion is not None else FusionReport(on)
+
+    def wait_for_fusion(self, timeout: Optional[float] = None) -> bool:
+        """Wait until automatic fusion's compiles finish; False on timeout."""
+        return self._fusion.wait(timeout) if self._fusion is not None else True
+
+    def _resolve(self, args: list) -> list:
+        return self._temps.resolve(args) if self._temps is not None else args
+
+    def _temporary_users(self) -> dict:
+        return self._temps.users(self.nodes) if self._temps is not None else {}
+
+    def _entries(self) -> list[Node]:
+        """What a submit runs: the recorded nodes, or automatic fusion's list."""
+        if self._temps is not None:
+            self._temps.assign(self.nodes, self._version)
+        on = self._auto_fusion
+        if on is None:
+            from .autofusion import fusion_enabled_by_env
+            on = self._auto_fusion = fusion_enabled_by_env()
+        if not on:
+            if self._fusion is not None:
+                self._fusion._fall_back()
+            return self.nodes
+        if self._fusion is None:
+            from .autofusion import AutoFusion
+            self._fusion = AutoFusion(self)
+        return self._fusion.entries()
 
     def submit(self) -> None:
         """Run every recorded node in order and wait for completion."""
@@ -880,12 +984,15 @@ class Scheme:
                     raise BindingError(f"node {n.index} ({n.label!r}, kernel `{n.kernel.name}`) uses a buffer "
                                        f"that was freed after recording")
         with self._lock:
+            entries = self._entries()
             with self.device._lock:
-                faults = self.device.backend.submit([n.dispatch for n in self.nodes])
+                faults = self.device.backend.submit([n.dispatch for n in entries])
             self.stats.submits += 1
-            self.stats.dispatches += len(self.nodes)
+            self.stats.dispatches += len(entries)
         if faults:
-            raise kernel_fault(self.nodes, faults)
+            raise kernel_fault(entries, faults)
+        if self._fusion is not None and self._auto_fusion:
+            self._fusion.after_submit()
 
     def set_node_param(self, node: Node, slot_or_name: Union[int, str], value: Any) -> None:
         """Change a scalar argument of a recorded node; takes effect at the next submit."""
@@ -906,9 +1013,18 @@ class Scheme:
             raise BindingError(f"kernel `{k.name}` parameter `{p.name}` ({rust_param_type(p)}) is not a scalar; "
                                f"only scalars can be changed with set_node_param")
         where = f"kernel `{k.name}` parameter `{p.name}` ({rust_param_type(p)})"
-        node.dispatch.args[idx] = ScalarArg(p.ty, _check_scalar(where, p.ty, value))
+        node.dispatch.args[idx] = node.args[idx] = ScalarArg(p.ty, _check_scalar(where, p.ty, value))
         with self.device._lock:
-            self.device.backend.update_scalar(node.dispatch, idx)
+            if node.dispatch.state is not None:  # not yet with the backend: it reads the args then
+                self.device.backend.update_scalar(node.dispatch, idx)
+        if self._fusion is not None:
+            self._fusion.scalar_changed(node, idx)
+
+
+def _temps_of(scheme: Scheme, keep: list, kernel: str) -> bool:
+    if scheme._temps is None:
+        scheme._temps = SchemeTemporaries(scheme)
+    return scheme._temps.owner_check(scheme, keep, kernel)
 
 
 def kernel_fault(nodes: list[Node], faults: list) -> KernelFault:

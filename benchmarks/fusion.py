@@ -1,0 +1,305 @@
+"""Fusion benchmark (run on a GPU machine; see benchmarks/RESULTS.md).
+
+    python3 benchmarks/fusion.py [--mib 256] [--reps 20] [--backend cuda] [--layers 8]
+
+Table 1, a 4-stage element-wise chain over `--mib` MiB of f32, one kernel per stage as a
+model would publish them (benchmarks/fusion.py RUST: `t1 = x*a + b`, `t2 = silu(t1)`,
+`t3 = t2 * t1`, `y = clamp(t3, -l, l)`):
+
+- unfused: four dispatches, intermediates in plain buffers (4 reads, 4 writes, 1 read
+  more for t1);
+- FusedKernel: one dispatch, intermediates forwarded in registers but still stored
+  (1 read, 4 writes);
+- automatic fusion with the intermediates as scheme temporaries: the scheme fuses the
+  four nodes and the temporaries live only in registers (1 read, 1 write);
+- PyTorch eager (five kernels) and `torch.compile` (Inductor: one Triton kernel) of the
+  same chain, in the same run.
+
+GB/s counts the 8 bytes per element the chain must move (x in, y out); on CUDA each row is
+the median device time between two events around what a submit puts on the stream (the
+graph launch; with checks on, the error-word readback), after 3 warm-ups; on other
+backends the wall time of `scheme.submit()`. Every goldy-import row gives the same bits
+(checked before timing); the PyTorch rows agree within 1e-5 (their silu rounds otherwise).
+
+Table 2, a decode-like step: `--layers` layers of one reduction (one workgroup: a norm's
+statistic) and nine small element-wise kernels over a 4096-wide hidden state, through
+temporaries, i.e. `10 * layers` dispatches per submit (80 by default). Tokens per second
+= 1 / median wall time of `scheme.submit()`, recorded graph vs automatic fusion (one
+reduction and one fused dispatch per layer), and the dispatch counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import goldy_import as gi
+
+RUST = """
+use goldy::gpu;
+
+#[goldy::compute(workgroup_size = [256, 1, 1])]
+fn affine(x: &[f32], t1: &mut [f32], n: u32, a: f32, b: f32) {
+    let i = gpu::global_id().x;
+    if i < n { t1[i] = x[i] * a + b; }
+}
+
+#[goldy::compute(workgroup_size = [256, 1, 1])]
+fn silu(t1: &[f32], t2: &mut [f32], n: u32) {
+    let i = gpu::global_id().x;
+    if i < n { let v = t1[i]; t2[i] = v / (1.0 + (-v).exp()); }
+}
+
+#[goldy::compute(workgroup_size = [256, 1, 1])]
+fn mul(a: &[f32], b: &[f32], out: &mut [f32], n: u32) {
+    let i = gpu::global_id().x;
+    if i < n { out[i] = a[i] * b[i]; }
+}
+
+#[goldy::compute(workgroup_size = [256, 1, 1])]
+fn clamp(t3: &[f32], y: &mut [f32], n: u32, l: f32) {
+    let i = gpu::global_id().x;
+    if i < n { y[i] = t3[i].clamp(-l, l); }
+}
+
+#[goldy::compute(workgroup_size = [256, 1, 1])]
+fn inv_rms(x: &[f32], stat: &mut [f32], n: u32) {
+    let scratch = gpu::workgroup_array::<f32, 256>();
+    let lid = gpu::local_id().x;
+    let mut acc = 0.0;
+    let mut c = lid;
+    while c < n {
+        let v = x[c];
+        acc += v * v;
+        c += 256u32;
+    }
+    let total = gpu::workgroup_sum::<256>(acc, scratch);
+    if lid == 0u32 { stat[0] = 1.0 / (total / (n as f32) + 0.00001).sqrt(); }
+}
+
+#[goldy::compute(workgroup_size = [256, 1, 1])]
+fn norm_apply(x: &[f32], stat: &[f32], w: &[f32], h: &mut [f32], n: u32) {
+    let i = gpu::global_id().x;
+    if i < n { h[i] = x[i] * stat[0] * w[i]; }
+}
+
+#[goldy::compute(workgroup_size = [256, 1, 1])]
+fn add(a: &[f32], b: &[f32], out: &mut [f32], n: u32) {
+    let i = gpu::global_id().x;
+    if i < n { out[i] = a[i] + b[i]; }
+}
+"""
+
+A, B, L = 1.25, -0.5, 2.0
+
+
+def median_wall_ms(fn, reps: int, warm: int = 3) -> float:
+    for _ in range(warm):
+        fn()
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts) * 1e3
+
+
+class Timer:
+    """Device time on CUDA (driver events around the graph launch), wall time elsewhere."""
+
+    def __init__(self, dev: gi.Device, reps: int):
+        self.dev, self.reps = dev, reps
+        self.cuda = dev.backend_name == "cuda"
+        if self.cuda:
+            b = dev.backend
+            self.e0, self.e1 = b._cu("cuEventCreate", 0), b._cu("cuEventCreate", 0)
+
+    def scheme_ms(self, scheme: gi.Scheme) -> float:
+        scheme.submit()  # builds the graph of what this submit runs
+        if not self.cuda:
+            return median_wall_ms(scheme.submit, self.reps)
+        b = self.dev.backend
+        fusion = scheme._fusion
+        entries = fusion.active if fusion is not None and fusion.active is not None else scheme.nodes
+        g = b._graphs[tuple(id(n.dispatch) for n in entries)]
+        for _ in range(3):
+            b._enqueue(g)
+        b._cu("cuStreamSynchronize", b.stream)
+        times = []
+        for _ in range(self.reps):
+            b._cu("cuEventRecord", self.e0, b.stream)
+            b._enqueue(g)
+            b._cu("cuEventRecord", self.e1, b.stream)
+            b._cu("cuEventSynchronize", self.e1)
+            times.append(b._cu("cuEventElapsedTime", self.e0, self.e1))
+        return statistics.median(times)
+
+
+def chain_schemes(dev: gi.Device, mod, x, y, n: int):
+    """(name, scheme) for the three goldy-import variants of the 4-stage chain."""
+    k = {name: getattr(mod, name).prepare(dev) for name in ("affine", "silu", "mul", "clamp")}
+
+    def stages(t1, t2, t3):
+        return [k["affine"].invoke(x, t1, n, A, B).over_1d(n), k["silu"].invoke(t1, t2, n).over_1d(n),
+                k["mul"].invoke(t2, t1, t3, n).over_1d(n), k["clamp"].invoke(t3, y, n, L).over_1d(n)]
+
+    plain = [dev.empty(n) for _ in range(3)]
+    unfused = gi.Scheme(dev)
+    for inv in stages(*plain):
+        inv.record(unfused, "stage")
+    explicit = gi.Scheme(dev)
+    st = stages(*plain)
+    gi.FusedKernel.prepare(dev, st).record(explicit, "chain", st)
+    auto = gi.Scheme(dev)
+    auto.set_automatic_fusion(True)
+    for inv in stages(*(auto.temporary_buffer(n) for _ in range(3))):
+        inv.record(auto, "stage")
+    auto.submit()
+    if not auto.wait_for_fusion(300):
+        raise SystemExit("automatic fusion did not finish compiling")
+    auto.submit()
+    rep = auto.fusion_report()
+    assert [r.status for r in rep.regions] == ["active"] and rep.elided == 3, rep
+    return [("unfused (4 dispatches)", unfused, 4), ("FusedKernel, stores kept", explicit, 1),
+            ("automatic fusion + temporaries", auto, 1)]
+
+
+def torch_rows(x0: np.ndarray, want: np.ndarray, reps: int):
+    try:
+        import torch
+    except ImportError:
+        return []
+    if not torch.cuda.is_available():
+        return []
+    xt = torch.from_numpy(x0).cuda()
+
+    def chain(x):
+        t1 = x * A + B
+        t2 = t1 / (1.0 + torch.exp(-t1))
+        return torch.clamp(t2 * t1, -L, L)
+
+    rows = []
+    for name, fn in (("PyTorch eager", chain), ("torch.compile (Inductor)", torch.compile(chain))):
+        out = fn(xt)
+        torch.cuda.synchronize()
+        np.testing.assert_allclose(out.cpu().numpy(), want, rtol=1e-5, atol=1e-5, err_msg=name)
+        for _ in range(3):
+            fn(xt)
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(reps):
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            fn(xt)
+            b.record()
+            b.synchronize()
+            times.append(a.elapsed_time(b))
+        rows.append((name, statistics.median(times)))
+    return rows
+
+
+def chain_table(dev: gi.Device, mod, n: int, reps: int) -> None:
+    rng = np.random.default_rng(1)
+    x0 = rng.standard_normal(n).astype(np.float32)
+    x, y = dev.buffer(x0), dev.empty(n)
+    timer = Timer(dev, reps)
+    rows, ref = [], None
+    for name, scheme, dispatches in chain_schemes(dev, mod, x, y, n):
+        y.write(np.full(n, np.nan, np.float32))
+        scheme.submit()
+        got = y.numpy()
+        if ref is None:
+            ref = got
+        elif not np.array_equal(got, ref, equal_nan=True):
+            raise SystemExit(f"{name}: results differ from the unfused chain")
+        rows.append((name, timer.scheme_ms(scheme), dispatches))
+    rows += [(name, ms, None) for name, ms in torch_rows(x0, ref, reps)]
+    unfused = rows[0][1]
+    compiled = next((ms for name, ms, _ in rows if name.startswith("torch.compile")), None)
+    print(f"\n4-stage element-wise chain, {n} f32 ({n * 4 / 2**20:.0f} MiB) on {dev.describe()}")
+    print("| variant | dispatches | ms | GB/s (8 B/elem) | vs unfused | vs torch.compile |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, ms, d in rows:
+        vs_c = f"{compiled / ms:.2f}x" if compiled else "-"
+        print(f"| {name} | {d if d is not None else '-'} | {ms:.3f} | {8 * n / ms / 1e6:.0f} | "
+              f"{unfused / ms:.2f}x | {vs_c} |")
+
+
+def decode_scheme(dev: gi.Device, mod, layers: int, hidden: int, auto: bool):
+    rng = np.random.default_rng(2)
+    k = {name: getattr(mod, name).prepare(dev)
+         for name in ("inv_rms", "norm_apply", "silu", "affine", "mul", "add", "clamp")}
+    scheme = gi.Scheme(dev)
+    scheme.set_automatic_fusion(auto)
+    x = dev.buffer(rng.standard_normal(hidden).astype(np.float32))
+    first = x
+    for layer in range(layers):
+        w = dev.buffer(rng.uniform(0.5, 1.5, hidden).astype(np.float32))
+        stat = dev.empty(1)
+        h, g, u, m, m2, r, r2, r3 = (scheme.temporary_buffer(hidden) for _ in range(8))
+        out = dev.empty(hidden)
+        n = hidden
+        k["inv_rms"].record(scheme, f"L{layer} norm", x, stat, n).groups((1, 1, 1))
+        k["norm_apply"].record(scheme, "apply", x, stat, w, h, n).over_1d(n)
+        k["silu"].record(scheme, "silu", h, g, n).over_1d(n)
+        k["affine"].record(scheme, "up", h, u, n, 1.5, 0.0).over_1d(n)
+        k["mul"].record(scheme, "gate", g, u, m, n).over_1d(n)
+        k["affine"].record(scheme, "down", m, m2, n, 0.5, 0.01).over_1d(n)
+        k["add"].record(scheme, "residual", x, m2, r, n).over_1d(n)
+        k["affine"].record(scheme, "post", r, r2, n, 0.9, 0.0).over_1d(n)
+        k["mul"].record(scheme, "sq", r2, r, r3, n).over_1d(n)
+        k["clamp"].record(scheme, "clamp", r3, out, n, 4.0).over_1d(n)
+        x = out
+    return scheme, first, x
+
+
+def decode_table(dev: gi.Device, mod, layers: int, reps: int, hidden: int = 4096) -> None:
+    rows, ref = [], None
+    for auto in (False, True):
+        scheme, _, out = decode_scheme(dev, mod, layers, hidden, auto)
+        scheme.submit()
+        if auto and not scheme.wait_for_fusion(300):
+            raise SystemExit("automatic fusion did not finish compiling")
+        scheme.submit()
+        got = out.numpy()
+        if ref is None:
+            ref = got
+        elif not np.array_equal(got, ref, equal_nan=True):
+            raise SystemExit("decode step: automatic fusion changed the result")
+        before = scheme.stats.dispatches
+        ms = median_wall_ms(scheme.submit, max(reps, 50))
+        per = (scheme.stats.dispatches - before) // (max(reps, 50) + 3)
+        rep = scheme.fusion_report()
+        rows.append(("automatic fusion" if auto else "recorded graph", per, ms, rep))
+    print(f"\ndecode-like step: {layers} layers x (1 reduction + 9 element-wise), hidden {hidden}, "
+          f"on {dev.describe()}")
+    print("| scheme | dispatches / submit | ms / submit | tokens / s | fused regions | temporaries elided |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, per, ms, rep in rows:
+        print(f"| {name} | {per} | {ms:.3f} | {1e3 / ms:.0f} | {len(rep.regions)} | {rep.elided} |")
+    print(f"speed-up: {rows[0][2] / rows[1][2]:.2f}x")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mib", type=float, default=256)
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--backend", default="cuda")
+    ap.add_argument("--layers", type=int, default=8)
+    args = ap.parse_args()
+    dev = gi.Device(args.backend)
+    mod = gi.load_source(RUST, "fusion_bench.rs")
+    print(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC  goldy-import {gi.__version__}  "
+          f"{dev.describe()}")
+    chain_table(dev, mod, int(args.mib * 2**20) // 4, args.reps)
+    decode_table(dev, mod, args.layers, args.reps)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
