@@ -13,4 +13,4 @@ def k_clamp_inplace(G, R, F):
     m1 = rt.m_and(None, _t1)
     if rt.m_any(m1):
         # line 32: store
-        rt.st_lin(p_y, G, np.fmin(np.fmax(rt.ld_lin(p_y, G, (F, 0, m1, ())), (-s_limit)), s_limit), m1, (F, 1, m1, ()))
+        rt.st_lin(p_y, G, rt.fclamp(rt.ld_lin(p_y, G, (F, 0, m1, ())), (-s_limit), s_limit), m1, (F, 1, m1, ()))

@@ -35,23 +35,49 @@ fn gi_checked_load_y(i: u32, site: u32) -> f32 {
     return y[gi_u.gi_off_y + i];
 }
 
-// NaN test on the bits: drivers may assume `x != x` is false.
-fn gi_isnan_f32(x: f32) -> bool {
-    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+// ir/rules.py `neg_f32`: the sign bit flipped
+fn gi_neg_f32(x: f32) -> f32 {
+    let t1 = bitcast<f32>((bitcast<u32>(x) ^ 0x80000000u));
+    return t1;
 }
 
-// Rust f32::max: a NaN operand yields the other operand.
-fn gi_max_f32(a: f32, b: f32) -> f32 {
-    if (gi_isnan_f32(a)) { return b; }
-    if (gi_isnan_f32(b)) { return a; }
-    return select(a, b, b > a);
-}
-
-// Rust f32::min: a NaN operand yields the other operand.
-fn gi_min_f32(a: f32, b: f32) -> f32 {
-    if (gi_isnan_f32(a)) { return b; }
-    if (gi_isnan_f32(b)) { return a; }
-    return select(a, b, b < a);
+// ir/rules.py `clamp_f32`: f32::clamp: NaN stays NaN
+fn gi_clamp_f32(x: f32, y: f32, z: f32) -> f32 {
+    let t1 = bitcast<u32>(x);
+    let t2 = bitcast<u32>((bitcast<i32>(t1) >> 31u));
+    let t3 = (t1 & 0x7fffffffu);
+    let t4 = (t3 ^ t2);
+    let t5 = (t4 - t2);
+    let t6 = bitcast<u32>(y);
+    let t7 = bitcast<u32>((bitcast<i32>(t6) >> 31u));
+    let t8 = (t6 & 0x7fffffffu);
+    let t9 = (t8 ^ t7);
+    let t10 = (t9 - t7);
+    let t11 = (bitcast<i32>(t5) < bitcast<i32>(t10));
+    let t12 = (0x7f800000u < t3);
+    let t13 = (0x7f800000u < t8);
+    let t14 = (t12 || t13);
+    let t15 = (!t14);
+    let t16 = (t11 && t15);
+    let t17 = select(x, y, t16);
+    let t18 = bitcast<u32>(z);
+    let t19 = bitcast<u32>((bitcast<i32>(t18) >> 31u));
+    let t20 = (t18 & 0x7fffffffu);
+    let t21 = (t20 ^ t19);
+    let t22 = (t21 - t19);
+    let t23 = bitcast<u32>(t17);
+    let t24 = bitcast<u32>((bitcast<i32>(t23) >> 31u));
+    let t25 = (t23 & 0x7fffffffu);
+    let t26 = (t25 ^ t24);
+    let t27 = (t26 - t24);
+    let t28 = (bitcast<i32>(t22) < bitcast<i32>(t27));
+    let t29 = (0x7f800000u < t20);
+    let t30 = (0x7f800000u < t25);
+    let t31 = (t29 || t30);
+    let t32 = (!t31);
+    let t33 = (t28 && t32);
+    let t34 = select(t17, z, t33);
+    return t34;
 }
 
 fn gi_checked_store_y(i: u32, v: f32, site: u32) {
@@ -68,6 +94,6 @@ fn clamp_inplace(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     let limit: f32 = gi_u.limit;
     let i: u32 = gi_global_id.x;
     if (i < n) {
-        let gi_v1: f32 = gi_min_f32(gi_max_f32(gi_checked_load_y(i, 0u), -limit), limit); gi_checked_store_y(i, gi_v1, 1u);
+        let gi_v1: f32 = gi_clamp_f32(gi_checked_load_y(i, 0u), gi_neg_f32(limit), limit); gi_checked_store_y(i, gi_v1, 1u);
     }
 }

@@ -47,6 +47,12 @@ fn gi_checked_load_gate(i: u32, site: u32) -> f32 {
     return gate[gi_u.gi_off_gate + i];
 }
 
+// ir/rules.py `neg_f32`: the sign bit flipped
+fn gi_neg_f32(x: f32) -> f32 {
+    let t1 = bitcast<f32>((bitcast<u32>(x) ^ 0x80000000u));
+    return t1;
+}
+
 fn gi_pa_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_a);
 }
@@ -230,5 +236,5 @@ fn swiglu(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
         return;
     }
     let g: f32 = gi_checked_load_gate(i, 0u);
-    let gi_v1: f32 = gi_fmul_f32(gi_fdiv_f32(g, gi_fadd_f32(1.0f, gi_exp_f32(-g))), gi_checked_load_up(i, 1u)); gi_checked_store_h(i, gi_v1, 2u);
+    let gi_v1: f32 = gi_fmul_f32(gi_fdiv_f32(g, gi_fadd_f32(1.0f, gi_exp_f32(gi_neg_f32(g)))), gi_checked_load_up(i, 1u)); gi_checked_store_h(i, gi_v1, 2u);
 }
