@@ -125,9 +125,11 @@ class Device:
             raise GoldyError(f"device {self.backend_name} is closed")
 
     def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            self.backend.close()
+        with self._lock:  # after any backend call in flight
+            if not self.closed:
+                self.closed = True
+                self._kernel_cache.clear()
+                self.backend.close()
 
     def __enter__(self) -> "Device":
         return self

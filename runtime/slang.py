@@ -235,9 +235,11 @@ class SlangBackend(Backend):
         return A.decode_faults(raw, FAULT_WORDS, [(i, dispatches[i].compiled.abi) for i in checked])
 
     def close(self) -> None:
-        if self.device is not None:
-            self.device.close()
-            self.device = None
+        # Drop our reference rather than calling slangpy's `Device.close()`: buffers and
+        # compiled kernels the user (or a cache) still holds refer to the device, and their
+        # destructors running after an explicit close crashed the process later, in an
+        # unrelated compile on another device. slangpy destroys the device with its last object.
+        self.device = None
 
 
 def _member(role: str, a: Any) -> Any:
