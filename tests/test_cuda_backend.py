@@ -382,14 +382,13 @@ def test_graph_replay_and_node_update(dev):
     k.record(scheme, "first", x, y, 2.0).over_1d(n)
     second = k.record(scheme, "second", x, y, 0.5).over_1d(n)
     backend = dev.backend
-    before = len(backend._graphs)
     scheme.submit()
-    assert len(backend._graphs) == before + 1
+    graphs = dict(backend._graphs)  # the suite's other schemes may have filled the LRU cache
     want = (np.float32(0.5) * x0 + (np.float32(2.0) * x0 + 0)).astype(np.float32)
     np.testing.assert_array_equal(y.numpy(), want)
     scheme.set_node_param(second, "a", -3.0)
-    scheme.submit()  # replays the same graph with the patched node
-    assert len(backend._graphs) == before + 1
+    scheme.submit()  # replays the same graph with the patched node: no new instantiation
+    assert dict(backend._graphs) == graphs
     want = (np.float32(-3.0) * x0 + (np.float32(2.0) * x0 + want)).astype(np.float32)
     np.testing.assert_array_equal(y.numpy(), want)
 

@@ -47,7 +47,8 @@ def test_manifest_lists_every_example_kernel():
 
 def test_cli_check_passes_on_the_committed_assets(capsys):
     assert cli(["assets", "check", str(MANIFEST)]) == 0
-    assert "18 assets up to date" in capsys.readouterr().out
+    count = len(assets.read_manifest(str(MANIFEST)).assets)
+    assert f"{count} assets up to date" in capsys.readouterr().out
 
 
 @pytest.fixture
@@ -170,7 +171,7 @@ def test_load_kir_needs_no_rust_parser():
         assert np.array_equal(y.numpy(), np.arange(300, dtype=np.float32) * 2 + 1)
         heavy = [m for m in ("tree_sitter", "tree_sitter_rust", "goldy_import.importer") if m in sys.modules]
         assert not heavy, heavy
-        print(sorted(mod.kernels)[:3])
+        print(sorted(mod.kernels))
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert out.returncode == 0, out.stderr
