@@ -21,11 +21,14 @@ neither clears nor reads one.
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Optional
+
+import numpy as np
 
 from goldy_import.codegen.wgsl import WgslModule, emit_wgsl_module
 from goldy_import.errors import BackendError, BackendUnavailable, DeviceLimitError, GoldyError
@@ -261,7 +264,7 @@ class WgpuBackend(Backend):
         v = c.variants.get(force)
         if v is not None:
             return v
-        module = emit_wgsl_module(c.kernel, force, c.abi)
+        module = emit_wgsl_module(c.kernel, force, c.abi, exact_subnormals=self.flushes_subnormals)
         shader = self.shader_module(module)
         entries = []
         for b in module.bindings:
@@ -288,6 +291,30 @@ class WgpuBackend(Backend):
             raise BackendError(shader_error_message(module, str(e))) from None
         v = c.variants[force] = _Variant(module, pipeline, layout)
         return v
+
+    @functools.cached_property
+    def flushes_subnormals(self) -> bool:
+        """Whether this driver flushes f32 subnormal operands or results to zero (NVIDIA's
+        Vulkan driver does), probed once: then generated modules compute `+ - *` exactly
+        where a subnormal is involved (codegen/wgsl/emitter.py `fop`)."""
+        code = ("@group(0) @binding(0) var<storage, read_write> b: array<f32, 4>;\n"
+                "@compute @workgroup_size(1) fn main() { b[2] = b[1] * b[1]; b[3] = b[0] + b[3]; }\n")
+        data = np.array([1e-40, 1e-20, 0.0, 0.0], np.float32)  # 1e-40 and 1e-20^2 are subnormal
+        buf = self.device.create_buffer_with_data(data=data.tobytes(),
+                                                  usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC)
+        pipeline = self.device.create_compute_pipeline(
+            layout="auto", compute={"module": self.device.create_shader_module(code=code), "entry_point": "main"})
+        group = self.device.create_bind_group(layout=pipeline.get_bind_group_layout(0),
+                                              entries=[{"binding": 0, "resource": {"buffer": buf, "offset": 0, "size": 16}}])
+        enc = self.device.create_command_encoder()
+        p = enc.begin_compute_pass()
+        p.set_pipeline(pipeline)
+        p.set_bind_group(0, group)
+        p.dispatch_workgroups(1)
+        p.end()
+        self.queue.submit([enc.finish()])
+        out = np.frombuffer(self.queue.read_buffer(buf), np.float32)
+        return not (out[2] != 0 and out[3] != 0)
 
     def shader_module(self, module: WgslModule) -> Any:
         """naga's verdict on generated WGSL; a rejection names the WGSL line and Rust span."""

@@ -304,7 +304,43 @@ def test_a_rejected_shader_names_the_wgsl_line_and_the_rust_span(dev):
 NUMERICS = os.path.join(CASES, "numerics.rs")
 
 
-def test_float_ops_are_bit_exact(dev, rng):
+@pytest.fixture(scope="module")
+def flushing_dev(dev):
+    """A wgpu device that computes as on a driver flushing f32 subnormals (NVIDIA's Vulkan
+    driver): the exact path for zero and subnormal operands and results, run here too."""
+    d = gi.Device("wgpu")
+    d.backend.__dict__["flushes_subnormals"] = True  # the probe's answer, overridden
+    yield d
+    d.close()
+
+
+def test_the_subnormal_probe_answers():
+    assert isinstance(device("wgpu").backend.flushes_subnormals, bool)
+
+
+@pytest.mark.parametrize("mode", ["plain", "exact_subnormals"])
+def test_floor_ceil_trunc_of_subnormals(mode, request):
+    dev = request.getfixturevalue("dev" if mode == "plain" else "flushing_dev")
+    src = """
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn rounding(x: &[f32], y: &mut [f32]) {
+    let i = gpu::global_id().x;
+    if i < x.len() { y[3 * i] = x[i].floor(); y[3 * i + 1] = x[i].ceil(); y[3 * i + 2] = x[i].trunc(); }
+}
+"""
+    x = np.array([1.1754942e-38, -1.4e-45, 1e-40, -1e-40, 0.5, -0.5, -0.0, 0.0, 2.5, -2.5], np.float32)
+    k = gi.load_source(src, "rounding.rs").rounding.prepare(dev)
+    xb, yb = dev.buffer(x), dev.buffer(np.full(3 * len(x), np.nan, np.float32))
+    s = gi.Scheme(dev)
+    k.record(s, "r", xb, yb).over_1d(len(x))
+    s.submit()
+    want = np.stack([np.floor(x), np.ceil(x), np.trunc(x)], axis=1).reshape(-1)
+    assert yb.numpy().tobytes() == want.tobytes()  # signed zeros included
+
+
+@pytest.mark.parametrize("mode", ["plain", "exact_subnormals"])
+def test_float_ops_are_bit_exact(mode, request, rng):
+    dev = request.getfixturevalue("dev" if mode == "plain" else "flushing_dev")
     n = 20000
     a = np.concatenate([rng.standard_normal(n // 2).astype(np.float32), _wide(rng, n - n // 2)])
     b = np.concatenate([rng.standard_normal(n // 2).astype(np.float32), _wide(rng, n - n // 2)])

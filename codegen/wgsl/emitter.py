@@ -133,13 +133,15 @@ def emit_wgsl(kernel: N.Kernel) -> str:
 
 @emitter("WGSL")
 def emit_wgsl_module(kernel: N.Kernel, force_writable: frozenset = frozenset(),
-                     abi: Optional[A.WgslPlan] = None) -> WgslModule:
+                     abi: Optional[A.WgslPlan] = None, exact_subnormals: bool = False) -> WgslModule:
     """`force_writable`: parameter indices to declare read_write even though the kernel only
     reads them (WebGPU forbids binding one buffer read-only and writable in one dispatch).
     `abi`: the kernel's `ir.abi.plan(kernel, "wgsl")`, where the caller already has it.
+    `exact_subnormals`: for a driver that flushes f32 subnormals (the wgpu backend probes
+    it), redo `+ - *` exactly where an operand or the result is zero or subnormal (`fop`).
     Collectives are lowered to plain IR first (ir/legalize.py; already-lowered IR is unchanged)."""
     kernel = for_target(kernel, "wgsl").kernel
-    return _Emitter(kernel, force_writable, abi or A.plan(kernel, "wgsl")).module()
+    return _Emitter(kernel, force_writable, abi or A.plan(kernel, "wgsl"), exact_subnormals).module()
 
 
 # ---------------------------------------------------------------- types and literals
@@ -275,8 +277,9 @@ def _helper_locals(k: N.Kernel, atomic: set, checked: bool) -> dict[str, set[str
 
 
 class _Emitter:
-    def __init__(self, k: N.Kernel, force_writable: frozenset, abi: A.WgslPlan):
+    def __init__(self, k: N.Kernel, force_writable: frozenset, abi: A.WgslPlan, exact_subnormals: bool = False):
         self.k = k
+        self.exact_subnormals = exact_subnormals
         self.force_writable = force_writable
         self.abi = abi
         self.structs = {s.name: s for s in k.structs}
@@ -825,13 +828,33 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         return f"{self.pins(t)[0]}({_strip(text)})"
 
     def fop(self, op: str, t: str) -> str:
-        """`gi_fadd_f32(a, b)` etc.: one f32 operation rounded exactly where Rust rounds it."""
+        """`gi_fadd_f32(a, b)` etc.: one f32 operation rounded exactly where Rust rounds it.
+
+        Some drivers flush subnormal operands and results to zero (NVIDIA's Vulkan driver
+        does: wgpu asks for no DenormPreserve). Rust keeps them, so on such a driver
+        (`exact_subnormals`), where an operand is subnormal or the result has a zero
+        exponent field (zero, subnormal, or flushed), the operation is redone exactly in
+        integer arithmetic through `gi_fma_f32`: a + b = fma(a, 1, b), a - b =
+        fma(b, -1, a), a * b = fma(a, b, -0). Only there: inlined at every operation, the
+        exact path makes shaders several times slower to compile."""
         pa, pb, pc = self.pins(t)
         name = f"gi_f{op}_{_suffix(t)}"
+        if name in self.helpers:
+            return name
         wt = self.ty(t)
         sym = {"add": "+", "sub": "-", "mul": "*"}[op]
-        return self.define(name, f"fn {name}(a: {wt}, b: {wt}) -> {wt} {{\n"
-                                 f"    return {pc}({pa}(a) {sym} {pb}(b));\n}}")
+        if not self.exact_subnormals:
+            return self.define(name, f"fn {name}(a: {wt}, b: {wt}) -> {wt} {{\n"
+                                     f"    return {pc}({pa}(a) {sym} {pb}(b));\n}}")
+        safe, fma = self.need("gi_unflushed_f32"), self.need("gi_fma_f32")
+        exact = {"add": "{fma}({a}, 1.0f, {b})", "sub": "{fma}({b}, -1.0f, {a})",
+                 "mul": "{fma}({a}, {b}, bitcast<f32>(0x80000000u))"}[op]
+        lanes = [""] if not T.is_vector(t) else [f"[{i}]" for i in range(T.vec_len(t))]
+        body = [f"    var r = {pc}({pa}(a) {sym} {pb}(b));"]
+        for c in lanes:
+            redo = exact.format(fma=fma, a=f"a{c}", b=f"b{c}")
+            body.append(f"    if (!{safe}(a{c}, b{c}, r{c})) {{ r{c} = {redo}; }}")
+        return self.define(name, f"fn {name}(a: {wt}, b: {wt}) -> {wt} {{\n" + "\n".join(body) + "\n    return r;\n}")
 
     def float_op(self, op: str, e: N.Binary, a: str, b: str) -> str:
         if T.is_matrix(e.ty):  # column by column
@@ -907,7 +930,9 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         if constant_tree(e):  # not foldable here: keep naga from evaluating it
             vals = [self.opaque(v, a.ty) for v, a in zip(vals, args)]
         if f in ("floor", "ceil", "trunc"):
-            return f"{f}({vals[0]})"
+            if not self.exact_subnormals:
+                return f"{f}({vals[0]})"
+            return f"{self.lanewise(f'gi_{f}_f32', t0, 1)}({vals[0]})"  # subnormal inputs on the bits
         if f in ("sqrt", "round") or f in _MATH_FUNCTIONS or (f == "abs" and elem != "u32"):
             return f"{self.lanewise(f'gi_{f}_{elem}', t0, len(vals))}({', '.join(vals)})"
         if f == "abs":
