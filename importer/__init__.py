@@ -16,6 +16,7 @@ from goldy_import.ir.verify import VerifyError, verify
 
 from . import dialect as D
 from goldy_import.ir.diagnostics import CODES, Diagnostic, Label, SourceText, render_human, render_json
+from .consts import Consts
 from .divergence import divergence_diagnostics
 from .lints import lint_diagnostics
 from .lower import Context, KernelLowerer, _text
@@ -70,7 +71,7 @@ def import_source(source: Union[str, bytes], filename: str = "<input>") -> Impor
     fn_names = {_text(n) for n, _a, _d in items if n.type == "function_item"
                 for n in [n.child_by_field_name("name")] if n is not None}
     structs = _gpu_structs(items, src, diags)
-    ctx = Context(src, structs, fn_names, _type_kinds(items, structs))
+    ctx = Context(src, structs, fn_names, _type_kinds(items, structs), Consts(items))
     kernels: list[N.Kernel] = []
     seen: dict[str, N.Span] = {}
     _misplaced_attributes([it for it in items if not _overlaps(it[0], bad_regions)], src, diags)

@@ -73,11 +73,14 @@ class Device:
         if not isinstance(backend, str):
             raise BindingError(f"Device(backend): expected one of {', '.join(BACKEND_NAMES)} or 'auto', got {backend!r}")
         name = backend.lower()
+        asked = repr(backend)
         if name == "auto":
             name = self._pick_auto()
+            if os.environ.get("GOLDY_BACKEND"):
+                asked = f"{os.environ['GOLDY_BACKEND']!r} (from GOLDY_BACKEND={os.environ['GOLDY_BACKEND']})"
         if name not in BACKEND_NAMES:
             raise BackendUnavailable(
-                f"unknown backend {backend!r}: expected one of {', '.join(BACKEND_NAMES)} or 'auto'")
+                f"unknown backend {asked}: expected one of {', '.join(BACKEND_NAMES)} or 'auto'")
         mod = _load_backend_module(name)
         try:
             self.backend: Backend = mod.BACKEND(**options)
