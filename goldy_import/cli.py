@@ -42,6 +42,17 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    try:
+        code = _main(argv)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:  # `goldy-import ... | head`: the reader left; no traceback
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's final flush must not fail either
+        return 141  # 128 + SIGPIPE, what a shell reports for a tool the pipe ended
+
+
+def _main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     from goldy_import.importer import import_file, render_human, render_json
 
@@ -50,6 +61,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except OSError as e:
         print(f"error: cannot read {args.file}: {e.strerror or e}", file=sys.stderr)
         return 2
+    ignored = 0
+    if args.kernel is not None and args.kernel in result.kernel_regions:
+        # --kernel NAME: errors inside the file's other kernels do not stop this one
+        ignored = len(result.errors)
+        result = result.only([args.kernel])
+        ignored -= len(result.errors)
     diags = result.diagnostics
     if "warnings" in args.deny:
         for d in diags:
@@ -68,6 +85,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if n_warn:
                 summary.append(f"warning: {n_warn} warning{'s' * (n_warn != 1)} emitted")
             print(text + "\n\n" + "\n".join(summary), file=sys.stderr)
+    if ignored:
+        print(f"note: ignored {ignored} error{'s' * (ignored != 1)} in other kernels of {args.file} "
+              f"(--kernel {args.kernel})", file=sys.stderr)
     has_errors = any(d.severity == "error" for d in diags)
     if has_errors:
         return 1
@@ -83,6 +103,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             have = ", ".join(k.name for k in result.kernels) or "none"
             print(f"error: no kernel `{args.kernel}` in {args.file} (kernels: {have})", file=sys.stderr)
             return 2
+    if args.emit == "ptx" and len(kernels) > 1:
+        names = ", ".join(k.name for k in kernels)
+        print(f"error: --emit ptx prints one PTX module per kernel and {args.file} has {len(kernels)} kernels "
+              f"({names}); pick one with --kernel NAME", file=sys.stderr)
+        return 2
     if args.emit:
         try:
             print(_emit(args.emit, kernels), end="")

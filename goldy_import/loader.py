@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from types import SimpleNamespace
-from typing import Optional, Union
+from typing import Optional, Sequence, Union
 
 from goldy_import.codegen.pymodule import class_names, emit_module
 from goldy_import.errors import DiagnosticError
@@ -34,11 +34,31 @@ class StructType:
         return f"<gpu struct {self.name}: host {self.host_dtype.itemsize} bytes, GPU stride {self.dtype.itemsize}>"
 
 
+def _select(result: ImportResult, kernels: Optional[Sequence[str]]) -> ImportResult:
+    """The part of `result` a `kernels=[...]` selection loads (errors in other kernels ignored)."""
+    if kernels is None:
+        return result
+    if isinstance(kernels, str):
+        kernels = [kernels]
+    missing = [n for n in kernels if n not in result.kernel_regions]
+    if missing:
+        have = ", ".join(result.kernel_regions) or "none"
+        raise DiagnosticError(f"{result.source.filename}: no kernel {', '.join(f'`{n}`' for n in missing)} "
+                              f"(kernels: {have})")
+    return result.only(kernels)
+
+
 def _module_from(result: ImportResult) -> KernelModule:
     if result.errors:
         n = len(result.errors)
-        raise DiagnosticError(f"{result.source.filename}: {n} error{'s' if n != 1 else ''} in the Rust source",
-                              result.diagnostics, result.render())
+        msg = f"{result.source.filename}: {n} error{'s' if n != 1 else ''} in the Rust source"
+        good = [k.name for k in result.kernels]
+        if good and len(good) < len(result.kernel_regions):
+            ok = result.only(good)
+            if not ok.errors:  # every error is inside a failed kernel: say how to load the others
+                msg += (f"; the kernels without errors load with kernels=[...]: "
+                        f"gi.load(path, kernels={good!r})")
+        raise DiagnosticError(msg, result.diagnostics, result.render())
     # Run the very text `goldy-import FILE.rs -o OUT.py` would write, so both give the same classes.
     code = emit_module(result.kernels, result.source.filename, result.source_hash, in_process=True)
     namespace: dict = {"__name__": f"goldy_kernels.{_stem(result.source.filename)}"}
@@ -61,17 +81,21 @@ def _stem(path: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in stem) or "kernels"
 
 
-def load(path: Union[str, os.PathLike]) -> KernelModule:
-    """Import every kernel of a Rust file; raises DiagnosticError listing every error."""
+def load(path: Union[str, os.PathLike], kernels: Optional[Sequence[str]] = None) -> KernelModule:
+    """Import the kernels of a Rust file. A file with errors raises DiagnosticError listing
+    every one; with `kernels=[names]` only those kernels load, and errors inside other
+    kernels are ignored (errors outside every kernel still count)."""
     try:
         result = import_file(path)
     except OSError as e:
         raise DiagnosticError(f"cannot read {os.fspath(path)}: {e.strerror or e}") from None
-    return _module_from(result)
+    return _module_from(_select(result, kernels))
 
 
-def load_source(text: Union[str, bytes], filename: str = "<source>.rs") -> KernelModule:
-    return _module_from(import_source(text, filename))
+def load_source(text: Union[str, bytes], filename: str = "<source>.rs",
+                kernels: Optional[Sequence[str]] = None) -> KernelModule:
+    """`load` for source text instead of a file."""
+    return _module_from(_select(import_source(text, filename), kernels))
 
 
 def load_slang(source: Union[str, os.PathLike], filename: Optional[str] = None) -> KernelDef:

@@ -521,7 +521,9 @@ class PreparedKernel:
             raise BindingError(f"kernel `{self.name}`: record(scheme, label, ...) expects a str label, "
                                f"got {type(label).__name__}")
         bound = bind_arguments(self, args)
-        return RecordBuilder(self, scheme, label, bound)
+        builder = RecordBuilder(self, scheme, label, bound)
+        scheme._unfinished.append(builder)  # until its grid call: submit() refuses
+        return builder
 
     def invoke(self, *args: Any) -> "InvokeBuilder":
         """Bind arguments now and choose the grid; the result is an Invocation value."""
@@ -676,22 +678,41 @@ def _check_uniform(where: str, p: N.Param, v: Any, k: N.Kernel) -> UniformArg:
                                + (f"missing {', '.join(missing)}" if missing else f"unknown {', '.join(extra)}"))
         arr = np.zeros(1, dtype=gpu)
         for f in decl.fields:
-            try:
-                val = np.asarray(v[f.name], dtype=gpu[f.name].base)
-                if T.is_matrix(f.ty) and val.shape[-1] != gpu[f.name].shape[-1]:
-                    arr[f.name][0][..., : val.shape[-1]] = val
-                else:
-                    arr[f.name][0] = val
-            except (ValueError, TypeError) as e:
-                raise BindingError(f"{where}: field `{f.name}` ({T.rust_name(f.ty)}): {e}") from None
+            val = np.asarray(_uniform_field(f"{where} field `{f.name}`", f.ty, v[f.name]), dtype=gpu[f.name].base)
+            if T.is_matrix(f.ty) and val.shape[-1] != gpu[f.name].shape[-1]:
+                arr[f.name][0][..., : val.shape[-1]] = val
+            else:
+                arr[f.name][0] = val
         return UniformArg(arr.tobytes(), decl.name)
-    arr = np.asarray(v)
+    try:
+        arr = np.asarray(v)
+    except (ValueError, TypeError):  # ragged sequences and the like
+        arr = np.zeros(0)
     if arr.dtype.names is not None and arr.size == 1:
         d = DT.decl_from_dtype(arr.dtype)
         if d is not None and [(f.name, f.ty) for f in d.fields] == [(f.name, f.ty) for f in decl.fields]:
             return UniformArg(DT.to_gpu_struct_array(arr.reshape(1), gpu).tobytes(), decl.name)
     raise BindingError(f"{where}: expected a dict of the fields of `{decl.name}` or a one-element structured "
                        f"array, got {_describe_value(v)}")
+
+
+def _uniform_field(where: str, ty: str, v: Any) -> Any:
+    """One field of a uniform given as a dict entry, checked like a scalar parameter (lane
+    by lane for vectors and matrices): never truncated, never numpy's OverflowError."""
+    where = f"{where} ({T.rust_name(ty)})"
+    if T.is_scalar(ty):
+        return _check_scalar(where, ty, v)
+    n = T.vec_len(ty) if T.is_vector(ty) else int(ty[len("mat"):].split("<")[0].split("x")[0])
+    shape = (n,) if T.is_vector(ty) else (n, n)
+    try:
+        arr = np.asarray(v, dtype=object)
+    except (ValueError, TypeError):
+        arr = np.zeros(0, dtype=object)
+    if arr.shape != shape:
+        raise BindingError(f"{where}: expected {'a sequence of ' + str(n) if len(shape) == 1 else f'{n} columns of {n}'} "
+                           f"numbers, got {_describe_value(v)}")
+    elem = T.elem_of(ty)
+    return np.array([_check_scalar(where, elem, x) for x in arr.reshape(-1)], dtype=object).reshape(shape)
 
 
 def _check_aliasing(k: N.Kernel, buffers: list[tuple[N.Param, Buffer]]) -> None:
@@ -787,7 +808,10 @@ class RecordBuilder(_GridMixin):
         return self.groups(self._groups_tensor(view))
 
     def groups(self, groups: tuple[int, int, int]) -> "Node":
-        return self.scheme._append(self.pk, self.label, self.bound, _check_groups(self.pk, tuple(groups)))
+        node = self.scheme._append(self.pk, self.label, self.bound, _check_groups(self.pk, tuple(groups)))
+        if self in self.scheme._unfinished:
+            self.scheme._unfinished.remove(self)
+        return node
 
 
 class InvokeBuilder(_GridMixin):
@@ -858,6 +882,7 @@ class Scheme:
         self.nodes: list[Node] = []
         self.stats = SchemeStats()
         self._lock = threading.Lock()
+        self._unfinished: list[RecordBuilder] = []  # records still waiting for their grid call
 
     def __repr__(self) -> str:
         return f"<Scheme on {self.device.backend_name}: {len(self.nodes)} nodes>"
@@ -876,6 +901,11 @@ class Scheme:
     def submit(self) -> None:
         """Run every recorded node in order and wait for completion."""
         self.device._check_open()
+        if self._unfinished:
+            rb = self._unfinished[0]
+            raise GridError(f"kernel `{rb.pk.name}`: record(scheme, {rb.label!r}, ...) has no grid call, so nothing "
+                            f"was recorded for it; finish it with .over_1d(n), .over_2d(w, h), .over_3d(w, h, d), "
+                            f".over_tensor(view) or .groups((x, y, z)) before submit()")
         for n in self.nodes:
             for b in n.keep:
                 b = getattr(b, "buffer", b)  # a tensor view: its buffer (wgpu aborts on a destroyed one)
