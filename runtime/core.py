@@ -537,6 +537,7 @@ class Bound:
     args: list
     keep: list  # Python objects the args refer to (kept alive while recorded)
     tensor_numel: Optional[int] = None
+    in_place: tuple = ()  # (read, written) parameter pairs bound to the same memory (ir/inplace.py)
 
 
 def _describe_value(v: Any) -> str:
@@ -558,6 +559,7 @@ def bind_arguments(pk: PreparedKernel, args: Sequence[Any]) -> Bound:
     out: list = []
     keep: list = []
     buffers: list[tuple[N.Param, Buffer]] = []
+    views: dict[str, Any] = {}  # what makes two bindings the same view (in-place use)
     if pk.has_resources:
         args = [_adopt_external(pk, p, v) for p, v in zip(params, args)]
     for p, v, where in zip(params, args, pk.where):
@@ -566,11 +568,13 @@ def bind_arguments(pk: PreparedKernel, args: Sequence[Any]) -> Bound:
         elif p.category in N.BUFFER_CATEGORIES:
             buf = _check_buffer(where, p, v, pk)
             buffers.append((p, buf))
+            views[p.name] = (buf.offset, buf.length, buf.elem)
             keep.append(buf)
             out.append(BufferArg(buf.handle, buf.offset, buf.length, p.ty, buf.dtype.itemsize))
         elif p.category in N.TENSOR_CATEGORIES:
             arg, buf = bind_tensor(where, p, v, pk)
             buffers.append((p, buf))
+            views[p.name] = (arg.layout, p.ty)
             keep.append(v)
             out.append(arg)
         elif p.category == "uniform":
@@ -582,8 +586,8 @@ def bind_arguments(pk: PreparedKernel, args: Sequence[Any]) -> Bound:
             out.append(ImageArg(img.buffer.handle, img.width, img.height, p.ty))
         else:  # pragma: no cover - the verifier rejects unknown categories
             raise BindingError(f"{where}: unknown parameter category {p.category}")
-    _check_aliasing(k, buffers)
-    return Bound(out, keep)
+    in_place = _check_aliasing(k, buffers, views, pk)
+    return Bound(out, keep, in_place=tuple(in_place))
 
 
 def _adopt_external(pk: PreparedKernel, p: N.Param, v: Any) -> Any:
@@ -715,10 +719,15 @@ def _uniform_field(where: str, ty: str, v: Any) -> Any:
     return np.array([_check_scalar(where, elem, x) for x in arr.reshape(-1)], dtype=object).reshape(shape)
 
 
-def _check_aliasing(k: N.Kernel, buffers: list[tuple[N.Param, Buffer]]) -> None:
+def _check_aliasing(k: N.Kernel, buffers: list[tuple[N.Param, Buffer]], views: Optional[dict] = None,
+                    pk: Optional[PreparedKernel] = None) -> list[tuple[str, str]]:
+    """Refuse overlapping bindings where one is written, except a read and a written
+    parameter bound to the very same view where ir/inplace.py proves it unobservable;
+    returns those (read, written) pairs."""
+    in_place: list[tuple[str, str]] = []
     allocs = {id(b._alloc) for _, b in buffers}
     if len(allocs) == len(buffers) and all(b._alloc.external is None for _, b in buffers):
-        return  # distinct allocations of ours cannot overlap
+        return in_place  # distinct allocations of ours cannot overlap
     for i in range(len(buffers)):
         for j in range(i + 1, len(buffers)):
             (pa, a), (pb, b) = buffers[i], buffers[j]
@@ -733,10 +742,41 @@ def _check_aliasing(k: N.Kernel, buffers: list[tuple[N.Param, Buffer]]) -> None:
                 a0, a1, b0, b1 = a0 + pa_addr, a1 + pa_addr, b0 + pb_addr, b1 + pb_addr
             if a0 < b1 and b0 < a1 and a1 > a0 and b1 > b0:
                 w = pa if pa.category in N.WRITABLE_CATEGORIES else pb
+                r = pb if w is pa else pa
+                why = ""
+                if views is not None and (a0, a1) == (b0, b1) and views.get(pa.name) == views.get(pb.name):
+                    reason = _in_place_refusal(pk, k, r.name, w.name)
+                    if reason is None:
+                        in_place.append((r.name, w.name))
+                        continue
+                    why = (f"; in-place use (one view bound to a read and a written parameter) needs every "
+                           f"access to both at the thread's own index, but {reason}")
                 raise AliasingError(
                     f"kernel `{k.name}`: parameters `{pa.name}` and `{pb.name}` are bound to overlapping memory "
-                    f"(bytes {a0}..{a1} and {b0}..{b1} of one allocation) and `{w.name}` is written; "
+                    f"(bytes {a0}..{a1} and {b0}..{b1} of one allocation) and `{w.name}` is written{why}; "
                     f"Rust's aliasing rule forbids this: bind separate buffers or non-overlapping views")
+    return in_place
+
+
+def _in_place_refusal(pk: Optional[PreparedKernel], k: N.Kernel, read: str, written: str) -> Optional[str]:
+    """ir/inplace.py's verdict for one pair, computed once per prepared kernel."""
+    from goldy_import.ir.inplace import refusal
+    cache = getattr(pk, "_in_place", None) if pk is not None else None
+    if cache is None:
+        cache = {}
+        if pk is not None:
+            pk._in_place = cache  # type: ignore[attr-defined]
+    if (read, written) not in cache:
+        cache[(read, written)] = refusal(k, read, written)
+    return cache[(read, written)]
+
+
+def _check_in_place_grid(pk: PreparedKernel, bound: Bound, groups: tuple[int, int, int]) -> None:
+    if bound.in_place and (groups[1] > 1 or groups[2] > 1):
+        r, w = bound.in_place[0]
+        raise AliasingError(f"kernel `{pk.name}`: `{r}` and `{w}` are bound to the same memory, which is allowed "
+                            f"only on a one-dimensional grid (each thread its own `global_id().x`); got groups "
+                            f"{tuple(groups)}")
 
 
 def _groups_for(pk: PreparedKernel, counts: tuple[int, int, int], what: str) -> tuple[int, int, int]:
@@ -808,7 +848,9 @@ class RecordBuilder(_GridMixin):
         return self.groups(self._groups_tensor(view))
 
     def groups(self, groups: tuple[int, int, int]) -> "Node":
-        node = self.scheme._append(self.pk, self.label, self.bound, _check_groups(self.pk, tuple(groups)))
+        checked = _check_groups(self.pk, tuple(groups))
+        _check_in_place_grid(self.pk, self.bound, checked)
+        node = self.scheme._append(self.pk, self.label, self.bound, checked)
         if self in self.scheme._unfinished:
             self.scheme._unfinished.remove(self)
         return node
@@ -833,7 +875,9 @@ class InvokeBuilder(_GridMixin):
         return self.groups(self._groups_tensor(view))
 
     def groups(self, groups: tuple[int, int, int]) -> "Invocation":
-        return Invocation(self.pk, self.bound, _check_groups(self.pk, tuple(groups)))
+        checked = _check_groups(self.pk, tuple(groups))
+        _check_in_place_grid(self.pk, self.bound, checked)
+        return Invocation(self.pk, self.bound, checked)
 
 
 @dataclass
