@@ -836,24 +836,28 @@ class RecordBuilder(_GridMixin):
         self.pk, self.scheme, self.label, self.bound = pk, scheme, label, bound
 
     def over_1d(self, n: int) -> "Node":
-        return self.groups(self._groups_1d(n))
+        return self._grid(lambda: self._groups_1d(n))
 
     def over_2d(self, w: int, h: int) -> "Node":
-        return self.groups(self._groups_2d(w, h))
+        return self._grid(lambda: self._groups_2d(w, h))
 
     def over_3d(self, w: int, h: int, d: int) -> "Node":
-        return self.groups(self._groups_3d(w, h, d))
+        return self._grid(lambda: self._groups_3d(w, h, d))
 
     def over_tensor(self, view: Any) -> "Node":
-        return self.groups(self._groups_tensor(view))
+        return self._grid(lambda: self._groups_tensor(view))
 
     def groups(self, groups: tuple[int, int, int]) -> "Node":
-        checked = _check_groups(self.pk, tuple(groups))
-        _check_in_place_grid(self.pk, self.bound, checked)
-        node = self.scheme._append(self.pk, self.label, self.bound, checked)
-        if self in self.scheme._unfinished:
-            self.scheme._unfinished.remove(self)
-        return node
+        return self._grid(lambda: groups)
+
+    def _grid(self, groups: Any) -> "Node":
+        try:
+            checked = _check_groups(self.pk, tuple(groups()))
+            _check_in_place_grid(self.pk, self.bound, checked)
+            return self.scheme._append(self.pk, self.label, self.bound, checked)
+        finally:  # recorded, or refused with an error the caller saw: no longer unfinished
+            if self in self.scheme._unfinished:
+                self.scheme._unfinished.remove(self)
 
 
 class InvokeBuilder(_GridMixin):
