@@ -116,7 +116,8 @@ def _main(argv: Optional[Sequence[str]] = None) -> int:
             return 1
     if args.output:
         from goldy_import.codegen.pymodule import emit_module
-        text = emit_module(kernels, args.file, result.source_hash, module_path=args.output)
+        text = emit_module(kernels, args.file, result.source_hash, module_path=args.output,
+                           structs=list(result.structs.values()))
         try:
             os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
             with open(args.output, "w", encoding="utf-8") as f:

@@ -10,7 +10,7 @@ from goldy_import.codegen.pymodule import class_names, emit_module
 from goldy_import.errors import DiagnosticError
 from goldy_import.importer import ImportResult, import_file, import_source
 from goldy_import.runtime.core import KernelDef
-from goldy_import.runtime.dtypes import struct_gpu_dtype, struct_host_dtype
+from goldy_import.runtime.launch import StructType
 
 
 class KernelModule(SimpleNamespace):
@@ -19,19 +19,6 @@ class KernelModule(SimpleNamespace):
 
     def __repr__(self) -> str:
         return f"<kernels from {self.source_file}: {', '.join(self.kernels)}>"
-
-
-class StructType:
-    """A `#[goldy::gpu]` struct's host dtypes: `dtype` is the GPU layout, `host_dtype` packed."""
-
-    def __init__(self, decl):
-        self.name = decl.name
-        self.decl = decl
-        self.dtype = struct_gpu_dtype(decl)
-        self.host_dtype = struct_host_dtype(decl)
-
-    def __repr__(self) -> str:
-        return f"<gpu struct {self.name}: host {self.host_dtype.itemsize} bytes, GPU stride {self.dtype.itemsize}>"
 
 
 def _select(result: ImportResult, kernels: Optional[Sequence[str]]) -> ImportResult:
@@ -60,12 +47,13 @@ def _module_from(result: ImportResult) -> KernelModule:
                         f"gi.load(path, kernels={good!r})")
         raise DiagnosticError(msg, result.diagnostics, result.render())
     # Run the very text `goldy-import FILE.rs -o OUT.py` would write, so both give the same classes.
-    code = emit_module(result.kernels, result.source.filename, result.source_hash, in_process=True)
+    code = emit_module(result.kernels, result.source.filename, result.source_hash, in_process=True,
+                       structs=list(result.structs.values()))
     namespace: dict = {"__name__": f"goldy_kernels.{_stem(result.source.filename)}"}
     exec(compile(code, f"<launch module for {result.source.filename}>", "exec"), namespace)
     classes = class_names(result.kernels)
     kernels = {k.name: namespace[classes[k.name]] for k in result.kernels}
-    structs = {name: StructType(d) for name, d in result.structs.items()}
+    structs: dict[str, StructType] = namespace["STRUCTS"]  # the generated module's own objects
     mod = KernelModule(kernels=kernels, structs=structs, result=result,
                        source_file=result.source.filename, source_hash=result.source_hash)
     for name, st in structs.items():

@@ -28,7 +28,7 @@ from goldy_import.ir.serialize import to_json
 
 from . import dtypes as DT
 from .tensor import TensorView, bind_tensor, check_contracts
-from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, ScalarArg, TensorArg,
+from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, Limits, ScalarArg, TensorArg,
                       UniformArg)
 
 log = logging.getLogger("goldy_import")
@@ -43,7 +43,7 @@ INSTALL_HINTS = {
 }
 
 
-def _load_backend_module(name: str):
+def _load_backend_module(name: str) -> Any:
     try:
         return importlib.import_module(f"goldy_import.runtime.{name}")
     except ImportError as e:
@@ -118,7 +118,8 @@ class Device:
         return f"{self.backend_name}: {self.backend.describe()}"
 
     @property
-    def limits(self):
+    def limits(self) -> Limits:
+        """What the device allows (workgroup sizes, storage, buffer bytes, grid extents)."""
         return self.backend.limits
 
     def _check_open(self) -> None:
@@ -133,7 +134,7 @@ class Device:
     def __enter__(self) -> "Device":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
     # -- buffers
@@ -188,13 +189,14 @@ class Device:
         texel = elem if arr.ndim == 2 else T.vec(elem, 4)
         return Image(self.buffer(np.ascontiguousarray(arr).reshape(-1)), arr.shape[1], arr.shape[0], texel)
 
-    def tensor(self, array: Any):
+    def tensor(self, array: Any) -> TensorView:
         """A contiguous TensorView holding a copy of an array of rank 0 to 4."""
         from .tensor import tensor_from_array
         self._check_open()
         return tensor_from_array(self, array)
 
-    def tensor_zeros(self, shape: Sequence[int], dtype: Any = np.float32):
+    def tensor_zeros(self, shape: Sequence[int], dtype: Any = np.float32) -> TensorView:
+        """A contiguous TensorView of zeros of `shape` (rank 0 to 4)."""
         from .tensor import tensor_zeros
         self._check_open()
         return tensor_zeros(self, shape, dtype)
@@ -992,7 +994,7 @@ class Scheme:
             self.device.backend.update_scalar(node.dispatch, idx)
 
 
-def kernel_fault(nodes: list[Node], faults: list) -> KernelFault:
+def kernel_fault(nodes: list[Node], faults: list[Any]) -> KernelFault:
     """The first fault of a submit as a KernelFault naming kernel, Rust location,
     parameter, offending index and length; the others are counted."""
     f = faults[0]
