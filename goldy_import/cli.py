@@ -62,7 +62,11 @@ def _main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"error: cannot read {args.file}: {e.strerror or e}", file=sys.stderr)
         return 2
     ignored = 0
-    if args.kernel is not None and args.kernel in result.kernel_regions:
+    if args.kernel is not None and args.kernel not in result.kernel_regions:
+        have = ", ".join(result.kernel_regions) or "none"
+        print(f"error: no kernel `{args.kernel}` in {args.file} (kernels: {have})", file=sys.stderr)
+        return 2
+    if args.kernel is not None:
         # --kernel NAME: errors inside the file's other kernels do not stop this one
         ignored = len(result.errors)
         result = result.only([args.kernel])

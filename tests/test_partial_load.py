@@ -122,3 +122,9 @@ def test_docs_say_what_load_does():
     assert "`gi.load(path)` (and `goldy-import FILE.rs`) then refuses the file and lists them all" in text
     assert "`gi.load(path, kernels=[\"a\", \"b\"])` (`goldy-import FILE.rs --kernel a`) loads just the named" in text
     assert "still returns the kernels that have none" not in text
+
+
+def test_cli_unknown_kernel_is_a_usage_error_even_in_a_file_with_errors(path):
+    r = cli(path, "--check", "--kernel", "nope")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == f"error: no kernel `nope` in {path} (kernels: good, broken, bad_attribute, also_good)\n"
