@@ -208,8 +208,11 @@ class StatementLowering(LowererState):
                     if ir is not None:  # assigned by the collective/atomic just after
                         holder.append(N.Let(sp, ir, ty, None, True))
                     return ir
+                reported = len(self.diags)
                 res = self.lower_statement_call(vnode, (pat, "let", holder, declare_let))
                 if res is not None:
+                    if pat_name and not holder and len(self.diags) > reported:  # rejected: its name stays quiet
+                        self.poison(pat)
                     return res
         if vnode is None:
             if declared_ty is None:

@@ -166,3 +166,18 @@ fn k(xs: &[f32], out: &mut [f32]) {
     assert got == ["G0004 tuples are not supported", "G0004 unsupported type `f64`",
                    "G0019 type annotations needed", "G0005 `usize` is not supported",
                    "G0004 unsupported type `f64`"]
+
+
+def test_a_rejected_collective_or_atomic_let_is_reported_once():
+    src = """
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn k(xs: &[f32], out: &mut [f32]) {
+    let s = gpu::workgroup_array::<f32, 64>();
+    let i = gpu::global_id().x;
+    let r = gpu::workgroup_sum::<100>(xs[i], s);
+    let o = gpu::atomic_add(out, i, 1.0);
+    out[i] = r + o;
+}
+"""
+    assert [e.split(" @")[0] for e in errors(src)] == ["G0024 collective size 100 is not a power of two",
+                                                      "G0038 `atomic_add` needs a `u32` or `i32` buffer"]
