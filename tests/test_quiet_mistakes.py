@@ -214,3 +214,16 @@ def test_no_driver_noise_on_the_console(backend):
     assert console == ["ran"]
     if backend == "slang":
         assert any(ln.startswith("LOG goldy_import.driver") and "slangpy: " in ln for ln in r.stdout.splitlines())
+
+
+def test_make_demo_output_is_free_of_driver_noise(tmp_path):
+    """What `make demo` runs, on every backend available here, without XDG_RUNTIME_DIR:
+    the table and nothing a driver printed."""
+    env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
+    r = subprocess.run([sys.executable, "-m", "goldy_import.demo", "--size", "512", "--out", str(tmp_path)],
+                       capture_output=True, text=True, cwd=REPO, env=env, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    noise = [ln for ln in (r.stdout + r.stderr).splitlines()
+             if "XDG_RUNTIME_DIR" in ln or "WARN" in ln or ln.startswith("error")]
+    assert noise == []
+    assert r.stderr == "" and " passed, 0 failed" in r.stdout
