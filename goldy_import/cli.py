@@ -56,6 +56,17 @@ def _assets_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    try:
+        code = _main(argv)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:  # `goldy-import ... | head`: the reader left; no traceback
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's final flush must not fail either
+        return 141  # 128 + SIGPIPE, what a shell reports for a tool the pipe ended
+
+
+def _main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["assets"] and argv[1:2] != [] and not argv[1].endswith(".rs"):
         from goldy_import.assets import main as assets_main
@@ -69,6 +80,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except OSError as e:
         print(f"error: cannot read {args.file}: {e.strerror or e}", file=sys.stderr)
         return 2
+    ignored = 0
+    if args.kernel is not None and args.kernel not in result.kernel_regions:
+        have = ", ".join(result.kernel_regions) or "none"
+        print(f"error: no kernel `{args.kernel}` in {args.file} (kernels: {have})", file=sys.stderr)
+        return 2
+    if args.kernel is not None:
+        # --kernel NAME: errors inside the file's other kernels do not stop this one
+        ignored = len(result.errors)
+        result = result.only([args.kernel])
+        ignored -= len(result.errors)
     diags = result.diagnostics
     if "warnings" in args.deny:
         for d in diags:
@@ -87,6 +108,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if n_warn:
                 summary.append(f"warning: {n_warn} warning{'s' * (n_warn != 1)} emitted")
             print(text + "\n\n" + "\n".join(summary), file=sys.stderr)
+    if ignored:
+        print(f"note: ignored {ignored} error{'s' * (ignored != 1)} in other kernels of {args.file} "
+              f"(--kernel {args.kernel})", file=sys.stderr)
     has_errors = any(d.severity == "error" for d in diags)
     if has_errors:
         return 1
@@ -104,6 +128,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 2
     if args.emit == "kir":
         return _write_kir(kernels, args.output)
+    if args.emit == "ptx" and len(kernels) > 1:
+        names = ", ".join(k.name for k in kernels)
+        print(f"error: --emit ptx prints one PTX module per kernel and {args.file} has {len(kernels)} kernels "
+              f"({names}); pick one with --kernel NAME", file=sys.stderr)
+        return 2
     if args.emit:
         try:
             print(_emit(args.emit, kernels), end="")
@@ -112,7 +141,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 1
     if args.output:
         from goldy_import.codegen.pymodule import emit_module
-        text = emit_module(kernels, args.file, result.source_hash, module_path=args.output)
+        text = emit_module(kernels, args.file, result.source_hash, module_path=args.output,
+                           structs=list(result.structs.values()))
         try:
             os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
             with open(args.output, "w", encoding="utf-8") as f:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Optional, Union
+from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 from goldy_import.codegen.pymodule import class_names, emit_module
 from goldy_import.errors import DiagnosticError
 from goldy_import.ir import nodes as N
 from goldy_import.runtime.core import KernelDef
-from goldy_import.runtime.dtypes import struct_gpu_dtype, struct_host_dtype
+from goldy_import.runtime.launch import StructType
 
 if TYPE_CHECKING:  # the importer (and tree-sitter) loads only when a Rust file is read
     from goldy_import.importer import ImportResult
@@ -24,24 +24,31 @@ class KernelModule(SimpleNamespace):
         return f"<kernels from {self.source_file}: {', '.join(self.kernels)}>"
 
 
-class StructType:
-    """A `#[goldy::gpu]` struct's host dtypes: `dtype` is the GPU layout, `host_dtype` packed."""
-
-    def __init__(self, decl):
-        self.name = decl.name
-        self.decl = decl
-        self.dtype = struct_gpu_dtype(decl)
-        self.host_dtype = struct_host_dtype(decl)
-
-    def __repr__(self) -> str:
-        return f"<gpu struct {self.name}: host {self.host_dtype.itemsize} bytes, GPU stride {self.dtype.itemsize}>"
+def _select(result: "ImportResult", kernels: Optional[Sequence[str]]) -> "ImportResult":
+    """The part of `result` a `kernels=[...]` selection loads (errors in other kernels ignored)."""
+    if kernels is None:
+        return result
+    if isinstance(kernels, str):
+        kernels = [kernels]
+    missing = [n for n in kernels if n not in result.kernel_regions]
+    if missing:
+        have = ", ".join(result.kernel_regions) or "none"
+        raise DiagnosticError(f"{result.source.filename}: no kernel {', '.join(f'`{n}`' for n in missing)} "
+                              f"(kernels: {have})")
+    return result.only(kernels)
 
 
 def _module_from(result: "ImportResult") -> KernelModule:
     if result.errors:
         n = len(result.errors)
-        raise DiagnosticError(f"{result.source.filename}: {n} error{'s' if n != 1 else ''} in the Rust source",
-                              result.diagnostics, result.render())
+        msg = f"{result.source.filename}: {n} error{'s' if n != 1 else ''} in the Rust source"
+        good = [k.name for k in result.kernels]
+        if good and len(good) < len(result.kernel_regions):
+            ok = result.only(good)
+            if not ok.errors:  # every error is inside a failed kernel: say how to load the others
+                msg += (f"; the kernels without errors load with kernels=[...]: "
+                        f"gi.load(path, kernels={good!r})")
+        raise DiagnosticError(msg, result.diagnostics, result.render())
     return module_from_kernels(result.kernels, result.source.filename, result.source_hash, result.structs, result)
 
 
@@ -49,12 +56,12 @@ def module_from_kernels(kernels_ir: list[N.Kernel], source_file: str, source_has
                         struct_decls: dict[str, N.StructDecl], result: Optional["ImportResult"] = None) -> KernelModule:
     """The module of verified IR kernels, from a Rust file or elsewhere (`.kir.json` assets)."""
     # Run the very text `goldy-import FILE.rs -o OUT.py` would write, so both give the same classes.
-    code = emit_module(kernels_ir, source_file, source_hash, in_process=True)
+    code = emit_module(kernels_ir, source_file, source_hash, in_process=True, structs=list(struct_decls.values()))
     namespace: dict = {"__name__": f"goldy_kernels.{_stem(source_file)}"}
     exec(compile(code, f"<launch module for {source_file}>", "exec"), namespace)
     classes = class_names(kernels_ir)
     kernels = {k.name: namespace[classes[k.name]] for k in kernels_ir}
-    structs = {name: StructType(d) for name, d in struct_decls.items()}
+    structs: dict[str, StructType] = namespace["STRUCTS"]  # the generated module's own objects
     mod = KernelModule(kernels=kernels, structs=structs, result=result,
                        source_file=source_file, source_hash=source_hash)
     for name, st in structs.items():
@@ -70,19 +77,23 @@ def _stem(path: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in stem) or "kernels"
 
 
-def load(path: Union[str, os.PathLike]) -> KernelModule:
-    """Import every kernel of a Rust file; raises DiagnosticError listing every error."""
+def load(path: Union[str, os.PathLike], kernels: Optional[Sequence[str]] = None) -> KernelModule:
+    """Import the kernels of a Rust file. A file with errors raises DiagnosticError listing
+    every one; with `kernels=[names]` only those kernels load, and errors inside other
+    kernels are ignored (errors outside every kernel still count)."""
     from goldy_import.importer import import_file
     try:
         result = import_file(path)
     except OSError as e:
         raise DiagnosticError(f"cannot read {os.fspath(path)}: {e.strerror or e}") from None
-    return _module_from(result)
+    return _module_from(_select(result, kernels))
 
 
-def load_source(text: Union[str, bytes], filename: str = "<source>.rs") -> KernelModule:
+def load_source(text: Union[str, bytes], filename: str = "<source>.rs",
+                kernels: Optional[Sequence[str]] = None) -> KernelModule:
+    """`load` for source text instead of a file."""
     from goldy_import.importer import import_source
-    return _module_from(import_source(text, filename))
+    return _module_from(_select(import_source(text, filename), kernels))
 
 
 def load_slang(source: Union[str, os.PathLike], filename: Optional[str] = None) -> KernelDef:

@@ -16,6 +16,7 @@ from goldy_import.ir.verify import VerifyError, verify
 
 from . import dialect as D
 from goldy_import.ir.diagnostics import CODES, Diagnostic, Label, SourceText, render_human, render_json
+from .consts import Consts
 from .divergence import divergence_diagnostics
 from .lints import lint_diagnostics
 from .lower import Context, KernelLowerer, _text
@@ -35,6 +36,19 @@ class ImportResult:
     source: SourceText
     source_hash: str
     structs: dict[str, N.StructDecl] = field(default_factory=dict)
+    # every `#[goldy::compute]` function's name -> its byte range (attributes included),
+    # whether or not it imported: what `only` attributes diagnostics by
+    kernel_regions: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def only(self, names) -> "ImportResult":
+        """The result for the kernels `names` alone: those kernels, and the file's
+        diagnostics less those inside other kernels (errors outside every kernel, such as
+        a bad `#[goldy::gpu]` struct or a syntax error in host code, still count)."""
+        want = set(names)
+        others = [r for n, r in self.kernel_regions.items() if n not in want]
+        diags = [d for d in self.diagnostics if not any(s <= d.span.start < e for s, e in others)]
+        return ImportResult([k for k in self.kernels if k.name in want], diags, self.source, self.source_hash,
+                            self.structs, {n: r for n, r in self.kernel_regions.items() if n in want})
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -71,9 +85,10 @@ def import_source(source: Union[str, bytes], filename: str = "<input>") -> Impor
     fn_names = {_text(n) for n, _a, _d in items if n.type == "function_item"
                 for n in [n.child_by_field_name("name")] if n is not None}
     structs = _gpu_structs(items, src, diags)
-    ctx = Context(src, structs, fn_names, _type_kinds(items, structs))
+    ctx = Context(src, structs, fn_names, _type_kinds(items, structs), Consts(items))
     kernels: list[N.Kernel] = []
     seen: dict[str, N.Span] = {}
+    regions: dict[str, tuple[int, int]] = {}
     _misplaced_attributes([it for it in items if not _overlaps(it[0], bad_regions)], src, diags)
     for node, attrs, doc in items:
         if node.type != "function_item":
@@ -81,6 +96,11 @@ def import_source(source: Union[str, bytes], filename: str = "<input>") -> Impor
         attr = next((a for a in attrs if _is_compute_attr(a) or is_kernel_attribute(_attr_path(a))), None)
         if attr is None:
             continue
+        name_node = node.child_by_field_name("name")
+        if name_node is not None:
+            start = min([a.start_byte for a in attrs] + [node.start_byte])
+            first = regions.get(_text(name_node), (start, node.end_byte))
+            regions[_text(name_node)] = (min(first[0], start), max(first[1], node.end_byte))
         if _overlaps(node, bad_regions):
             continue  # its syntax errors are reported; lowering it would only add noise
         name_node = node.child_by_field_name("name")
@@ -111,7 +131,7 @@ def import_source(source: Union[str, bytes], filename: str = "<input>") -> Impor
                 diags += lint_diagnostics(kernel, filename)  # race warnings: G0043, G0044
                 kernels.append(kernel)
     diags.sort(key=lambda d: (d.span.start, d.code))
-    return ImportResult(kernels, diags, src, digest, structs)
+    return ImportResult(kernels, diags, src, digest, structs, regions)
 
 
 def _lower_kernel(ctx: Context, node, attr, doc: str, lowerer: type[KernelLowerer] = KernelLowerer):

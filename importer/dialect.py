@@ -20,9 +20,12 @@ UNSUPPORTED_SCALARS = {
 POINTER_SIZED = {"usize", "isize"}
 ALLOCATING_TYPES = {"Vec", "Box", "String", "Rc", "Arc", "HashMap", "BTreeMap", "VecDeque"}
 
+# `gpu::float4` and the capitalised spellings of Goldy's access vocabulary (`gpu::Float4`,
+# `gpu::UInt4` or `gpu::Uint4`, `gpu::Int4`) name the same types.
 VECTOR_TYPES = {
     f"{prefix}{n}": T.vec(elem, n)
-    for prefix, elem in (("float", "f32"), ("uint", "u32"), ("int", "i32"))
+    for prefix, elem in (("float", "f32"), ("uint", "u32"), ("int", "i32"),
+                         ("Float", "f32"), ("UInt", "u32"), ("Uint", "u32"), ("Int", "i32"))
     for n in (2, 3, 4)
 }
 

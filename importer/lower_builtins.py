@@ -12,6 +12,7 @@ from goldy_import.ir import types as T
 
 from . import dialect as D
 from .state import CATEGORY_WORDS, Binding, LowererState, read_write_help
+from .consts import lower_size
 from .syntax import const_int, named, node_text, plural
 
 
@@ -157,13 +158,12 @@ class BuiltinLowering(LowererState):
             where = call
         else:
             targs = named(turbofish)
-            if len(targs) != 1 or targs[0].type != "integer_literal":
+            if len(targs) != 1:
                 self.error("G0038", f"`{name}` takes one size argument `::<N>`", turbofish,
                            "expected an integer")
                 return None
-            n = const_int(targs[0])
+            n = lower_size(self, targs[0])
             if n is None:
-                self.error("G0033", "invalid integer literal", targs[0], "not an integer")
                 return None
             where = targs[0]
         if n <= 0 or n & (n - 1):
@@ -292,7 +292,8 @@ class BuiltinLowering(LowererState):
         if name in ("Vec", "Box", "String"):
             self.error("G0009", "heap allocation is not supported", node, "allocates here")
             return None
-        known = list(D.ID_BUILTINS) + list(D.STATEMENT_BUILTINS) + list(D.MATH_FUNCTIONS) + list(D.VECTOR_TYPES)
+        known = list(D.ID_BUILTINS) + list(D.STATEMENT_BUILTINS) + list(D.MATH_FUNCTIONS) + [
+            v for v in D.VECTOR_TYPES if v.islower()]
         close = difflib.get_close_matches(name, known, n=1)
         if in_gpu:
             self.error("G0017", f"unknown builtin `gpu::{name}`", fnode, "not a dialect builtin",

@@ -13,6 +13,7 @@ from goldy_import.ir import types as T
 
 from . import dialect as D
 from goldy_import.ir.diagnostics import Label
+from .consts import lower_file_const
 from .state import CATEGORY_WORDS, MAX_DEPTH, LowererState, has_effects, read_write_help
 from .syntax import FLOAT_TEXT, named, node_text, split_int_literal, parse_int_digits
 
@@ -218,6 +219,8 @@ class ExpressionLowering(LowererState):
         if b is not None and b.kind == "poisoned":
             return None
         if b is None:
+            if name in self.ctx.consts:  # a `const` item of the file
+                return lower_file_const(self, node, name)
             if name in D.ID_BUILTINS or name in D.MATH_FUNCTIONS:
                 self.error("G0028", f"`{name}` is a function", node, "used as a value",
                            [f"call it: `gpu::{name}()`"] if name in D.ID_BUILTINS else [])

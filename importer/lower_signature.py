@@ -4,7 +4,7 @@ their ABI categories and shape contracts, and the types written in the source.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Union
 
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
@@ -12,7 +12,8 @@ from goldy_import.ir import types as T
 from . import dialect as D
 from goldy_import.ir.diagnostics import Label
 from .state import Binding, LowererState
-from .syntax import const_int, ident, named, node_text
+from .consts import ConstError, report, size_of_text
+from .syntax import Region, const_int, ident, named, node_text
 
 
 class SignatureLowering(LowererState):
@@ -26,15 +27,21 @@ class SignatureLowering(LowererState):
               and toks[1].type == "=" and toks[2].type == "token_tree")
         dims: list[int] = []
         if ok:
-            inner = [c for c in toks[2].children if c.type not in ("[", "]", ",")]
-            for c in inner:
-                if c.type != "integer_literal":
+            inner = toks[2].children[1:-1] if toks[2].children and toks[2].children[0].type == "[" else []
+            groups: list[list] = [[]]
+            for c in inner:  # tokens, split at commas: each group is one constant expression
+                if c.type == ",":
+                    groups.append([])
+                else:
+                    groups[-1].append(c)
+            groups = [g for g in groups if g] if inner and inner[-1].type == "," else groups
+            for g in groups:
+                v = self.attribute_size(g) if g else None
+                if v is None or v is False:
                     ok = False
                     break
-                v = const_int(c)
-                if v is None:
-                    ok = False
-                    break
+                if v is True:
+                    return (64, 1, 1)  # the constant's error is reported
                 dims.append(v)
             ok = ok and len(dims) == 3 and all(d >= 1 for d in dims)
         if not ok:
@@ -47,6 +54,20 @@ class SignatureLowering(LowererState):
                        f"{dims[0]} * {dims[1]} * {dims[2]} = {dims[0] * dims[1] * dims[2]} threads",
                        ["a workgroup may hold at most 1024 threads on every backend"])
         return (dims[0], dims[1], dims[2])
+
+    def attribute_size(self, tokens: list) -> Union[int, bool, None]:
+        """One `workgroup_size` extent: a literal, a `const` or a constant expression.
+        None when it is not one; True when its error was reported."""
+        if len(tokens) == 1 and tokens[0].type == "integer_literal":
+            return const_int(tokens[0])
+        if len(tokens) == 1 and tokens[0].type != "identifier":
+            return None
+        start, end = tokens[0].start_byte, tokens[-1].end_byte
+        try:
+            return size_of_text(self.ctx.consts, self.ctx.source.data[start:end])
+        except ConstError as e:
+            report(self, e, base=start, use=Region(tokens[0], tokens[-1]))
+            return True
 
     def check_signature(self) -> None:
         for c in self.fn.children:

@@ -11,6 +11,7 @@ from goldy_import.ir import types as T
 
 from . import dialect as D
 from .state import CATEGORY_WORDS, Binding, LowererState, diverges, read_write_help
+from .consts import lower_size
 from .syntax import Region, const_int, ident, named, node_text
 
 
@@ -169,14 +170,14 @@ class StatementLowering(LowererState):
         elif pat.type in ("tuple_pattern",):
             self.error("G0004", "tuples are not supported", pat, "tuple pattern",
                        ["bind each value with its own `let`"])
-            return []
+            return self.poison(pat)
         else:
             self.error("G0031", "unsupported pattern", pat, "expected a name",
                        ["bind a single name: `let x = ...;`"])
-            return []
+            return self.poison(pat)
         declared_ty = self.value_type(tnode) if tnode is not None else None
         if tnode is not None and declared_ty is None:
-            return []
+            return self.poison(pat)
         decl = pat.start_byte
 
         def declare(ty: str, flexible: bool = False) -> str:
@@ -207,14 +208,17 @@ class StatementLowering(LowererState):
                     if ir is not None:  # assigned by the collective/atomic just after
                         holder.append(N.Let(sp, ir, ty, None, True))
                     return ir
+                reported = len(self.diags)
                 res = self.lower_statement_call(vnode, (pat, "let", holder, declare_let))
                 if res is not None:
+                    if pat_name and not holder and len(self.diags) > reported:  # rejected: its name stays quiet
+                        self.poison(pat)
                     return res
         if vnode is None:
             if declared_ty is None:
                 self.error("G0019", "type annotations needed", pat, "declared without a type or value",
                            [f"give it a type: `let {node_text(pat)}: f32;`"])
-                return []
+                return self.poison(pat)
             ir = declare(declared_ty)
             b = self.scopes[-1].get(pat_name) if pat_name else None
             if b is not None:
@@ -238,17 +242,28 @@ class StatementLowering(LowererState):
         ir = declare(value.ty, flexible and declared_ty is None)
         return [N.Let(sp, ir, value.ty, value, mut)]
 
+    def poison(self, pat) -> list[N.Stmt]:
+        """After a rejected `let`/`const`: bind every name of its pattern as poisoned, so
+        later uses report nothing (the first error is the one to fix)."""
+        stack = [pat] if pat is not None else []
+        while stack:
+            n = stack.pop()
+            if n.type == "identifier":
+                self.scopes[-1][ident(n)] = Binding(ident(n), "", False, "poisoned")
+            stack.extend(n.named_children)
+        return []
+
     def lower_const(self, node) -> list[N.Stmt]:
         name_node = node.child_by_field_name("name")
         tnode = node.child_by_field_name("type")
         vnode = node.child_by_field_name("value")
         ty = self.value_type(tnode)
         if ty is None or vnode is None:
-            return []
+            return self.poison(name_node)
         self.set_root(vnode)
         value = self.lower_expr(vnode, ty)
         if value is None or not self.expect(vnode, value, ty):
-            return []
+            return self.poison(name_node)
         name = ident(name_node)
         ir = self.fresh(name)
         self.locals[ir] = ty
@@ -260,31 +275,33 @@ class StatementLowering(LowererState):
             self.error("G0023", "workgroup arrays must be declared at kernel top level", call,
                        "declared inside a nested block",
                        ["move this `let` to the top level of the kernel body, before any branch or loop"])
-            return []
+            return self.poison(pat)
         if pat_name is None:
             self.error("G0031", "a workgroup array needs a name", pat, "name it")
             return []
         targs = named(turbofish) if turbofish is not None else []
-        if len(targs) != 2 or targs[1].type != "integer_literal":
+        if len(targs) != 2:
             self.error("G0038", "`workgroup_array` takes `::<T, N>`", turbofish or call,
                        "expected an element type and a length",
                        ["write `gpu::workgroup_array::<f32, 256>()`"])
-            return []
+            return self.poison(pat)
         elem = self.value_type(targs[0])
         if elem is None:
-            return []
+            return self.poison(pat)
         if elem not in T.NUMERIC:
             self.error("G0038", "workgroup arrays hold `u32`, `i32` or `f32`", targs[0],
                        f"`{node_text(targs[0])}` here")
-            return []
-        size = const_int(targs[1]) or 0
+            return self.poison(pat)
+        size = lower_size(self, targs[1])
+        if size is None:
+            return self.poison(pat)
         if size <= 0 or size > 16384:
             self.error("G0038", "invalid workgroup array length", targs[1],
                        "must be between 1 and 16384 elements")
-            return []
+            return self.poison(pat)
         if named(call.child_by_field_name("arguments")):
             self.error("G0029", "`workgroup_array` takes no arguments", call, "arguments given")
-            return []
+            return self.poison(pat)
         name = self.fresh(pat_name)
         self.wgarrays.append(N.WorkgroupArray(name, elem, size, self.span(let_node)))
         self.scopes[-1][pat_name] = Binding(name, elem, False, "wgarray", decl_span=self.span(pat))

@@ -45,8 +45,10 @@ class Context:
     """What a kernel's lowering needs from the file: source, structs, known functions."""
 
     def __init__(self, source: SourceText, structs: dict, fn_names: set[str],
-                 type_kinds: Optional[dict[str, str]] = None):
+                 type_kinds: Optional[dict[str, str]] = None, consts: Any = None):
+        from .consts import Consts
         self.source = source
+        self.consts = consts if consts is not None else Consts([])  # the file's `const` items
         self.structs = structs  # name -> N.StructDecl (valid #[goldy::gpu] structs)
         self.fn_names = fn_names
         # other type names the file declares -> "enum" | "struct" | "gpu_struct" | "trait" |

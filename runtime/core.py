@@ -30,7 +30,7 @@ from goldy_import.ir.serialize import to_json
 from . import dtypes as DT
 from .tensor import TensorView, bind_tensor, check_contracts
 from .temporaries import SchemeTemporaries, TemporaryHandle, has_temporaries
-from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, ScalarArg, TensorArg,
+from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, Limits, ScalarArg, TensorArg,
                       UniformArg)
 
 log = logging.getLogger("goldy_import")
@@ -45,7 +45,7 @@ INSTALL_HINTS = {
 }
 
 
-def _load_backend_module(name: str):
+def _load_backend_module(name: str) -> Any:
     try:
         return importlib.import_module(f"goldy_import.runtime.{name}")
     except ImportError as e:
@@ -75,11 +75,14 @@ class Device:
         if not isinstance(backend, str):
             raise BindingError(f"Device(backend): expected one of {', '.join(BACKEND_NAMES)} or 'auto', got {backend!r}")
         name = backend.lower()
+        asked = repr(backend)
         if name == "auto":
             name = self._pick_auto()
+            if os.environ.get("GOLDY_BACKEND"):
+                asked = f"{os.environ['GOLDY_BACKEND']!r} (from GOLDY_BACKEND={os.environ['GOLDY_BACKEND']})"
         if name not in BACKEND_NAMES:
             raise BackendUnavailable(
-                f"unknown backend {backend!r}: expected one of {', '.join(BACKEND_NAMES)} or 'auto'")
+                f"unknown backend {asked}: expected one of {', '.join(BACKEND_NAMES)} or 'auto'")
         mod = _load_backend_module(name)
         try:
             self.backend: Backend = mod.BACKEND(**options)
@@ -117,7 +120,8 @@ class Device:
         return f"{self.backend_name}: {self.backend.describe()}"
 
     @property
-    def limits(self):
+    def limits(self) -> Limits:
+        """What the device allows (workgroup sizes, storage, buffer bytes, grid extents)."""
         return self.backend.limits
 
     def _check_open(self) -> None:
@@ -134,7 +138,7 @@ class Device:
     def __enter__(self) -> "Device":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
     # -- buffers
@@ -189,13 +193,14 @@ class Device:
         texel = elem if arr.ndim == 2 else T.vec(elem, 4)
         return Image(self.buffer(np.ascontiguousarray(arr).reshape(-1)), arr.shape[1], arr.shape[0], texel)
 
-    def tensor(self, array: Any):
+    def tensor(self, array: Any) -> TensorView:
         """A contiguous TensorView holding a copy of an array of rank 0 to 4."""
         from .tensor import tensor_from_array
         self._check_open()
         return tensor_from_array(self, array)
 
-    def tensor_zeros(self, shape: Sequence[int], dtype: Any = np.float32):
+    def tensor_zeros(self, shape: Sequence[int], dtype: Any = np.float32) -> TensorView:
+        """A contiguous TensorView of zeros of `shape` (rank 0 to 4)."""
         from .tensor import tensor_zeros
         self._check_open()
         return tensor_zeros(self, shape, dtype)
@@ -558,7 +563,9 @@ class PreparedKernel:
             raise BindingError(f"kernel `{self.name}`: record(scheme, label, ...) expects a str label, "
                                f"got {type(label).__name__}")
         bound = bind_arguments(self, args)
-        return RecordBuilder(self, scheme, label, bound)
+        builder = RecordBuilder(self, scheme, label, bound)
+        scheme._unfinished.append(builder)  # until its grid call: submit() refuses
+        return builder
 
     def invoke(self, *args: Any) -> "InvokeBuilder":
         """Bind arguments now and choose the grid; the result is an Invocation value."""
@@ -572,6 +579,7 @@ class Bound:
     args: list
     keep: list  # Python objects the args refer to (kept alive while recorded)
     tensor_numel: Optional[int] = None
+    in_place: tuple = ()  # (read, written) parameter pairs bound to the same memory (ir/inplace.py)
 
 
 def _describe_value(v: Any) -> str:
@@ -593,6 +601,7 @@ def bind_arguments(pk: PreparedKernel, args: Sequence[Any]) -> Bound:
     out: list = []
     keep: list = []
     buffers: list[tuple[N.Param, Buffer]] = []
+    views: dict[str, Any] = {}  # what makes two bindings the same view (in-place use)
     if pk.has_resources:
         args = [_adopt_external(pk, p, v) for p, v in zip(params, args)]
     for p, v, where in zip(params, args, pk.where):
@@ -601,11 +610,13 @@ def bind_arguments(pk: PreparedKernel, args: Sequence[Any]) -> Bound:
         elif p.category in N.BUFFER_CATEGORIES:
             buf = _check_buffer(where, p, v, pk)
             buffers.append((p, buf))
+            views[p.name] = (buf.offset, buf.length, buf.elem)
             keep.append(buf)
             out.append(BufferArg(buf.handle, buf.offset, buf.length, p.ty, buf.dtype.itemsize))
         elif p.category in N.TENSOR_CATEGORIES:
             arg, buf = bind_tensor(where, p, v, pk)
             buffers.append((p, buf))
+            views[p.name] = (arg.layout, p.ty)
             keep.append(v)
             out.append(arg)
         elif p.category == "uniform":
@@ -617,8 +628,8 @@ def bind_arguments(pk: PreparedKernel, args: Sequence[Any]) -> Bound:
             out.append(ImageArg(img.buffer.handle, img.width, img.height, p.ty))
         else:  # pragma: no cover - the verifier rejects unknown categories
             raise BindingError(f"{where}: unknown parameter category {p.category}")
-    _check_aliasing(k, buffers)
-    return Bound(out, keep)
+    in_place = _check_aliasing(k, buffers, views, pk)
+    return Bound(out, keep, in_place=tuple(in_place))
 
 
 def _adopt_external(pk: PreparedKernel, p: N.Param, v: Any) -> Any:
@@ -713,16 +724,16 @@ def _check_uniform(where: str, p: N.Param, v: Any, k: N.Kernel) -> UniformArg:
                                + (f"missing {', '.join(missing)}" if missing else f"unknown {', '.join(extra)}"))
         arr = np.zeros(1, dtype=gpu)
         for f in decl.fields:
-            try:
-                val = np.asarray(v[f.name], dtype=gpu[f.name].base)
-                if T.is_matrix(f.ty) and val.shape[-1] != gpu[f.name].shape[-1]:
-                    arr[f.name][0][..., : val.shape[-1]] = val
-                else:
-                    arr[f.name][0] = val
-            except (ValueError, TypeError) as e:
-                raise BindingError(f"{where}: field `{f.name}` ({T.rust_name(f.ty)}): {e}") from None
+            val = np.asarray(_uniform_field(f"{where} field `{f.name}`", f.ty, v[f.name]), dtype=gpu[f.name].base)
+            if T.is_matrix(f.ty) and val.shape[-1] != gpu[f.name].shape[-1]:
+                arr[f.name][0][..., : val.shape[-1]] = val
+            else:
+                arr[f.name][0] = val
         return UniformArg(arr.tobytes(), decl.name)
-    arr = np.asarray(v)
+    try:
+        arr = np.asarray(v)
+    except (ValueError, TypeError):  # ragged sequences and the like
+        arr = np.zeros(0)
     if arr.dtype.names is not None and arr.size == 1:
         d = DT.decl_from_dtype(arr.dtype)
         if d is not None and [(f.name, f.ty) for f in d.fields] == [(f.name, f.ty) for f in decl.fields]:
@@ -731,10 +742,34 @@ def _check_uniform(where: str, p: N.Param, v: Any, k: N.Kernel) -> UniformArg:
                        f"array, got {_describe_value(v)}")
 
 
-def _check_aliasing(k: N.Kernel, buffers: list[tuple[N.Param, Buffer]]) -> None:
+def _uniform_field(where: str, ty: str, v: Any) -> Any:
+    """One field of a uniform given as a dict entry, checked like a scalar parameter (lane
+    by lane for vectors and matrices): never truncated, never numpy's OverflowError."""
+    where = f"{where} ({T.rust_name(ty)})"
+    if T.is_scalar(ty):
+        return _check_scalar(where, ty, v)
+    n = T.vec_len(ty) if T.is_vector(ty) else int(ty[len("mat"):].split("<")[0].split("x")[0])
+    shape = (n,) if T.is_vector(ty) else (n, n)
+    try:
+        arr = np.asarray(v, dtype=object)
+    except (ValueError, TypeError):
+        arr = np.zeros(0, dtype=object)
+    if arr.shape != shape:
+        raise BindingError(f"{where}: expected {'a sequence of ' + str(n) if len(shape) == 1 else f'{n} columns of {n}'} "
+                           f"numbers, got {_describe_value(v)}")
+    elem = T.elem_of(ty)
+    return np.array([_check_scalar(where, elem, x) for x in arr.reshape(-1)], dtype=object).reshape(shape)
+
+
+def _check_aliasing(k: N.Kernel, buffers: list[tuple[N.Param, Buffer]], views: Optional[dict] = None,
+                    pk: Optional[PreparedKernel] = None) -> list[tuple[str, str]]:
+    """Refuse overlapping bindings where one is written, except a read and a written
+    parameter bound to the very same view where ir/inplace.py proves it unobservable;
+    returns those (read, written) pairs."""
+    in_place: list[tuple[str, str]] = []
     allocs = {id(b._alloc) for _, b in buffers}
     if len(allocs) == len(buffers) and all(b._alloc.external is None for _, b in buffers):
-        return  # distinct allocations of ours cannot overlap
+        return in_place  # distinct allocations of ours cannot overlap
     for i in range(len(buffers)):
         for j in range(i + 1, len(buffers)):
             (pa, a), (pb, b) = buffers[i], buffers[j]
@@ -749,10 +784,41 @@ def _check_aliasing(k: N.Kernel, buffers: list[tuple[N.Param, Buffer]]) -> None:
                 a0, a1, b0, b1 = a0 + pa_addr, a1 + pa_addr, b0 + pb_addr, b1 + pb_addr
             if a0 < b1 and b0 < a1 and a1 > a0 and b1 > b0:
                 w = pa if pa.category in N.WRITABLE_CATEGORIES else pb
+                r = pb if w is pa else pa
+                why = ""
+                if views is not None and (a0, a1) == (b0, b1) and views.get(pa.name) == views.get(pb.name):
+                    reason = _in_place_refusal(pk, k, r.name, w.name)
+                    if reason is None:
+                        in_place.append((r.name, w.name))
+                        continue
+                    why = (f"; in-place use (one view bound to a read and a written parameter) needs every "
+                           f"access to both at the thread's own index, but {reason}")
                 raise AliasingError(
                     f"kernel `{k.name}`: parameters `{pa.name}` and `{pb.name}` are bound to overlapping memory "
-                    f"(bytes {a0}..{a1} and {b0}..{b1} of one allocation) and `{w.name}` is written; "
+                    f"(bytes {a0}..{a1} and {b0}..{b1} of one allocation) and `{w.name}` is written{why}; "
                     f"Rust's aliasing rule forbids this: bind separate buffers or non-overlapping views")
+    return in_place
+
+
+def _in_place_refusal(pk: Optional[PreparedKernel], k: N.Kernel, read: str, written: str) -> Optional[str]:
+    """ir/inplace.py's verdict for one pair, computed once per prepared kernel."""
+    from goldy_import.ir.inplace import refusal
+    cache = getattr(pk, "_in_place", None) if pk is not None else None
+    if cache is None:
+        cache = {}
+        if pk is not None:
+            pk._in_place = cache  # type: ignore[attr-defined]
+    if (read, written) not in cache:
+        cache[(read, written)] = refusal(k, read, written)
+    return cache[(read, written)]
+
+
+def _check_in_place_grid(pk: PreparedKernel, bound: Bound, groups: tuple[int, int, int]) -> None:
+    if bound.in_place and (groups[1] > 1 or groups[2] > 1):
+        r, w = bound.in_place[0]
+        raise AliasingError(f"kernel `{pk.name}`: `{r}` and `{w}` are bound to the same memory, which is allowed "
+                            f"only on a one-dimensional grid (each thread its own `global_id().x`); got groups "
+                            f"{tuple(groups)}")
 
 
 def _groups_for(pk: PreparedKernel, counts: tuple[int, int, int], what: str) -> tuple[int, int, int]:
@@ -812,19 +878,28 @@ class RecordBuilder(_GridMixin):
         self.pk, self.scheme, self.label, self.bound = pk, scheme, label, bound
 
     def over_1d(self, n: int) -> "Node":
-        return self.groups(self._groups_1d(n))
+        return self._grid(lambda: self._groups_1d(n))
 
     def over_2d(self, w: int, h: int) -> "Node":
-        return self.groups(self._groups_2d(w, h))
+        return self._grid(lambda: self._groups_2d(w, h))
 
     def over_3d(self, w: int, h: int, d: int) -> "Node":
-        return self.groups(self._groups_3d(w, h, d))
+        return self._grid(lambda: self._groups_3d(w, h, d))
 
     def over_tensor(self, view: Any) -> "Node":
-        return self.groups(self._groups_tensor(view))
+        return self._grid(lambda: self._groups_tensor(view))
 
     def groups(self, groups: tuple[int, int, int]) -> "Node":
-        return self.scheme._append(self.pk, self.label, self.bound, _check_groups(self.pk, tuple(groups)))
+        return self._grid(lambda: groups)
+
+    def _grid(self, groups: Any) -> "Node":
+        try:
+            checked = _check_groups(self.pk, tuple(groups()))
+            _check_in_place_grid(self.pk, self.bound, checked)
+            return self.scheme._append(self.pk, self.label, self.bound, checked)
+        finally:  # recorded, or refused with an error the caller saw: no longer unfinished
+            if self in self.scheme._unfinished:
+                self.scheme._unfinished.remove(self)
 
 
 class InvokeBuilder(_GridMixin):
@@ -846,7 +921,9 @@ class InvokeBuilder(_GridMixin):
         return self.groups(self._groups_tensor(view))
 
     def groups(self, groups: tuple[int, int, int]) -> "Invocation":
-        return Invocation(self.pk, self.bound, _check_groups(self.pk, tuple(groups)))
+        checked = _check_groups(self.pk, tuple(groups))
+        _check_in_place_grid(self.pk, self.bound, checked)
+        return Invocation(self.pk, self.bound, checked)
 
 
 @dataclass
@@ -908,6 +985,7 @@ class Scheme:
         self._temps: Any = None  # runtime/temporaries.py SchemeTemporaries, on first temporary_buffer
         self._fusion: Any = None  # runtime/fusion.py AutoFusion, while automatic fusion is on
         self._auto_fusion: Optional[bool] = None  # None: $GOLDY_FUSION decides
+        self._unfinished: list[RecordBuilder] = []  # records still waiting for their grid call
 
     def __repr__(self) -> str:
         return f"<Scheme on {self.device.backend_name}: {len(self.nodes)} nodes>"
@@ -979,6 +1057,11 @@ class Scheme:
     def submit(self) -> None:
         """Run every recorded node in order and wait for completion."""
         self.device._check_open()
+        if self._unfinished:
+            rb = self._unfinished[0]
+            raise GridError(f"kernel `{rb.pk.name}`: record(scheme, {rb.label!r}, ...) has no grid call, so nothing "
+                            f"was recorded for it; finish it with .over_1d(n), .over_2d(w, h), .over_3d(w, h, d), "
+                            f".over_tensor(view) or .groups((x, y, z)) before submit()")
         for n in self.nodes:
             for b in n.keep:
                 b = getattr(b, "buffer", b)  # a tensor view: its buffer (wgpu aborts on a destroyed one)
@@ -1029,7 +1112,7 @@ def _temps_of(scheme: Scheme, keep: list, kernel: str) -> bool:
     return scheme._temps.owner_check(scheme, keep, kernel)
 
 
-def kernel_fault(nodes: list[Node], faults: list) -> KernelFault:
+def kernel_fault(nodes: list[Node], faults: list[Any]) -> KernelFault:
     """The first fault of a submit as a KernelFault naming kernel, Rust location,
     parameter, offending index and length; the others are counted."""
     f = faults[0]

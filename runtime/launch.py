@@ -9,11 +9,15 @@ from __future__ import annotations
 import hashlib
 import os
 import warnings
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar, Optional, Sequence
 
+import numpy as np
+
+from goldy_import.ir import nodes as N
 from goldy_import.ir.serialize import from_json
 
 from .core import Device, InvokeBuilder, KernelDef, PreparedKernel, RecordBuilder, Scheme
+from .dtypes import struct_gpu_dtype, struct_host_dtype
 
 
 class StaleSourceWarning(UserWarning):
@@ -34,6 +38,26 @@ def check_source(module_file: str, source_file: str, source_sha256: str) -> None
         warnings.warn(f"{os.path.basename(module_file)} was generated from {source_file}, which has changed since; "
                       f"regenerate it with `goldy-import {source_file} -o {os.path.basename(module_file)}`",
                       StaleSourceWarning, stacklevel=3)
+
+
+class StructType:
+    """A `#[goldy::gpu]` struct's host dtypes: `dtype` is the GPU layout (what a buffer of
+    it holds), `host_dtype` the packed fields. Either makes arrays `device.buffer` and
+    uniform parameters accept: `np.zeros(n, dtype=Params.host_dtype)`."""
+
+    def __init__(self, decl: N.StructDecl):
+        self.name: str = decl.name
+        self.decl = decl
+        self.dtype: np.dtype[Any] = struct_gpu_dtype(decl)
+        self.host_dtype: np.dtype[Any] = struct_host_dtype(decl)
+
+    def __repr__(self) -> str:
+        return f"<gpu struct {self.name}: host {self.host_dtype.itemsize} bytes, GPU stride {self.dtype.itemsize}>"
+
+
+def struct_type(name: str, fields: Sequence[tuple[str, str]]) -> StructType:
+    """What a generated module declares for each struct: name and (field, IR type) pairs."""
+    return StructType(N.StructDecl(name, [N.StructField(f, t, N.NO_SPAN) for f, t in fields], N.NO_SPAN))
 
 
 class GeneratedKernel:

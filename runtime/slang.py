@@ -36,6 +36,7 @@ from goldy_import.ir import abi as A
 from goldy_import.ir import nodes as N
 from goldy_import.ir.abi import FAULT_WORDS, FAULTS
 
+from .quiet import slang_log_to_logging
 from .backend import Backend, CompileOptions, Dispatch, FaultReport, ScalarArg
 
 _INSTALL = "install slangpy (`pip install slangpy`; the wheel carries the Slang compiler)"
@@ -97,8 +98,9 @@ class SlangBackend(Backend):
         device: Any = None
         for kind in order:
             try:
-                device = spy.Device(type=kinds[kind], compiler_options=opts, enable_hot_reload=False,
-                                    shader_cache_path=cache)
+                with slang_log_to_logging(spy):  # its "[WARN] No supported shader model" is no error
+                    device = spy.Device(type=kinds[kind], compiler_options=opts, enable_hot_reload=False,
+                                        shader_cache_path=cache)
                 self.device_type = kind
                 break
             except Exception as e:  # slangpy raises RuntimeError with the driver's reason
@@ -154,9 +156,10 @@ class SlangBackend(Backend):
         src, serial = self.source_for(kernel)
         digest = hashlib.sha256(src.encode()).hexdigest()[:16]
         try:
-            module = self.device.load_module_from_source(f"goldy_{kernel.name}_{digest}", src)
-            program = self.device.link_program([module], [module.entry_point(S.ENTRY_POINT)])
-            ck = self.device.create_compute_kernel(program)
+            with slang_log_to_logging(self._spy):
+                module = self.device.load_module_from_source(f"goldy_{kernel.name}_{digest}", src)
+                program = self.device.link_program([module], [module.entry_point(S.ENTRY_POINT)])
+                ck = self.device.create_compute_kernel(program)
         except Exception as e:
             raise BackendError(f"kernel `{kernel.name}`: the Slang compiler rejected the generated source:\n{e}") from e
         return Compiled(ck, serial, tuple(kernel.workgroup_size), src, A.plan(kernel, "slang"))

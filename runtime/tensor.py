@@ -8,7 +8,7 @@ extent 1 and stride 0, flags bit 0 set when the view is row-major contiguous.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
 
@@ -17,6 +17,9 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 
 from .backend import TensorArg
+
+if TYPE_CHECKING:  # core imports this module
+    from .core import Buffer, Device, PreparedKernel
 
 MAX_RANK = 4
 FLAG_CONTIGUOUS = 1
@@ -34,7 +37,7 @@ def _ints(name: str, xs: Sequence[Any]) -> tuple[int, ...]:
 class TensorView:
     """A view of `buffer` with logical `shape`, element `strides` and element `offset`."""
 
-    def __init__(self, buffer, shape: Sequence[int], strides: Sequence[int], offset: int = 0):
+    def __init__(self, buffer: "Buffer", shape: Sequence[int], strides: Sequence[int], offset: int = 0):
         shape = _ints("tensor shape", shape)
         strides = _ints("tensor strides", strides)
         if len(shape) > MAX_RANK:
@@ -64,7 +67,7 @@ class TensorView:
 
     # -- construction
     @staticmethod
-    def strided(buffer, shape: Sequence[int], strides: Sequence[int], offset: int = 0) -> "TensorView":
+    def strided(buffer: "Buffer", shape: Sequence[int], strides: Sequence[int], offset: int = 0) -> "TensorView":
         return TensorView(buffer, shape, strides, offset)
 
     @property
@@ -76,7 +79,7 @@ class TensorView:
         return self.buffer.elem
 
     @property
-    def device(self):
+    def device(self) -> "Device":
         return self.buffer.device
 
     def __repr__(self) -> str:
@@ -180,7 +183,7 @@ class TensorView:
             return self.offset, self.offset
         return self.offset, self.offset + sum((d - 1) * s for d, s in zip(self.shape, self.strides)) + 1
 
-    def as_physical_buffer(self, where: str):
+    def as_physical_buffer(self, where: str) -> "Buffer":
         """A view bound to a plain slice parameter indexes its parent buffer physically."""
         return self.buffer
 
@@ -194,7 +197,7 @@ def _contiguous_strides(shape: Sequence[int]) -> list[int]:
     return list(reversed(strides))
 
 
-def tensor_from_array(device, array: Any) -> TensorView:
+def tensor_from_array(device: "Device", array: Any) -> TensorView:
     arr = np.asarray(array)
     if arr.ndim > MAX_RANK:
         raise BindingError(f"tensor rank {arr.ndim} exceeds the maximum of {MAX_RANK} (shape {list(arr.shape)})")
@@ -204,7 +207,7 @@ def tensor_from_array(device, array: Any) -> TensorView:
     return TensorView(buf, arr.shape, _contiguous_strides(arr.shape), 0)
 
 
-def tensor_zeros(device, shape: Sequence[int], dtype: Any = np.float32) -> TensorView:
+def tensor_zeros(device: "Device", shape: Sequence[int], dtype: Any = np.float32) -> TensorView:
     try:
         host = np.zeros(tuple(shape), dtype=dtype)
     except MemoryError:
@@ -215,7 +218,7 @@ def tensor_zeros(device, shape: Sequence[int], dtype: Any = np.float32) -> Tenso
     return tensor_from_array(device, host)
 
 
-def bind_tensor(where: str, p: N.Param, v: Any, pk) -> tuple[TensorArg, Any]:
+def bind_tensor(where: str, p: N.Param, v: Any, pk: "PreparedKernel") -> tuple[TensorArg, Any]:
     if not isinstance(v, TensorView):
         hint = " (wrap a buffer with device.tensor(array) or TensorView.strided(buffer, shape, strides))"
         raise BindingError(f"{where}: expected a TensorView of {p.ty}, got {type(v).__name__}{hint}")

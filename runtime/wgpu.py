@@ -36,6 +36,7 @@ from goldy_import.ir import abi as A
 from goldy_import.ir import nodes as N
 from goldy_import.ir.abi import FAULT_WORDS
 
+from .quiet import ensure_xdg_runtime_dir
 from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport, ImageArg, Limits, ScalarArg,
                       TensorArg, UniformArg)
 
@@ -56,6 +57,7 @@ _probe: Optional[list[dict]] = None
 def _enumerate() -> list:
     if wgpu is None:
         return []
+    ensure_xdg_runtime_dir()  # else Mesa prints an "error:" line from its Wayland probe
     try:
         return list(wgpu.gpu.enumerate_adapters_sync())
     except Exception:  # a broken driver stack means: no adapter

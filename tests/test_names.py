@@ -153,7 +153,9 @@ def test_launch_module_compiles_and_keeps_rust_names():
     code = emit_module(r.kernels, "names.rs", "0" * 64, in_process=True)
     ns: dict = {"__name__": "names_test"}
     exec(compile(code, "<names>", "exec"), ns)
-    assert ns["__all__"] == ["main", "pass_", "データ処理"]
+    # the kernels' classes, then the #[goldy::gpu] structs' StructTypes and their table
+    assert ns["__all__"] == ["main", "pass_", "データ処理", "select", "v", "STRUCTS"]
+    assert ns["STRUCTS"]["select"] is ns["select"] and ns["v"].name == "v"
     assert ns["pass_"].PARAMS[:2] == ("from", "from_")
 
 

@@ -105,7 +105,7 @@ def test_canonical_shape():
     src = S.emit_slang(k)
     assert "[goldy_compute]\n[numthreads(256, 1, 1)]\nvoid cs_main(" in src
     sig = re.search(r"void cs_main\((.*)\)", src).group(1)
-    assert sig == ("BufRO<Vertex> verts, BufRO<uint> data, BufRW<float> out_, BufRW<uint> hist, Scattered<int> sc, "
+    assert sig == ("BufRO<Vertex> verts, BufRO<uint> data, Scattered<float> out_, Scattered<uint> hist, Scattered<int> sc, "
                    "Tensor<float> t, TensorWrite<float> tw, Uniform<Params> p, DirectSpatial<float4> img, uint n, "
                    "int k, bool flag, ThreadId _goldy_gid, GroupThreadId _goldy_lid")
     assert "groupshared float scratch[256];" in src
@@ -152,7 +152,7 @@ fn k(input: &[f32], float: &mut [f32], min: f32) {
 }
 """
     text = S.emit_slang(import_source(src, "k.rs").kernel("k"))
-    assert "BufRW<float> float_, float min_" in text
+    assert "Scattered<float> float_, float min_" in text
     assert "float matrix_ = rust_max(input[i], min_);" in text
 
 
@@ -252,8 +252,9 @@ def test_handwritten_definition():
     assert kdef is not None, why
     assert isinstance(kdef, N.Kernel) and kdef.body == []  # opaque: no retained IR
     assert kdef.name == "blend" and kdef.workgroup_size == (64, 2, 1)
+    # Goldy's `Scattered<T>` is its writable buffer, which a kernel may also read
     assert [(p.name, p.category, p.ty) for p in kdef.params] == [
-        ("verts", "read", "struct:Vertex"), ("acc", "read_write", "f32"), ("flags", "write", "i32"),
+        ("verts", "read", "struct:Vertex"), ("acc", "read_write", "f32"), ("flags", "read_write", "i32"),
         ("t", "tensor", "f32"), ("u", "uniform", "struct:Vertex"), ("w", "scalar", "f32"),
         ("n", "scalar", "u32"), ("on", "scalar", "bool")]
     assert kdef.builtins == ["global_id", "workgroup_id"]
@@ -302,7 +303,10 @@ def test_canonical_reads_back_as_a_definition(kernel):
     assert kdef is not None, why
     assert kdef.workgroup_size == kernel.workgroup_size
     names = S.Names(kernel)
-    want = [(names(p.name), p.category, "u32" if p.ty == "bool" and p.category != "scalar" else p.ty)
+    # Goldy's vocabulary has one writable buffer, `Scattered<T>`: `&mut [T]` and
+    # `gpu::Scattered<T>` both read back as read_write (a superset of write)
+    want = [(names(p.name), "read_write" if p.category == "write" else p.category,
+             "u32" if p.ty == "bool" and p.category != "scalar" else p.ty)
             for p in kernel.params]
     assert [(p.name, p.category, p.ty) for p in kdef.params] == want
     assert kdef.call_builtins == signature_builtins(kernel)

@@ -29,7 +29,7 @@ _SCALARS = {"float": "f32", "uint": "u32", "int": "i32", "bool": "bool"}
 _VECTORS = {f"{s}{n}": T.vec(ir, n) for s, ir in (("float", "f32"), ("uint", "u32"), ("int", "i32"))
             for n in (2, 3, 4)}
 _MATS = {f"GoldyMat{n}": T.mat(n) for n in (2, 3, 4)}
-_WRAPPERS = {"BufRO": "read", "BufRW": "read_write", "Scattered": "write", "Tensor": "tensor",
+_WRAPPERS = {"BufRO": "read", "BufRW": "read_write", "Scattered": "read_write", "Tensor": "tensor",
              "TensorMut": "tensor_mut", "TensorWrite": "tensor_write", "Uniform": "uniform",
              "DirectSpatial": "image"}
 _BUILTIN_TYPES = {"ThreadId": "global_id", "GroupThreadId": "local_id", "GroupId": "workgroup_id",

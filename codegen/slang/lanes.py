@@ -55,7 +55,7 @@ class LanePrinter(Printer):
 
     def lane_array(self, stem: str, ty: str) -> str:
         name = self.fresh(stem)
-        self.decls.append(f"{slang_type(ty, self.names)} {name}[{self.lanes_n}];")
+        self.decls.append(f"{slang_type(ty, self.names)} {name}[{self.lanes_n}] = {{}};")
         return name
 
     # -- statements inside a segment
@@ -239,9 +239,9 @@ def emit_lane_serial(kernel: N.Kernel) -> str:
     if has_checks(kernel):
         out.append(f"{INDENT}{FAULTS_TYPE} {FAULTS} = _goldy_args.{FAULTS};")
     for w in kernel.workgroup_arrays:
-        out.append(f"{INDENT}{slang_type(w.ty)} {names(w.name)}[{w.size}];")
-    for name, ty in kernel.locals.items():
-        out.append(f"{INDENT}{slang_type(ty, names)} {names(name)}[{n}];")
+        out.append(f"{INDENT}{slang_type(w.ty)} {names(w.name)}[{w.size}] = {{}};")
+    for name, ty in kernel.locals.items():  # zeroed: Slang cannot see that every lane writes before it reads
+        out.append(f"{INDENT}{slang_type(ty, names)} {names(name)}[{n}] = {{}};")
     out += [INDENT + x for x in pr.decls]
     out.append(f"{INDENT}bool {ALIVE}[{n}] = {{}};")
     out.append(f"{INDENT}for (uint _goldy_i = 0u; _goldy_i < {n}u; _goldy_i = _goldy_i + 1u) {{ {ALIVE}[_goldy_i] = true; }}")

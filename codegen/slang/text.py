@@ -35,7 +35,7 @@ BUILTIN_PARAMS = {
     "num_workgroups": ("GroupCount", "_goldy_nwg"),
 }
 PARAM_WRAPPERS = {
-    "read": "BufRO", "read_write": "BufRW", "write": "Scattered", "tensor": "Tensor",
+    "read": "BufRO", "read_write": "Scattered", "write": "Scattered", "tensor": "Tensor",
     "tensor_mut": "TensorMut", "tensor_write": "TensorWrite", "uniform": "Uniform",
     "image": "DirectSpatial",
 }
@@ -399,8 +399,8 @@ class Printer:
 
     def s_Let(self, s: N.Let, d: int) -> list[str]:
         decl = f"{slang_type(s.ty, self.names)} {self.local(s.name)}"
-        if s.value is None:
-            return [self.line(d, decl + ";")]
+        if s.value is None:  # `let x: T;`: assigned before any read, zeroed so Slang sees no uninitialised use
+            return [self.line(d, decl + " = {};")]
         return [self.line(d, f"{decl} = {self.expr(s.value)};")]
 
     def s_Assign(self, s: N.Assign, d: int) -> list[str]:
