@@ -11,9 +11,6 @@ for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
 # a real (non-editable) install, console script included, as a user's would be
 python3 -m pip install -q --no-deps --no-index --no-build-isolation . >/dev/null || exit 1
-# Processes started in the checkout find its goldy_import/ folder first: make it the whole
-# package there (this machine's copy of the tree only), as the editable install maps it here
-for d in importer ir codegen runtime; do ln -sfn "../$d" "goldy_import/$d"; done
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
 [ -e /usr/share/vulkan/icd.d/nvidia_icd.json ] || export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
