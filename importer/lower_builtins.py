@@ -4,14 +4,15 @@ constructors, math functions and methods, UFCS forms and resource methods.
 
 from __future__ import annotations
 
-import difflib
 from typing import Optional
 
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 
 from . import dialect as D
+from .lower_operations import OPERATIONS
 from .state import CATEGORY_WORDS, Binding, LowererState, read_write_help
+from .suggest import closest
 from .syntax import const_int, named, node_text, plural
 
 
@@ -293,14 +294,13 @@ class BuiltinLowering(LowererState):
             self.error("G0009", "heap allocation is not supported", node, "allocates here")
             return None
         known = list(D.ID_BUILTINS) + list(D.STATEMENT_BUILTINS) + list(D.MATH_FUNCTIONS) + list(D.VECTOR_TYPES)
-        close = difflib.get_close_matches(name, known, n=1)
+        close = closest(name, known, "builtin", "gpu::")
         if in_gpu:
             self.error("G0017", f"unknown builtin `gpu::{name}`", fnode, "not a dialect builtin",
-                       [f"a builtin with a similar name exists: `gpu::{close[0]}`"] if close else
-                       ["see docs/dialect.md for the list of builtins"])
+                       [close] if close else ["see docs/dialect.md for the list of builtins"])
         else:
             self.error("G0015", f"cannot find function `{name}`", fnode, "not a builtin",
-                       [f"a builtin with a similar name exists: `gpu::{close[0]}`"] if close else [])
+                       [close] if close else [])
         return None
 
     def lower_construct(self, node, ty: str, args) -> Optional[N.Expr]:
@@ -338,22 +338,26 @@ class BuiltinLowering(LowererState):
         # the first non-literal argument sets the type the literals take (`max(0.0, x)`)
         lowered: dict[int, Optional[N.Expr]] = {}
         lead_ty = receiver.ty if receiver is not None else None
+        offset = 1 if receiver is not None else 0
+        fixed = D.FIXED_ARG_TYPES.get(fn, {})  # position -> type, whatever the others are
         if lead_ty is None:
             for k, a in enumerate(arg_nodes):
-                if not self.is_flexible_literal(a):
+                if not self.is_flexible_literal(a) and k + offset not in fixed:
                     lead = lowered[k] = self.lower_expr(a, "u32" if fn == "from_bits" else expected)
                     lead_ty = lead.ty if lead is not None else None
                     break
         want = "u32" if fn == "from_bits" else lead_ty if lead_ty is not None else expected
         for k, a in enumerate(arg_nodes):
             if k not in lowered:
-                lowered[k] = self.lower_expr(a, want)
+                lowered[k] = self.lower_expr(a, fixed.get(k + offset, want))
         vals = ([receiver] if receiver is not None else []) + [lowered[k] for k in range(len(arg_nodes))]
         if any(v is None for v in vals):
             return None
         return self.intrinsic_result(node, fn, vals, arg_nodes, shown)
 
     def intrinsic_result(self, node, fn, vals, arg_nodes, shown) -> Optional[N.Expr]:
+        if fn in OPERATIONS:  # lower_operations.py
+            return self.lower_operation(node, fn, vals, arg_nodes, shown)
         sp = self.span(node)
         t0 = vals[0].ty
         where = arg_nodes[0] if arg_nodes else node
@@ -400,7 +404,9 @@ class BuiltinLowering(LowererState):
                 self.mismatch(args[0], tyname, e.args[0].ty)
                 return None
             return e
-        self.error("G0018", f"no function `{tyname}::{method}` in the dialect", node, "unknown function")
+        close = closest(method, D.SCALAR_METHODS, "function", f"{tyname}::")
+        self.error("G0018", f"no function `{tyname}::{method}` in the dialect", node, "unknown function",
+                   [close] if close else [])
         return None
 
     def lower_method(self, node, fnode, args, expected):
@@ -429,10 +435,9 @@ class BuiltinLowering(LowererState):
             self.error("G0018", f"no method `len` on `{T.rust_name(recv.ty)}`", fnode.child_by_field_name("field"),
                        "only buffers, tensors and workgroup arrays have a length")
             return None
-        close = difflib.get_close_matches(mname, list(D.SCALAR_METHODS), n=1)
+        close = closest(mname, D.SCALAR_METHODS, "method")
         self.error("G0018", f"no method `{mname}` on `{T.rust_name(recv.ty)}` in the dialect",
-                   fnode.child_by_field_name("field"), "unknown method",
-                   [f"a method with a similar name exists: `{close[0]}`"] if close else [])
+                   fnode.child_by_field_name("field"), "unknown method", [close] if close else [])
         return None
 
     def lower_resource_method(self, node, recv_node, b: Binding, mname: str, args):

@@ -47,6 +47,11 @@ INTRINSICS = {
     "length": 1, "from_bits": 1, "to_bits": 1,
     "min": 2, "max": 2, "pow": 2, "dot": 2,
     "clamp": 3, "fma": 3,
+    # the math library's (ir/mathlib.py)
+    "tanh": 1, "atan2": 2, "hypot": 2,
+    # one rule each on scalars (ir/rules.py CALLS)
+    "signum": 1, "is_nan": 1, "is_finite": 1, "is_infinite": 1,
+    "count_ones": 1, "leading_zeros": 1, "trailing_zeros": 1, "rotate_left": 2, "rotate_right": 2,
 }
 
 BUILTINS = ("global_id", "local_id", "workgroup_id", "num_workgroups", "workgroup_size")

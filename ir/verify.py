@@ -8,6 +8,9 @@ from typing import NoReturn, Optional
 
 from . import nodes as N
 from . import types as T
+from .rules import CALL_RESULT, CALLS, RULES, call_rule
+
+RULE_CALLS = {f for f, _ in CALLS}
 
 
 class VerifyError(Exception):
@@ -253,8 +256,13 @@ class _Verifier:
         elif isinstance(e, N.Call):
             if e.func not in N.INTRINSICS or len(e.args) != N.INTRINSICS[e.func]:
                 self.fail(f"bad intrinsic call `{e.func}`", e.span)
-            for a in e.args:
-                self.expr(a)
+            arg_types = [self.expr(a) for a in e.args]
+            if e.func in RULE_CALLS:  # one rule on scalars: its argument and result types
+                rule = call_rule(e.func, arg_types[0])
+                kinds = RULES[rule].args if rule else ()
+                if rule is None or [CALL_RESULT[k] for k in kinds] != arg_types:
+                    self.fail(f"`{e.func}` of `{', '.join(arg_types)}`", e.span)
+                self.same(ty, CALL_RESULT[RULES[rule].ret], e.span)
         elif isinstance(e, N.Construct):
             if not T.is_vector(ty):
                 self.fail("construct of non-vector", e.span)

@@ -34,6 +34,8 @@ from goldy_import.ir import types as T
 from goldy_import.ir.pipeline import for_target
 from goldy_import.ir.serialize import to_json
 from goldy_import.ir import targets as TG
+from goldy_import.ir.mathlib import FUNCTIONS
+from goldy_import.ir.rules import call_rule
 
 from . import rt
 from ..guard import emitter, emitting
@@ -47,7 +49,7 @@ _FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 _BUILTIN_PREFIX = {"global_id": "gid", "local_id": "lid", "workgroup_id": "wgid",
                    "num_workgroups": "nwg", "workgroup_size": "wgs"}
 _NP_TYPE = {"u32": "np.uint32", "i32": "np.int32", "f32": "np.float32"}
-_MATH_FUNCS = ("sin", "cos", "tan", "exp", "exp2", "log", "log2", "pow")  # ir/mathlib.py, via rt
+_MATH_FUNCS = tuple(FUNCTIONS)  # ir/mathlib.py, via rt.math
 
 
 @dataclass(frozen=True)
@@ -678,6 +680,9 @@ class _Emitter:
 
     def intrinsic(self, f: str, elem: str, xs: list[str]) -> str:
         x = xs[0]
+        rule = call_rule(f, elem)
+        if rule is not None:  # one rule of ir/rules.py on scalars
+            return f"rt.rule({rule!r}, {', '.join(xs)})"
         if f == "abs":
             return x if elem == "u32" else f"rt.abs_{elem}({x})"
         if f in ("floor", "ceil", "trunc", "sqrt"):

@@ -758,9 +758,15 @@ def _mathlib(name: str):
     return g
 
 
+def rule(name: str, *xs):
+    """ir/rules.py's `name` (an intrinsic call of ir/rules.py CALLS): as on every GPU backend."""
+    return evaluate_rule(name, *xs)
+
+
 sin, cos, tan = _mathlib("sin"), _mathlib("cos"), _mathlib("tan")
 exp, exp2, log, log2 = _mathlib("exp"), _mathlib("exp2"), _mathlib("log"), _mathlib("log2")
 pow = _mathlib("pow")
+tanh, atan2, hypot = _mathlib("tanh"), _mathlib("atan2"), _mathlib("hypot")
 
 
 def from_bits(x):

@@ -53,6 +53,7 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 from goldy_import.ir.layout import struct_layout
 from goldy_import.ir.pipeline import for_target
+from goldy_import.ir.rules import RULES, call_rule
 
 from . import math as PM
 from ..guard import emitter
@@ -1211,6 +1212,9 @@ class _Emitter:
         t = {"f32": "f32", "u32": "u32", "i32": "s32"}.get(ty, "u32")
         if f in PM.FUNCTIONS:
             return PM.FUNCTIONS[f](m, *[self.reg_of(x, "f") for x in a])
+        rule = call_rule(f, ty)
+        if rule is not None:  # one rule of ir/rules.py on scalars
+            return PM.rule(m, rule, *[self.reg_of(x, "f" if k == "f" else "r") for x, k in zip(a, RULES[rule].args)])
         if f == "abs":
             return a[0] if ty == "u32" else PM.rule(m, f"abs_{ty}", a[0])
         if f in ("floor", "ceil", "trunc"):

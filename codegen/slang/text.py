@@ -16,8 +16,9 @@ from goldy_import.ir.checks import check_sites
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 from goldy_import.ir.mathlib import FUNCTIONS as MATH_FUNCTIONS
+from goldy_import.ir.rules import call_rule
 
-from ..math_text import SLANG as _MATH_SLANG, render as _render_math
+from ..math_text import SLANG as _MATH_SLANG, render as _render_math, render_rule as _render_rule
 
 from ..names import SLANG, SLANG_ABI_NAMES, field_namer, kernel_namer
 
@@ -353,6 +354,12 @@ class Printer:
             return f"asuint({args[0]})"
         if f in MATH_FUNCTIONS:
             return self.math_call(f, e.args[0].ty, args)
+        rule = call_rule(f, e.args[0].ty)
+        if rule is not None:  # one rule of ir/rules.py on scalars, a helper per module
+            name = _MATH_SLANG.rule_name(rule)
+            if name not in self.helpers:
+                self.helpers[name] = _render_rule(rule, _MATH_SLANG)[0]
+            return f"{name}({', '.join(args)})"
         return f"{f}({', '.join(args)})"
 
     def math_call(self, f: str, ty: str, args: list[str]) -> str:

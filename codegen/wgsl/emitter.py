@@ -72,7 +72,7 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 from goldy_import.ir.mathlib import FUNCTIONS as _MATH_FUNCTIONS
 
-from goldy_import.ir.rules import RULES as _RULES
+from goldy_import.ir.rules import RULES as _RULES, call_rule as _call_rule
 
 from ..math_text import WGSL as _MATH_WGSL, render as _render_math, render_rule as _render_rule
 
@@ -906,6 +906,9 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
             return f"bitcast<u32>({vals[0]})"
         if constant_tree(e):  # not foldable here: keep naga from evaluating it
             vals = [self.opaque(v, a.ty) for v, a in zip(vals, args)]
+        rule = _call_rule(f, t0)
+        if rule is not None:  # one rule of ir/rules.py on scalars
+            return f"{self.need('gi_' + rule)}({', '.join(vals)})"
         if f in ("floor", "ceil", "trunc"):
             return f"{f}({vals[0]})"
         if f in ("sqrt", "round") or f in _MATH_FUNCTIONS or (f == "abs" and elem != "u32"):
