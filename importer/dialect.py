@@ -8,6 +8,7 @@ from fractions import Fraction
 from typing import Optional, Union
 
 from goldy_import.ir import types as T
+from goldy_import.ir.rules import CALLS
 
 # Paths through which builtins may be named: `gpu::x`, `goldy::gpu::x`.
 GPU_PATHS = (("gpu",), ("goldy", "gpu"))
@@ -38,10 +39,13 @@ RESOURCE_TYPES = {
 }
 
 ID_BUILTINS = ("global_id", "local_id", "workgroup_id", "num_workgroups", "workgroup_size")
+# `atomic_<op>` for each op of ir/nodes.py ATOMIC_OPS
+ATOMICS = tuple(f"atomic_{op}" for op in ("add", "sub", "min", "max", "and", "or", "xor", "exchange",
+                                          "compare_exchange"))
 STATEMENT_BUILTINS = (
     "workgroup_barrier", "workgroup_array", "workgroup_sum", "workgroup_max",
-    "workgroup_softmax_in_place", "atomic_add",
-)
+    "workgroup_softmax_in_place",
+) + ATOMICS
 
 # Math functions callable as `gpu::f(...)` / `f(...)`: name -> (IR intrinsic, arity).
 MATH_FUNCTIONS = {
@@ -70,6 +74,10 @@ SCALAR_METHODS = {
     "wrapping_sub": ("wrapping_sub", 1), "wrapping_mul": ("wrapping_mul", 1),
     "normalize": ("normalize", 0), "cross": ("cross", 1),
 }
+# Intrinsics lowered by importer/lower_operations.py rather than as one plain call
+WRAPPING = {"wrapping_add": "add", "wrapping_sub": "sub", "wrapping_mul": "mul"}
+RULE_CALL_TYPES = {f: tuple(t for g, t in CALLS if g == f) for f, _ in CALLS}   # ir/rules.py
+OPERATIONS = frozenset(WRAPPING) | frozenset(RULE_CALL_TYPES) | {"normalize", "cross"}
 # Arguments whose type is fixed whatever the others' (position, counting a receiver): Rust's
 # rotation amounts are `u32`.
 FIXED_ARG_TYPES = {"rotate_left": {1: "u32"}, "rotate_right": {1: "u32"}}

@@ -25,7 +25,6 @@ from typing import Optional
 
 from goldy_import.ir import nodes as N
 
-from .lower_builtins import BuiltinLowering
 from .lower_expressions import ExpressionLowering
 from .lower_operations import OperationLowering
 from .lower_signature import SignatureLowering
@@ -38,7 +37,7 @@ _text = node_text  # the name the file-level importer uses
 __all__ = ["KernelLowerer", "Context", "Binding", "Abort", "MAX_DEPTH", "MAX_KERNEL_ERRORS"]
 
 
-class KernelLowerer(SignatureLowering, StatementLowering, ExpressionLowering, BuiltinLowering, OperationLowering):
+class KernelLowerer(SignatureLowering, StatementLowering, ExpressionLowering, OperationLowering):
     """Lowers one `#[goldy::compute]` function; `lower()` returns the kernel, or None when
     `diags` holds its errors."""
 

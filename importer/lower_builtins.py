@@ -10,7 +10,6 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 
 from . import dialect as D
-from .lower_operations import OPERATIONS
 from .state import CATEGORY_WORDS, Binding, LowererState, read_write_help
 from .suggest import closest
 from .syntax import const_int, named, node_text, plural
@@ -108,32 +107,8 @@ class BuiltinLowering(LowererState):
                            f"`{w.name}` has {w.size} elements, the collective needs {n}")
                 return []
             return [N.Softmax(sp, n, buf, base, count, scratch)]
-        if name == "atomic_add":
-            if len(args) != 3:
-                self.error("G0029", "`atomic_add` takes 3 arguments (buffer, index, value)", call,
-                           f"{plural(len(args), 'argument')} given")
-                return []
-            buf = self.resource_arg(args[0], writable=True, readable=True, buffers_only=True)
-            if buf is None:
-                return []
-            p = self.kernel_param(buf)
-            assert p is not None
-            if p.ty not in ("u32", "i32"):
-                self.error("G0038", "`atomic_add` needs a `u32` or `i32` buffer", args[0],
-                           f"`{buf}` holds `{T.rust_name(p.ty)}`")
-                return []
-            index = self.lower_index(args[1])
-            value = self.lower_expr(args[2], p.ty)
-            if index is None or value is None or not self.expect(args[2], value, p.ty):
-                return []
-            tname = None
-            pre: list[N.Stmt] = []
-            if target is not None:
-                tname = self.collective_target(target, p.ty)
-                if tname is None:
-                    return []
-                pre = target[2]
-            return pre + [N.AtomicAdd(sp, tname, buf, index, value)]
+        if name in D.ATOMICS:
+            return self.lower_atomic(call, name, args, target)
         return None
 
     def collective_target(self, target, ty: str) -> Optional[str]:
@@ -266,7 +241,7 @@ class BuiltinLowering(LowererState):
                 self.error("G0025", "`workgroup_barrier()` must be a statement of its own", node,
                            "used inside an expression")
             else:
-                call = f"gpu::{name}(...)" if name == "atomic_add" else f"gpu::{name}::<N>(...)"
+                call = f"gpu::{name}(...)" if name in D.ATOMICS else f"gpu::{name}::<N>(...)"
                 self.error("G0025", f"`{name}` must be a `let` or plain assignment", node,
                            "nested inside an expression", [f"bind it first: `let r = {call};`, then use `r`"])
             return None
@@ -356,7 +331,7 @@ class BuiltinLowering(LowererState):
         return self.intrinsic_result(node, fn, vals, arg_nodes, shown)
 
     def intrinsic_result(self, node, fn, vals, arg_nodes, shown) -> Optional[N.Expr]:
-        if fn in OPERATIONS:  # lower_operations.py
+        if fn in D.OPERATIONS:  # lower_operations.py
             return self.lower_operation(node, fn, vals, arg_nodes, shown)
         sp = self.span(node)
         t0 = vals[0].ty

@@ -1,5 +1,6 @@
 """The operations that are not one math-library call: wrapping arithmetic, the bit and sign
-rules of ir/rules.py CALLS (typed here as Rust types them), `normalize` and `cross`.
+rules of ir/rules.py CALLS (typed here as Rust types them), `normalize`, `cross`, and the
+atomics (`atomic_<op>` on a `&mut [T]` buffer or a workgroup array).
 
 `normalize(v)` is `v / length(v)` and `cross(a, b)` glam's lane formula, written as plain IR
 so every target computes them with the rounding of their parts (docs/semantics.md)."""
@@ -11,20 +12,20 @@ from typing import Optional
 
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
-from goldy_import.ir.rules import CALL_RESULT, CALLS, RULES, call_rule
+from goldy_import.ir.rules import CALL_RESULT, RULES, call_rule
 
-from .state import LowererState
+from . import dialect as D
+from .lower_builtins import BuiltinLowering
+from .syntax import node_text, plural
 
-WRAPPING = {"wrapping_add": "add", "wrapping_sub": "sub", "wrapping_mul": "mul"}
-RULE_TYPES = {f: tuple(t for g, t in CALLS if g == f) for f, _ in CALLS}
-OPERATIONS = frozenset(WRAPPING) | frozenset(RULE_TYPES) | {"normalize", "cross"}
+WRAPPING, RULE_TYPES = D.WRAPPING, D.RULE_CALL_TYPES
 
 
 def _types(tys) -> str:
     return " or ".join(f"`{t}`" for t in tys)
 
 
-class OperationLowering(LowererState):
+class OperationLowering(BuiltinLowering):
     def lower_operation(self, node, fn: str, vals: list[N.Expr], arg_nodes, shown: str) -> Optional[N.Expr]:
         sp = self.span(node)
         t0 = vals[0].ty
@@ -76,3 +77,53 @@ class OperationLowering(LowererState):
                 self.mismatch(arg_node(i), CALL_RESULT[k], v.ty)
                 return None
         return N.Call(CALL_RESULT[RULES[rule].ret], sp, fn, vals)
+
+    def lower_atomic(self, call, name: str, args, target) -> list[N.Stmt]:
+        """`atomic_<op>(buf, i, v)`, `atomic_compare_exchange(buf, i, current, new)`; `target`
+        as for collectives (`let old = ...`, `old = ...`, or None when discarded)."""
+        op = name.removeprefix("atomic_")
+        cas = op == "compare_exchange"
+        shape = "(buffer, index, current, new)" if cas else "(buffer, index, value)"
+        if len(args) != (4 if cas else 3):
+            self.error("G0029", f"`{name}` takes {4 if cas else 3} arguments {shape}", call,
+                       f"{plural(len(args), 'argument')} given")
+            return []
+        res, ty = self.atomic_resource(args[0], name)
+        if res is None or ty is None:
+            return []
+        if ty not in ("u32", "i32") and not (ty == "f32" and op == "add"):
+            self.error("G0038", f"`{name}` needs a `u32` or `i32` {'buffer' if ty != 'f32' else 'buffer or workgroup array'}",
+                       args[0], f"`{node_text(args[0])}` holds `{T.rust_name(ty)}`",
+                       ["`atomic_add` also adds `f32`, on the backends that have float atomics (docs/semantics.md)"]
+                       if ty == "f32" else [])
+            return []
+        index = self.lower_index(args[1])
+        vals = [self.lower_expr(a, ty) for a in args[2:]]
+        if index is None or any(v is None for v in vals) or \
+                not all(self.expect(a, v, ty) for a, v in zip(args[2:], vals)):
+            return []
+        tname = None
+        pre: list[N.Stmt] = []
+        if target is not None:
+            tname = self.collective_target(target, ty)
+            if tname is None:
+                return []
+            pre = target[2]
+        compare = vals[0] if cas else None
+        return pre + [N.Atomic(self.span(call), tname, res, index, vals[-1], op=op, compare=compare)]
+
+    def atomic_resource(self, node, name: str):
+        """(resource, element type) of an atomic's first argument: a `&mut [T]` buffer or a
+        workgroup array; (None, None) after reporting anything else."""
+        inner = node.child_by_field_name("value") if node.type == "reference_expression" else node
+        if inner is not None and inner.type == "identifier":
+            b = self.lookup(node_text(inner))
+            if b is not None and b.kind == "wgarray":
+                w = next(w for w in self.wgarrays if w.name == b.ir_name)
+                return w.name, w.ty
+        buf = self.resource_arg(node, writable=True, readable=True, buffers_only=True)
+        if buf is None:
+            return None, None
+        p = self.kernel_param(buf)
+        assert p is not None
+        return buf, p.ty

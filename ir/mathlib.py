@@ -1,5 +1,5 @@
-"""The one f32 math library: exp, exp2, log, log2, sin, cos, tan and pow as sequences of
-operations whose results are the same bits on every target.
+"""The one f32 math library: exp, exp2, log, log2, sin, cos, tan, pow, tanh, atan2 and hypot
+as sequences of operations whose results are the same bits on every target.
 
 Each function is written once against `Ops`, an interface of primitive operations, and
 rendered by each target: PTX instructions inline (codegen/ptx/math.py), numpy arrays for
@@ -11,6 +11,7 @@ them identically:
   (WGSL pins them against fusion and uses its exact division, see codegen/wgsl/emitter.py);
   no `fma` (WGSL's exact one costs ~100 instructions), no f64 (WGSL has none);
 - sign-bit flips, bit casts, compares and selects, which never round;
+- `sqrt`, correctly rounded (PTX `sqrt.rn`, WGSL's integer `gi_sqrt_f32`, C's and numpy's);
 - u32 integer arithmetic (wrapping), shifts by amounts in [0, 31], `mulhi_u`;
 - conversions of integers below 2^24 in magnitude, which are exact.
 
@@ -31,8 +32,15 @@ subnormal results are rounded twice and excepted):
     tan          <= 1 (0.92)  the same reduction; the quotient of the sin/cos pairs, corrected
     pow          <= 1 (0.67)  log2|x| in double-f32, y * log2|x| exact (Dekker), exp2 of hi +
                               lo; Rust's (IEEE) special cases and sign rules on the bits
+    tanh         <= 1 (0.59)  the series below 1/4, else 1 - 2 / (e^2|x| + 1) in double-f32
+    atan2        <= 1 (0.79)  min/max from the mantissas and the exponent difference, the
+                              series below tan(pi/8), else pi/4 + atan((a - b) / (a + b)); the
+                              octant's constants in double-f32; C99's zeros and infinities
+    hypot        <= 1 (0.50)  both scaled by the larger's exponent, the sum of squares in
+                              double-f32, sqrt with one correction step, scaled back on the bits
 
-The coefficients are Taylor coefficients (1/n!, 2/(2n+1)), derived here, not tables.
+The coefficients are Taylor coefficients (1/n!, 2/(2n+1), tanh's from Bernoulli numbers),
+derived here, not tables.
 """
 
 from __future__ import annotations

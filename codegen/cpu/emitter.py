@@ -277,7 +277,8 @@ class _Emitter:
 
     def body(self, stmts: list[N.Stmt]) -> None:
         for s in stmts:
-            self.emit(f"# line {s.span.line}: {type(s).__name__.lower()}")
+            label = f"atomic{s.op}" if isinstance(s, N.Atomic) else type(s).__name__.lower()
+            self.emit(f"# line {s.span.line}: {label}")
             getattr(self, "s_" + type(s).__name__)(s)
             if isinstance(s, (N.Break, N.Continue, N.Return)):
                 return  # the rest of the block is unreachable
@@ -478,10 +479,17 @@ class _Emitter:
         t = self.local_names(s.target)[0]
         self.emit(f"{t} = {self.masked(r, t)}")
 
-    def s_AtomicAdd(self, s: N.AtomicAdd) -> None:
+    def s_Atomic(self, s: N.Atomic) -> None:
         idx, v = self.scalar(s.index), self.scalar(s.value)
-        call = (f"rt.atomic_add(p_{self.rnames[s.resource]}, G, {idx}, {v}, {self.M}, {s.target is not None}"
-                f"{self.chk(s.check, guarded=False)})")
+        wg = self.k.workgroup_array(s.resource) is not None
+        if s.op == "add" and not wg and s.value.ty != "f32":  # the vectorised wrapping sum
+            call = (f"rt.atomic_add(p_{self.rnames[s.resource]}, G, {idx}, {v}, {self.M}, {s.target is not None}"
+                    f"{self.chk(s.check, guarded=False)})")
+        else:
+            cmp = f", cmp={self.scalar(s.compare)}" if s.compare is not None else ""
+            arr = f"w_{self.rnames[s.resource]}" if wg else f"p_{self.rnames[s.resource]}"
+            call = (f"rt.atomic({s.op!r}, {arr}, G, {idx}, {v}, {self.M}, {s.target is not None}, {wg}"
+                    f"{self.chk(s.check, guarded=False)}{cmp})")
         if s.target is None:
             self.emit(call)
             return
