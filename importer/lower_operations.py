@@ -92,7 +92,7 @@ class OperationLowering(BuiltinLowering):
         if res is None or ty is None:
             return []
         if ty not in ("u32", "i32") and not (ty == "f32" and op == "add"):
-            self.error("G0038", f"`{name}` needs a `u32` or `i32` {'buffer' if ty != 'f32' else 'buffer or workgroup array'}",
+            self.error("G0038", f"`{name}` needs a `u32` or `i32` buffer or workgroup array",
                        args[0], f"`{node_text(args[0])}` holds `{T.rust_name(ty)}`",
                        ["`atomic_add` also adds `f32`, on the backends that have float atomics (docs/semantics.md)"]
                        if ty == "f32" else [])
