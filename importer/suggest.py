@@ -2,7 +2,8 @@
 
 A name Rust has but the dialect does not gets the dialect's spelling of the same thing
 (`y.atan()`: write `y.atan2(1.0)`); anything else gets a dialect name only when it is a near
-spelling (a typo), never one that merely shares letters (`signum` is not `sin`)."""
+spelling, a typo (at most one edit per four letters, a swap of neighbours counting as one,
+and most letters shared), never one that merely shares letters (`signum` is not `sin`)."""
 
 from __future__ import annotations
 
@@ -54,7 +55,21 @@ def closest(name: str, known: Iterable[str], what: str, prefix: str = "") -> Opt
     alt = ALTERNATIVES.get(name)
     if alt is not None:
         return f"the dialect has no `{name}`: {alt}"
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.8)
-    if close:
-        return f"a {what} with a similar name exists: `{prefix}{close[0]}`"
+    limit = max(1, len(name) // 4)
+    near = [(_edits(name, k), len(k) != len(name), -difflib.SequenceMatcher(None, name, k).ratio(), k)
+            for k in known]
+    near = [c for c in near if c[0] <= limit and -c[2] >= 0.75]
+    if near:
+        return f"a {what} with a similar name exists: `{prefix}{min(near)[3]}`"
     return None
+
+
+def _edits(a: str, b: str) -> int:
+    """Insertions, deletions, substitutions and swaps of neighbours turning a into b."""
+    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(a)][len(b)]
