@@ -515,3 +515,28 @@ def test_new_operations_are_typed_as_rust_types_them():
         ("G0018", "no method `signum` on `u32`"),
         ("G0019", "`cross` needs `float3` vectors"),
     ]
+
+
+OUT_OF_RANGE = """
+use goldy::gpu;
+
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn oob(idx: &[u32], out: &mut [u32]) {
+    let s = gpu::workgroup_array::<u32, 8>();
+    let i = gpu::global_id().x;
+    if gpu::local_id().x < 8 { s[gpu::local_id().x] = 0; }
+    gpu::workgroup_barrier();
+    let old = gpu::atomic_max(s, idx[i], 5);
+    gpu::atomic_min(out, idx[i], old);
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_workgroup_array_atomic_out_of_range_is_a_fault(backend):
+    idx = np.array([1] * 63 + [9], np.uint32)
+    with pytest.raises(gi.KernelFault) as e:
+        run_kernel(backend, OUT_OF_RANGE, "oob", [idx, np.zeros(8, np.uint32)], ("over_1d", 64))
+    where = rust_loc(OUT_OF_RANGE, "gpu::atomic_max(s", "test_kernel.rs")
+    assert (f"index out of bounds at {where}: workgroup array `s` indexed at 9, but its length is 8"
+            in str(e.value).splitlines()[0])
