@@ -149,6 +149,12 @@ class TextOps(ML.Ops):
     def div(self, a, b):
         return self._f("div", a, b)
 
+    def sqrt(self, a):
+        if self.syn is WGSL:  # the emitter's correctly rounded sqrt (WGSL's own is not)
+            self.uses.add("gi_sqrt_f32")
+            return self._emit("f", f"gi_sqrt_f32({a})")
+        return self._emit("f", f"sqrt({a})")
+
     def neg(self, a):
         return self._emit("f", self._fb(f"({self._u(a)} ^ 0x80000000u)"))
 

@@ -54,5 +54,10 @@ class CodegenError(BackendError):
         self.kernel, self.target, self.location = kernel, target, location
 
 
+class TargetUnsupported(BackendError):
+    """The kernel uses an operation its target does not have (an `f32` atomic on WGSL); the
+    message names the operation, the kernel, the Rust location and the backends that have it."""
+
+
 class DeviceLimitError(GoldyError):
     """A kernel or argument exceeds a device limit; the message names the limit."""

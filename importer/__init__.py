@@ -328,7 +328,7 @@ def _gpu_structs(items, src: SourceText, diags: list[Diagnostic]) -> dict[str, N
             ty = _field_type(tnode)
             if ty is None:
                 bad(tnode, f"unsupported field type `{_text(tnode)}`", "not a GPU field type",
-                    ["fields are `u32`, `i32`, `f32`, `[T; 2..4]` vectors or square `[[f32; N]; N]` matrices"])
+                    ["fields are `u32`, `i32`, `f32`, `bool`, `[T; 2..4]` vectors or square `[[f32; N]; N]` matrices"])
                 ok = False
                 continue
             fields.append(N.StructField(fname, ty, src.span(f.start_byte, f.end_byte)))
@@ -344,7 +344,7 @@ def _field_type(node) -> Optional[str]:
     if node is None:
         return None
     t = _text(node).replace(" ", "")
-    if node.type == "primitive_type" and t in ("u32", "i32", "f32"):
+    if node.type == "primitive_type" and t in ("u32", "i32", "f32", "bool"):
         return t
     if node.type == "array_type":
         elem = node.child_by_field_name("element")

@@ -8,6 +8,7 @@ from fractions import Fraction
 from typing import Optional, Union
 
 from goldy_import.ir import types as T
+from goldy_import.ir.rules import CALLS
 
 # Paths through which builtins may be named: `gpu::x`, `goldy::gpu::x`.
 GPU_PATHS = (("gpu",), ("goldy", "gpu"))
@@ -41,10 +42,13 @@ RESOURCE_TYPES = {
 }
 
 ID_BUILTINS = ("global_id", "local_id", "workgroup_id", "num_workgroups", "workgroup_size")
+# `atomic_<op>` for each op of ir/nodes.py ATOMIC_OPS
+ATOMICS = tuple(f"atomic_{op}" for op in ("add", "sub", "min", "max", "and", "or", "xor", "exchange",
+                                          "compare_exchange"))
 STATEMENT_BUILTINS = (
     "workgroup_barrier", "workgroup_array", "workgroup_sum", "workgroup_max",
-    "workgroup_softmax_in_place", "atomic_add",
-)
+    "workgroup_softmax_in_place",
+) + ATOMICS
 
 # Math functions callable as `gpu::f(...)` / `f(...)`: name -> (IR intrinsic, arity).
 MATH_FUNCTIONS = {
@@ -53,6 +57,8 @@ MATH_FUNCTIONS = {
     "sin": ("sin", 1), "cos": ("cos", 1), "tan": ("tan", 1), "exp": ("exp", 1),
     "exp2": ("exp2", 1), "log": ("log", 1), "log2": ("log2", 1), "pow": ("pow", 2),
     "length": ("length", 1), "dot": ("dot", 2), "clamp": ("clamp", 3), "fma": ("fma", 3),
+    "tanh": ("tanh", 1), "atan2": ("atan2", 2), "hypot": ("hypot", 2), "normalize": ("normalize", 1),
+    "cross": ("cross", 2),
 }
 
 # Methods on scalars and vectors: method name -> (IR intrinsic, number of args besides self).
@@ -63,11 +69,25 @@ SCALAR_METHODS = {
     "log2": ("log2", 0), "powf": ("pow", 1), "max": ("max", 1), "min": ("min", 1),
     "clamp": ("clamp", 2), "mul_add": ("fma", 2), "to_bits": ("to_bits", 0),
     "length": ("length", 0), "dot": ("dot", 1),
+    "tanh": ("tanh", 0), "atan2": ("atan2", 1), "hypot": ("hypot", 1), "signum": ("signum", 0),
+    "is_nan": ("is_nan", 0), "is_finite": ("is_finite", 0), "is_infinite": ("is_infinite", 0),
+    "count_ones": ("count_ones", 0), "leading_zeros": ("leading_zeros", 0),
+    "trailing_zeros": ("trailing_zeros", 0), "rotate_left": ("rotate_left", 1),
+    "rotate_right": ("rotate_right", 1), "wrapping_add": ("wrapping_add", 1),
+    "wrapping_sub": ("wrapping_sub", 1), "wrapping_mul": ("wrapping_mul", 1),
+    "normalize": ("normalize", 0), "cross": ("cross", 1),
 }
+# Intrinsics lowered by importer/lower_operations.py rather than as one plain call
+WRAPPING = {"wrapping_add": "add", "wrapping_sub": "sub", "wrapping_mul": "mul"}
+RULE_CALL_TYPES = {f: tuple(t for g, t in CALLS if g == f) for f, _ in CALLS}   # ir/rules.py
+OPERATIONS = frozenset(WRAPPING) | frozenset(RULE_CALL_TYPES) | {"normalize", "cross"}
+# Arguments whose type is fixed whatever the others' (position, counting a receiver): Rust's
+# rotation amounts are `u32`.
+FIXED_ARG_TYPES = {"rotate_left": {1: "u32"}, "rotate_right": {1: "u32"}}
 # Intrinsics defined only on f32 (and f32 vectors).
 FLOAT_ONLY = {
     "floor", "ceil", "trunc", "round", "sqrt", "sin", "cos", "tan", "exp", "exp2", "log",
-    "log2", "pow", "fma", "to_bits", "length", "dot",
+    "log2", "pow", "fma", "to_bits", "length", "dot", "tanh", "atan2", "hypot",
 }
 ITERATOR_METHODS = {
     "iter", "iter_mut", "into_iter", "map", "filter", "fold", "sum", "zip", "enumerate",
@@ -136,6 +156,7 @@ ASSOCIATED_CONSTS = {
     ("f32", "MIN_POSITIVE"): ("f32", 1.1754943508222875e-38),
     ("f32", "EPSILON"): ("f32", 1.1920928955078125e-07),
     ("f32", "INFINITY"): ("f32", math.inf), ("f32", "NEG_INFINITY"): ("f32", -math.inf),
+    ("f32", "NAN"): ("f32", math.nan),
 }
 # The decimal expansions Rust's `core::f32::consts` are written with, rounded once to f32.
 FLOAT_CONSTS = {

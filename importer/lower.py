@@ -16,6 +16,7 @@ The work is split by concern; `KernelLowerer` puts the parts together:
     lower_statements.py   blocks, let, assignment, if, loops
     lower_expressions.py  literals, names, operators, casts, fields, indexing, if-values
     lower_builtins.py     builtin statements and calls, math, methods
+    lower_operations.py   wrapping arithmetic, bit and sign rules, normalize, cross
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from typing import Optional
 
 from goldy_import.ir import nodes as N
 
-from .lower_builtins import BuiltinLowering
 from .lower_expressions import ExpressionLowering
+from .lower_operations import OperationLowering
 from .lower_signature import SignatureLowering
 from .lower_statements import StatementLowering
 from .state import MAX_DEPTH, MAX_KERNEL_ERRORS, Abort, Binding, Context
@@ -36,7 +37,7 @@ _text = node_text  # the name the file-level importer uses
 __all__ = ["KernelLowerer", "Context", "Binding", "Abort", "MAX_DEPTH", "MAX_KERNEL_ERRORS"]
 
 
-class KernelLowerer(SignatureLowering, StatementLowering, ExpressionLowering, BuiltinLowering):
+class KernelLowerer(SignatureLowering, StatementLowering, ExpressionLowering, OperationLowering):
     """Lowers one `#[goldy::compute]` function; `lower()` returns the kernel, or None when
     `diags` holds its errors."""
 

@@ -4,7 +4,6 @@ constructors, math functions and methods, UFCS forms and resource methods.
 
 from __future__ import annotations
 
-import difflib
 from typing import Optional
 
 from goldy_import.ir import nodes as N
@@ -13,6 +12,7 @@ from goldy_import.ir import types as T
 from . import dialect as D
 from .state import CATEGORY_WORDS, Binding, LowererState, read_write_help
 from .consts import lower_size
+from .suggest import closest
 from .syntax import const_int, named, node_text, plural
 
 
@@ -108,32 +108,8 @@ class BuiltinLowering(LowererState):
                            f"`{w.name}` has {w.size} elements, the collective needs {n}")
                 return []
             return [N.Softmax(sp, n, buf, base, count, scratch)]
-        if name == "atomic_add":
-            if len(args) != 3:
-                self.error("G0029", "`atomic_add` takes 3 arguments (buffer, index, value)", call,
-                           f"{plural(len(args), 'argument')} given")
-                return []
-            buf = self.resource_arg(args[0], writable=True, readable=True, buffers_only=True)
-            if buf is None:
-                return []
-            p = self.kernel_param(buf)
-            assert p is not None
-            if p.ty not in ("u32", "i32"):
-                self.error("G0038", "`atomic_add` needs a `u32` or `i32` buffer", args[0],
-                           f"`{buf}` holds `{T.rust_name(p.ty)}`")
-                return []
-            index = self.lower_index(args[1])
-            value = self.lower_expr(args[2], p.ty)
-            if index is None or value is None or not self.expect(args[2], value, p.ty):
-                return []
-            tname = None
-            pre: list[N.Stmt] = []
-            if target is not None:
-                tname = self.collective_target(target, p.ty)
-                if tname is None:
-                    return []
-                pre = target[2]
-            return pre + [N.AtomicAdd(sp, tname, buf, index, value)]
+        if name in D.ATOMICS:
+            return self.lower_atomic(call, name, args, target)
         return None
 
     def collective_target(self, target, ty: str) -> Optional[str]:
@@ -265,7 +241,7 @@ class BuiltinLowering(LowererState):
                 self.error("G0025", "`workgroup_barrier()` must be a statement of its own", node,
                            "used inside an expression")
             else:
-                call = f"gpu::{name}(...)" if name == "atomic_add" else f"gpu::{name}::<N>(...)"
+                call = f"gpu::{name}(...)" if name in D.ATOMICS else f"gpu::{name}::<N>(...)"
                 self.error("G0025", f"`{name}` must be a `let` or plain assignment", node,
                            "nested inside an expression", [f"bind it first: `let r = {call};`, then use `r`"])
             return None
@@ -294,14 +270,13 @@ class BuiltinLowering(LowererState):
             return None
         known = list(D.ID_BUILTINS) + list(D.STATEMENT_BUILTINS) + list(D.MATH_FUNCTIONS) + [
             v for v in D.VECTOR_TYPES if v.islower()]
-        close = difflib.get_close_matches(name, known, n=1)
+        close = closest(name, known, "builtin", "gpu::")
         if in_gpu:
             self.error("G0017", f"unknown builtin `gpu::{name}`", fnode, "not a dialect builtin",
-                       [f"a builtin with a similar name exists: `gpu::{close[0]}`"] if close else
-                       ["see docs/dialect.md for the list of builtins"])
+                       [close] if close else ["see docs/dialect.md for the list of builtins"])
         else:
             self.error("G0015", f"cannot find function `{name}`", fnode, "not a builtin",
-                       [f"a builtin with a similar name exists: `gpu::{close[0]}`"] if close else [])
+                       [close] if close else [])
         return None
 
     def lower_construct(self, node, ty: str, args) -> Optional[N.Expr]:
@@ -339,22 +314,26 @@ class BuiltinLowering(LowererState):
         # the first non-literal argument sets the type the literals take (`max(0.0, x)`)
         lowered: dict[int, Optional[N.Expr]] = {}
         lead_ty = receiver.ty if receiver is not None else None
+        offset = 1 if receiver is not None else 0
+        fixed = D.FIXED_ARG_TYPES.get(fn, {})  # position -> type, whatever the others are
         if lead_ty is None:
             for k, a in enumerate(arg_nodes):
-                if not self.is_flexible_literal(a):
+                if not self.is_flexible_literal(a) and k + offset not in fixed:
                     lead = lowered[k] = self.lower_expr(a, "u32" if fn == "from_bits" else expected)
                     lead_ty = lead.ty if lead is not None else None
                     break
         want = "u32" if fn == "from_bits" else lead_ty if lead_ty is not None else expected
         for k, a in enumerate(arg_nodes):
             if k not in lowered:
-                lowered[k] = self.lower_expr(a, want)
+                lowered[k] = self.lower_expr(a, fixed.get(k + offset, want))
         vals = ([receiver] if receiver is not None else []) + [lowered[k] for k in range(len(arg_nodes))]
         if any(v is None for v in vals):
             return None
         return self.intrinsic_result(node, fn, vals, arg_nodes, shown)
 
     def intrinsic_result(self, node, fn, vals, arg_nodes, shown) -> Optional[N.Expr]:
+        if fn in D.OPERATIONS:  # lower_operations.py
+            return self.lower_operation(node, fn, vals, arg_nodes, shown)
         sp = self.span(node)
         t0 = vals[0].ty
         where = arg_nodes[0] if arg_nodes else node
@@ -401,7 +380,9 @@ class BuiltinLowering(LowererState):
                 self.mismatch(args[0], tyname, e.args[0].ty)
                 return None
             return e
-        self.error("G0018", f"no function `{tyname}::{method}` in the dialect", node, "unknown function")
+        close = closest(method, D.SCALAR_METHODS, "function", f"{tyname}::")
+        self.error("G0018", f"no function `{tyname}::{method}` in the dialect", node, "unknown function",
+                   [close] if close else [])
         return None
 
     def lower_method(self, node, fnode, args, expected):
@@ -430,10 +411,9 @@ class BuiltinLowering(LowererState):
             self.error("G0018", f"no method `len` on `{T.rust_name(recv.ty)}`", fnode.child_by_field_name("field"),
                        "only buffers, tensors and workgroup arrays have a length")
             return None
-        close = difflib.get_close_matches(mname, list(D.SCALAR_METHODS), n=1)
+        close = closest(mname, D.SCALAR_METHODS, "method")
         self.error("G0018", f"no method `{mname}` on `{T.rust_name(recv.ty)}` in the dialect",
-                   fnode.child_by_field_name("field"), "unknown method",
-                   [f"a method with a similar name exists: `{close[0]}`"] if close else [])
+                   fnode.child_by_field_name("field"), "unknown method", [close] if close else [])
         return None
 
     def lower_resource_method(self, node, recv_node, b: Binding, mname: str, args):

@@ -125,7 +125,7 @@ def has_error_word(kernel: N.Kernel) -> bool:
 
 
 def atomic_resources(kernel: N.Kernel) -> frozenset:
-    """Names of the resources the kernel applies `atomic_add` to."""
+    """Names of the resources (buffers, workgroup arrays) the kernel applies atomics to."""
     return kernel_info(kernel).atomic
 
 

@@ -204,9 +204,11 @@ class _Pass:
             self.expr(s.index, facts)
             self.expr(s.value, facts)
             s.check = -1 if self.proven(s.resource, s.index, facts) else self.site()
-        elif isinstance(s, N.AtomicAdd):
+        elif isinstance(s, N.Atomic):
             self.expr(s.index, facts)
             self.expr(s.value, facts)
+            if s.compare is not None:
+                self.expr(s.compare, facts)
             s.check = -1 if self.proven(s.resource, s.index, facts) else self.site()
         elif isinstance(s, N.If):
             self.expr(s.cond, facts)

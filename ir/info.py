@@ -20,7 +20,7 @@ class KernelInfo:
     sites: tuple[Site, ...]                 # trapping-check sites, by id (ir/checks.py)
     texel_sites: frozenset[int]             # sites on storage images (2-D index, `index_y`)
     written: frozenset[str]                 # buffers, tensors, images, workgroup arrays written
-    atomic: frozenset[str]                  # resources `atomic_add` touches
+    atomic: frozenset[str]                  # buffers and workgroup arrays atomics touch
     syncs: bool                             # a barrier or a collective anywhere
     returns: bool                           # a `return` anywhere
     statements: int                         # statements in the body, nested ones included

@@ -27,6 +27,7 @@ import dataclasses
 from typing import Callable, Optional
 
 from . import nodes as N
+from .bool_fields import store_bool_fields_as_u32
 from .targets import Target
 
 __all__ = ["legalize", "NEG_BIG"]
@@ -36,6 +37,7 @@ NEG_BIG = -1e30  # softmax's stand-in for lanes past `count` in the max
 
 def legalize(kernel: N.Kernel, target: Target) -> N.Kernel:
     k = copy.deepcopy(kernel)
+    store_bool_fields_as_u32(k)  # every target: ir/bool_fields.py
     low = _Lowering(k, target)
     k.body = low.block(k.body)
     _unshare(k.body, set())

@@ -1,5 +1,5 @@
-"""The one f32 math library: exp, exp2, log, log2, sin, cos, tan and pow as sequences of
-operations whose results are the same bits on every target.
+"""The one f32 math library: exp, exp2, log, log2, sin, cos, tan, pow, tanh, atan2 and hypot
+as sequences of operations whose results are the same bits on every target.
 
 Each function is written once against `Ops`, an interface of primitive operations, and
 rendered by each target: PTX instructions inline (codegen/ptx/math.py), numpy arrays for
@@ -11,6 +11,7 @@ them identically:
   (WGSL pins them against fusion and uses its exact division, see codegen/wgsl/emitter.py);
   no `fma` (WGSL's exact one costs ~100 instructions), no f64 (WGSL has none);
 - sign-bit flips, bit casts, compares and selects, which never round;
+- `sqrt`, correctly rounded (PTX `sqrt.rn`, WGSL's integer `gi_sqrt_f32`, C's and numpy's);
 - u32 integer arithmetic (wrapping), shifts by amounts in [0, 31], `mulhi_u`;
 - conversions of integers below 2^24 in magnitude, which are exact.
 
@@ -31,17 +32,26 @@ subnormal results are rounded twice and excepted):
     tan          <= 1 (0.92)  the same reduction; the quotient of the sin/cos pairs, corrected
     pow          <= 1 (0.67)  log2|x| in double-f32, y * log2|x| exact (Dekker), exp2 of hi +
                               lo; Rust's (IEEE) special cases and sign rules on the bits
+    tanh         <= 1 (0.59)  the series below 1/4, else 1 - 2 / (e^2|x| + 1) in double-f32
+    atan2        <= 1 (0.79)  min/max from the mantissas and the exponent difference, the
+                              series below tan(pi/8), else pi/4 + atan((a - b) / (a + b)); the
+                              octant's constants in double-f32; C99's zeros and infinities
+    hypot        <= 1 (0.50)  both scaled by the larger's exponent, the sum of squares in
+                              double-f32, sqrt with one correction step, scaled back on the bits
 
-The coefficients are Taylor coefficients (1/n!, 2/(2n+1)), derived here, not tables.
+The coefficients are Taylor coefficients (1/n!, 2/(2n+1), tanh's from Bernoulli numbers),
+derived here, not tables.
 """
 
 from __future__ import annotations
 
 import math
 import struct
+from fractions import Fraction
 from typing import Any, Callable
 
-__all__ = ["Ops", "FUNCTIONS", "ARITY", "exp", "exp2", "log", "log2", "sin", "cos", "tan", "pow", "f32"]
+__all__ = ["Ops", "FUNCTIONS", "ARITY", "exp", "exp2", "log", "log2", "sin", "cos", "tan", "pow", "tanh", "atan2",
+           "hypot", "f32"]
 
 
 def f32(x: float) -> float:
@@ -92,6 +102,7 @@ class Ops:
     def sub(self, a, b): ...
     def mul(self, a, b): ...
     def div(self, a, b): ...
+    def sqrt(self, a): ...                   # correctly rounded (every target's own, as `length` uses)
     def neg(self, a): ...                    # sign bit flipped
     def fabs(self, a): ...                   # sign bit cleared
     def flt(self, a, b): ...                 # ordered a < b
@@ -172,7 +183,8 @@ def _order_key(m: Ops, x):
     return m.isub(m.ixor(m.iand(b, m.i(ABS_MASK)), s), s)
 
 
-ARITY = {"exp": 1, "exp2": 1, "log": 1, "log2": 1, "sin": 1, "cos": 1, "tan": 1, "pow": 2}
+ARITY = {"exp": 1, "exp2": 1, "log": 1, "log2": 1, "sin": 1, "cos": 1, "tan": 1, "pow": 2, "tanh": 1, "atan2": 2,
+         "hypot": 2}
 
 
 # ---------------------------------------------------------------- double-f32 building blocks
@@ -576,5 +588,160 @@ def pow(m: Ops, x, y):
     return m.sel(m.por(one, m.ieq(ayb, m.i(0))), m.c(1.0), res)
 
 
+# ---------------------------------------------------------------- tanh
+
+
+def _bernoulli(n: int) -> list[Fraction]:
+    """B_0 .. B_n (B_1 = -1/2), from the recurrence sum_k C(m+1, k) B_k = 0."""
+    B = [Fraction(1)]
+    for mm in range(1, n + 1):
+        B.append(-sum(math.comb(mm + 1, k) * B[k] for k in range(mm)) / (mm + 1))
+    return B
+
+
+# tanh x = x + x^3 T(x^2): the Taylor coefficients 2^2n (2^2n - 1) B_2n / (2n)!, n >= 2
+_TANH_T = [float(Fraction(2 ** (2 * n) * (2 ** (2 * n) - 1)) * b / math.factorial(2 * n))
+           for n, b in ((n, _bernoulli(20)[2 * n]) for n in range(2, 9))]
+TANH_SMALL = 0.25     # below: the series (7 terms reach 2^-30); above: 1 - 2 / (e^2|x| + 1)
+
+
+def _exp_pair_moderate(m: Ops, x):
+    """exp(x) as hi + lo (~2^-32 relative) for 0 <= x <= 20: the reduction and core of
+    `exp` without the final rounding, scaled by 2^k exactly."""
+    kf, k = _rint_small(m, m.mul(x, m.c(LOG2E)))
+    hi, hl = two_sum(m, x, m.neg(m.mul(kf, m.c(LN2_HI))))
+    r, rl = two_sum(m, hi, m.neg(m.mul(kf, m.c(LN2_LO))))
+    t = m.mul(m.mul(r, r), _horner(m, r, _EXP_Q))
+    h, lo = fast_two_sum(m, m.c(1.0), r)
+    scale = m.bitsf(m.shl(m.iadd(k, m.i(127)), 23))          # 2^k, 0 <= k <= 29
+    return fast_two_sum(m, m.mul(h, scale), m.mul(m.add(lo, m.add(t, m.add(rl, hl))), scale))
+
+
+def tanh(m: Ops, x):
+    a = m.fabs(x)
+    a_bits = _abs_bits(m, x)
+    # small |x|: the series, x + x^3 T(x^2)
+    z = m.mul(a, a)
+    small = m.add(a, m.mul(m.mul(a, z), _horner(m, z, _TANH_T)))
+    # otherwise 1 - q, q = 2 / (E + 1), E = e^(2|x|) as a pair; |x| >= 9.5 rounds to 1 anyway
+    ac = m.sel(m.fgt(a, m.c(9.5)), m.c(9.5), a)
+    eh, el = _exp_pair_moderate(m, m.add(ac, ac))
+    dh, dl = fast_two_sum(m, eh, m.c(1.0))
+    dl = m.add(dl, el)
+    qh = m.div(m.c(2.0), dh)
+    p, pe = two_prod(m, qh, dh)
+    ql = m.div(m.sub(m.sub(m.sub(m.c(2.0), p), pe), m.mul(qh, dl)), dh)   # 2 - p is exact
+    s, sl = fast_two_sum(m, m.c(1.0), m.neg(qh))
+    big = m.add(s, m.sub(sl, ql))
+    res = m.sel(m.flt(a, m.c(TANH_SMALL)), small, big)
+    res = m.bitsf(m.ior(m.fbits(res), m.iand(m.fbits(x), m.i(SIGN))))
+    res = m.sel(m.ilt_u(a_bits, m.i(0x39800000)), x, res)       # |x| < 2^-12: x (subnormals kept)
+    return m.sel(m.isnan(x), x, res)
+
+
+# ---------------------------------------------------------------- atan2
+
+_ATAN_P = [(-1) ** (n + 1) / (2 * n + 3) for n in range(9)]   # atan v = v + v^3 P(v^2), |v| <= tan(pi/8)
+PIO4_H, PIO4_L = _dd(math.pi / 4)
+PI_H, PI_L = _dd(math.pi)
+TAN_PIO8 = f32(math.tan(math.pi / 8))
+
+
+def _frexp(m: Ops, a):
+    """(mantissa in [1, 2), unbiased exponent as i32) of a positive finite a, subnormals
+    normalised in integer arithmetic (their bits convert exactly: a = u2f(bits) * 2^-149)."""
+    bits = m.fbits(a)
+    sub = m.ilt_u(bits, m.i(0x800000))
+    xb = m.fbits(m.sel(sub, m.u2f(bits), a))
+    e = m.isub(m.shr_u(xb, 23), m.sel(sub, m.i(127 + 149), m.i(127)))
+    return m.bitsf(m.ior(m.iand(xb, m.i(0x7FFFFF)), m.i(0x3F800000))), e
+
+
+def atan2(m: Ops, y, x):
+    """With a = min(|x|, |y|) and b = max: t = a / b in [0, 1] formed from the mantissas
+    and the exponent difference (no float operation on a subnormal, none overflows);
+    atan t by the series below tan(pi/8), else pi/4 + atan((a - b) / (a + b)) with that
+    quotient as a pair; then pi/2 - r when |y| > |x|, pi - r when x is negative (its sign
+    bit), y's sign; all in double-f32 with one final rounding."""
+    xb, yb = m.fbits(x), m.fbits(y)
+    axb, ayb = m.iand(xb, m.i(ABS_MASK)), m.iand(yb, m.i(ABS_MASK))
+    swap = m.ilt_u(axb, ayb)                                     # |y| > |x|
+    num, den = m.bitsf(m.sel(swap, axb, ayb)), m.bitsf(m.sel(swap, ayb, axb))
+    mn, en = _frexp(m, num)
+    md, ed = _frexp(m, den)
+    d = m.isub(en, ed)                                           # <= 0
+    q = m.div(mn, md)                                            # in (1/2, 2)
+    t = _ldexp(m, q, d)
+    qp, qe = two_prod(m, q, md)
+    ql = m.div(m.sub(m.sub(mn, qp), qe), md)                     # mn - qp is exact
+    low = m.ilt_s(d, m.i(-100))                                  # then t's correction is below any ulp
+    tl = m.sel(low, m.c(0.0), m.mul(ql, m.bitsf(m.shl(m.iadd(m.sel(low, m.i(0), d), m.i(127)), 23))))
+    inf = m.i(INF_BITS)
+    t = m.sel(m.por(m.ieq(m.fbits(num), m.i(0)), m.pand(m.ieq(m.fbits(den), inf), m.pnot(m.ieq(m.fbits(num), inf)))),
+              m.c(0.0), t)
+    red = m.fgt(t, m.c(TAN_PIO8))
+    # reduced: u = (a - b) / (a + b) = (mn 2^d - md) / (mn 2^d + md), d in {0, -1, -2} here
+    dc = m.sel(m.ilt_s(d, m.i(-3)), m.i(-3), d)
+    nn = m.mul(mn, m.bitsf(m.shl(m.iadd(dc, m.i(127)), 23)))    # exact
+    fh, fl = two_sum(m, nn, m.neg(md))
+    gh, gl = two_sum(m, nn, md)
+    uh = m.div(fh, gh)
+    p, pe = two_prod(m, uh, gh)
+    ul = m.div(m.sub(m.add(m.sub(m.sub(fh, p), pe), fl), m.mul(uh, gl)), gh)
+    vh, vl = m.sel(red, uh, t), m.sel(red, ul, tl)
+    z = m.mul(vh, vh)
+    tail = m.add(vl, m.mul(m.mul(vh, z), _horner(m, z, _ATAN_P)))
+    bh, bl = m.sel(red, m.c(PIO4_H), m.c(0.0)), m.sel(red, m.c(PIO4_L), m.c(0.0))
+    ah, al = two_sum(m, bh, vh)
+    al = m.add(al, m.add(bl, tail))
+    # pi/2 - r where |y| > |x|, then pi - r where x is negative
+    sh, sl = two_sum(m, m.c(PIO2_H), m.neg(ah))
+    ah, al = m.sel(swap, sh, ah), m.sel(swap, m.add(sl, m.sub(m.c(PIO2_L), al)), al)
+    xneg = m.ilt_u(m.i(ABS_MASK), xb)
+    nh, nl = two_sum(m, m.c(PI_H), m.neg(ah))
+    ah, al = m.sel(xneg, nh, ah), m.sel(xneg, m.add(nl, m.sub(m.c(PI_L), al)), al)
+    mag = m.add(ah, al)
+    # subnormal t, direct: t itself (it must not meet a float add; atan t rounds to t)
+    direct = m.pnot(m.por(swap, xneg))
+    mag = m.sel(m.pand(direct, m.ilt_u(m.fbits(t), m.i(0x800000))), t, mag)
+    zero = m.pand(m.ieq(axb, m.i(0)), m.ieq(ayb, m.i(0)))        # atan2(+-0, +-0): 0 or pi
+    mag = m.sel(zero, m.sel(xneg, m.c(PI_H), m.c(0.0)), mag)
+    res = m.bitsf(m.ior(m.fbits(mag), m.iand(yb, m.i(SIGN))))
+    return m.sel(m.por(m.isnan(x), m.isnan(y)), m.bitsf(m.i(NAN_BITS)), res)
+
+
+# ---------------------------------------------------------------- hypot
+
+
+def hypot(m: Ops, x, y):
+    """a = max(|x|, |y|) = ma 2^e, b = min scaled by the same 2^-e (0 where b < a 2^-40,
+    too small to move the result); sqrt(ma^2 + b'^2) of the double-f32 sum, corrected by
+    one Newton step on the pair, then times 2^e from the bits."""
+    axb, ayb = _abs_bits(m, x), _abs_bits(m, y)
+    swap = m.ilt_u(axb, ayb)
+    a, b = m.bitsf(m.sel(swap, ayb, axb)), m.bitsf(m.sel(swap, axb, ayb))
+    ma, ea = _frexp(m, a)
+    mb, eb = _frexp(m, b)
+    d = m.isub(eb, ea)
+    far = m.ilt_s(d, m.i(-40))
+    dc = m.sel(far, m.i(0), d)
+    bs = m.sel(far, m.c(0.0), m.mul(mb, m.bitsf(m.shl(m.iadd(dc, m.i(127)), 23))))   # exact
+    p1, e1 = two_prod(m, ma, ma)
+    p2, e2 = two_prod(m, bs, bs)
+    sh, sl = fast_two_sum(m, p1, p2)
+    sl = m.add(sl, m.add(e1, e2))
+    r = m.sqrt(sh)
+    rr, re = two_prod(m, r, r)
+    resid = m.add(m.sub(m.sub(sh, rr), re), sl)                   # sh - rr is exact
+    r = m.add(r, m.div(resid, m.add(r, r)))                       # in [1, 2 sqrt 2)
+    two = m.pnot(m.flt(r, m.c(2.0)))
+    res = _ldexp(m, m.sel(two, m.mul(r, m.c(0.5)), r), m.sel(two, m.iadd(ea, m.i(1)), ea))
+    res = m.sel(m.ieq(m.fbits(a), m.i(0)), m.c(0.0), res)
+    res = m.sel(m.por(m.isnan(x), m.isnan(y)), m.bitsf(m.i(NAN_BITS)), res)
+    inf = m.i(INF_BITS)
+    return m.sel(m.por(m.ieq(axb, inf), m.ieq(ayb, inf)), m.bitsf(inf), res)   # even with a NaN
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {"exp": exp, "exp2": exp2, "log": log, "log2": log2, "sin": sin,
-                                            "cos": cos, "tan": tan, "pow": pow}
+                                            "cos": cos, "tan": tan, "pow": pow, "tanh": tanh, "atan2": atan2,
+                                            "hypot": hypot}

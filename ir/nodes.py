@@ -47,6 +47,11 @@ INTRINSICS = {
     "length": 1, "from_bits": 1, "to_bits": 1,
     "min": 2, "max": 2, "pow": 2, "dot": 2,
     "clamp": 3, "fma": 3,
+    # the math library's (ir/mathlib.py)
+    "tanh": 1, "atan2": 2, "hypot": 2,
+    # one rule each on scalars (ir/rules.py CALLS)
+    "signum": 1, "is_nan": 1, "is_finite": 1, "is_infinite": 1,
+    "count_ones": 1, "leading_zeros": 1, "trailing_zeros": 1, "rotate_left": 2, "rotate_right": 2,
 }
 
 BUILTINS = ("global_id", "local_id", "workgroup_id", "num_workgroups", "workgroup_size")
@@ -282,15 +287,26 @@ class Softmax(Stmt):
     scratch: str
 
 
+# Atomic read-modify-writes: the new value from the old one `o` and the operand `v`.
+# `compare_exchange` stores `v` where `o == compare`; every one returns `o`.
+ATOMIC_OPS = ("add", "sub", "min", "max", "and", "or", "xor", "exchange", "compare_exchange")
+
+
 @dataclass
-class AtomicAdd(Stmt):
-    """`target = atomic_add(resource, index, value)` (target None when discarded)."""
+class Atomic(Stmt):
+    """`target = atomic_<op>(resource, index, value)` (target None when discarded) on a
+    buffer or a workgroup array; `compare` is compare_exchange's expected value."""
 
     target: Optional[str]
     resource: str
     index: Expr
     value: Expr
     check: int = -1  # trapping-check site id (ir/checks.py), -1: no check needed
+    op: str = "add"  # one of ATOMIC_OPS
+    compare: Optional[Expr] = None
+
+
+AtomicAdd = Atomic  # the name before the other operations existed
 
 
 # ---------------------------------------------------------------- declarations
@@ -418,8 +434,8 @@ def stmt_exprs(s: Stmt) -> list[Expr]:
         return [s.value]
     if isinstance(s, Softmax):
         return [s.base, s.count]
-    if isinstance(s, AtomicAdd):
-        return [s.index, s.value]
+    if isinstance(s, Atomic):
+        return [s.index, s.value] + ([s.compare] if s.compare is not None else [])
     return []
 
 

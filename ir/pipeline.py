@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from goldy_import.errors import TargetUnsupported
 from goldy_import.version import __version__
 
 from . import nodes as N
@@ -29,6 +30,7 @@ from .serialize import IR_VERSION, to_json
 from .verify import VerifyError, verify
 
 TARGETS = tuple(targets.TARGETS)  # ("cpu", "wgsl", "ptx", "slang"): ir/targets.py declares them
+BACKEND_OF = {"cpu": "cpu", "wgsl": "wgpu", "ptx": "cuda", "slang": "slang"}  # runtime/<backend>.py
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,8 +55,24 @@ def cache_key(kernel: N.Kernel, target: str, checks: bool, extra: tuple = ()) ->
 
 
 def _legalize(kernel: N.Kernel, target: str) -> N.Kernel:
-    """Rewrite what `target` lacks natively (ir/legalize.py, per ir/targets.py)."""
-    return legalize(kernel, targets.target(target))
+    """Rewrite what `target` lacks natively (ir/legalize.py, per ir/targets.py); refuse what
+    it cannot have."""
+    t = targets.target(target)
+    if not t.has("float_atomics"):
+        _refuse_float_atomics(kernel, t)
+    return legalize(kernel, t)
+
+
+def _refuse_float_atomics(kernel: N.Kernel, t: targets.Target) -> None:
+    for s in N.walk_stmts(kernel.body):
+        if isinstance(s, N.Atomic) and s.value.ty == "f32":
+            where = f"{kernel.source_file or '<unknown>'}:{s.span.line}:{s.span.col}"
+            have = " and ".join(BACKEND_OF[n] for n, x in targets.TARGETS.items() if x.has("float_atomics"))
+            what = "workgroup array" if kernel.workgroup_array(s.resource) else "buffer"
+            raise TargetUnsupported(
+                f"kernel `{kernel.name}` ({where}): `atomic_add` on the f32 {what} `{s.resource}` needs float "
+                f"atomics, which the {BACKEND_OF[t.name]} backend ({t.name}) does not have; run it on the {have} "
+                "backends, or accumulate in `u32`/`i32` (fixed point)")
 
 
 def lower(kernel: N.Kernel, target: str, checks: bool = True, extra: tuple = ()) -> Lowered:

@@ -84,9 +84,10 @@ def format_stmts(stmts: list[N.Stmt], indent: int = 1) -> list[str]:
         elif isinstance(s, N.Softmax):
             out.append(f"{pad}workgroup_softmax_in_place::<{s.n}>({s.resource}, {format_expr(s.base)}, "
                        f"{format_expr(s.count)}, {s.scratch});")
-        elif isinstance(s, N.AtomicAdd):
+        elif isinstance(s, N.Atomic):
             target = f"{s.target} = " if s.target else ""
-            out.append(f"{pad}{target}atomic_add({s.resource}, {format_expr(s.index)}, {format_expr(s.value)});")
+            cmp = f"{format_expr(s.compare)}, " if s.compare is not None else ""
+            out.append(f"{pad}{target}atomic_{s.op}({s.resource}, {format_expr(s.index)}, {cmp}{format_expr(s.value)});")
         else:
             out.append(f"{pad}<{type(s).__name__}>")
     return out

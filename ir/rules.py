@@ -29,9 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .mathlib import ABS_MASK, SIGN, Ops, _order_key
+from .mathlib import ABS_MASK, INF_BITS, NAN_BITS, SIGN, Ops, _order_key
 
-__all__ = ["Rule", "RULES"]
+__all__ = ["Rule", "RULES", "CALLS", "call_rule"]
 
 
 @dataclass(frozen=True)
@@ -223,6 +223,64 @@ def ne_f32(m: Ops, a, b):
     return m.pnot(eq_f32(m, a, b))
 
 
+# ---------------------------------------------------------------- bit counting, rotation, signs
+
+
+def count_ones(m: Ops, a):
+    """Population count: 2-, 4- and 8-bit partial sums, the four bytes added by one multiply
+    (each byte holds at most 8, so no carry crosses a byte)."""
+    a = m.isub(a, m.iand(m.shr_u(a, 1), m.i(0x55555555)))
+    a = m.iadd(m.iand(a, m.i(0x33333333)), m.iand(m.shr_u(a, 2), m.i(0x33333333)))
+    a = m.iand(m.iadd(a, m.shr_u(a, 4)), m.i(0x0F0F0F0F))
+    return m.shr_u(m.imul(a, m.i(0x01010101)), 24)
+
+
+def leading_zeros(m: Ops, a):
+    """32 minus the ones of `a` with its highest set bit smeared down (32 for 0)."""
+    for s in (1, 2, 4, 8, 16):
+        a = m.ior(a, m.shr_u(a, s))
+    return m.isub(m.i(32), count_ones(m, a))
+
+
+def trailing_zeros(m: Ops, a):
+    """The ones of (a & -a) - 1: exactly the bits below the lowest set one (32 for 0)."""
+    return count_ones(m, m.isub(m.iand(a, m.isub(m.i(0), a)), m.i(1)))
+
+
+def rotate_left(m: Ops, a, n):
+    """The amount modulo 32; a rotation by 0 ORs `a` with itself."""
+    s = _amount(m, n)
+    return m.ior(m.shl(a, s), m.shr_u(a, _amount(m, m.isub(m.i(32), s))))
+
+
+def rotate_right(m: Ops, a, n):
+    s = _amount(m, n)
+    return m.ior(m.shr_u(a, s), m.shl(a, _amount(m, m.isub(m.i(32), s))))
+
+
+def signum_i32(m: Ops, a):
+    """-1, 0 or 1: the sign mask ORed with (a > 0)."""
+    return m.ior(_sign(m, a), m.sel(m.ilt_s(m.i(0), a), m.i(1), m.i(0)))
+
+
+def signum_f32(m: Ops, x):
+    """f32::signum: 1.0 with x's sign (so +-0 give +-1), f32::NAN for a NaN."""
+    one = m.bitsf(m.ior(m.iand(m.fbits(x), m.i(SIGN)), m.i(0x3F800000)))
+    return m.sel(m.isnan(x), m.bitsf(m.i(NAN_BITS)), one)
+
+
+def is_nan_f32(m: Ops, x):
+    return m.isnan(x)
+
+
+def is_finite_f32(m: Ops, x):
+    return m.ilt_u(m.iand(m.fbits(x), m.i(ABS_MASK)), m.i(INF_BITS))
+
+
+def is_infinite_f32(m: Ops, x):
+    return m.ieq(m.iand(m.fbits(x), m.i(ABS_MASK)), m.i(INF_BITS))
+
+
 RULES: dict[str, Rule] = {
     "div_u32": Rule(div_u32, ("u", "u"), "u", "x / 0 == 0"),
     "rem_u32": Rule(rem_u32, ("u", "u"), "u", "x % 0 == 0"),
@@ -249,4 +307,37 @@ RULES: dict[str, Rule] = {
     "ge_f32": Rule(ge_f32, ("f", "f"), "p", "IEEE `>=`: subnormals exact, NaN false"),
     "eq_f32": Rule(eq_f32, ("f", "f"), "p", "IEEE `==`: -0 == +0, NaN false"),
     "ne_f32": Rule(ne_f32, ("f", "f"), "p", "IEEE `!=`: NaN true"),
+    "count_ones_u32": Rule(count_ones, ("u",), "u", "the number of one bits"),
+    "count_ones_i32": Rule(count_ones, ("i",), "u", "the number of one bits"),
+    "leading_zeros_u32": Rule(leading_zeros, ("u",), "u", "32 for 0"),
+    "leading_zeros_i32": Rule(leading_zeros, ("i",), "u", "32 for 0, 0 for negatives"),
+    "trailing_zeros_u32": Rule(trailing_zeros, ("u",), "u", "32 for 0"),
+    "trailing_zeros_i32": Rule(trailing_zeros, ("i",), "u", "32 for 0"),
+    "rotate_left_u32": Rule(rotate_left, ("u", "u"), "u", "the amount modulo 32"),
+    "rotate_left_i32": Rule(rotate_left, ("i", "u"), "i", "the amount modulo 32"),
+    "rotate_right_u32": Rule(rotate_right, ("u", "u"), "u", "the amount modulo 32"),
+    "rotate_right_i32": Rule(rotate_right, ("i", "u"), "i", "the amount modulo 32"),
+    "signum_i32": Rule(signum_i32, ("i",), "i", "-1, 0 or 1"),
+    "signum_f32": Rule(signum_f32, ("f",), "f", "f32::signum: +-1 with the sign bit (+-0 too), NaN for NaN"),
+    "is_nan_f32": Rule(is_nan_f32, ("f",), "p", "f32::is_nan, on the bits"),
+    "is_finite_f32": Rule(is_finite_f32, ("f",), "p", "f32::is_finite, on the bits"),
+    "is_infinite_f32": Rule(is_infinite_f32, ("f",), "p", "f32::is_infinite, on the bits"),
 }
+
+# Intrinsic calls (ir/nodes.py INTRINSICS) that are one rule each on scalars: (intrinsic,
+# argument type) -> rule. Every emitter renders these through the rule, so a new one needs
+# no emitter change.
+CALLS: dict[tuple[str, str], str] = {
+    (f, t): f"{f}_{t}"
+    for f, types in (("count_ones", ("u32", "i32")), ("leading_zeros", ("u32", "i32")),
+                     ("trailing_zeros", ("u32", "i32")), ("rotate_left", ("u32", "i32")),
+                     ("rotate_right", ("u32", "i32")), ("signum", ("i32", "f32")), ("is_nan", ("f32",)),
+                     ("is_finite", ("f32",)), ("is_infinite", ("f32",)))
+    for t in types
+}
+CALL_RESULT = {"u": "u32", "i": "i32", "f": "f32", "p": "bool"}
+
+
+def call_rule(func: str, ty: str):
+    """The rule a call of intrinsic `func` on a scalar `ty` is, or None."""
+    return CALLS.get((func, ty))

@@ -20,6 +20,7 @@ _NODE_CLASSES = {
     for cls in vars(N).values()
     if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls not in (N.Expr, N.Stmt)
 }
+_NODE_CLASSES["AtomicAdd"] = N.Atomic  # files written before the other atomic operations
 
 
 def _encode(v: Any) -> Any:
@@ -29,7 +30,8 @@ def _encode(v: Any) -> Any:
         out: dict[str, Any] = {"node": type(v).__name__}
         for f in dataclasses.fields(v):
             value = getattr(v, f.name)
-            if (f.name == "check" and value == -1) or (f.name == "source_lines" and not value):
+            if (f.name == "check" and value == -1) or (f.name == "source_lines" and not value) \
+                    or (f.name in ("op", "compare") and value == f.default):
                 continue  # the defaults (unchecked, no source text): kept out so plain IR reads as before
             out[f.name] = _encode(value)
         return out

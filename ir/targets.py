@@ -30,10 +30,12 @@ FEATURES = {
     "shift": "shift amounts taken modulo 32",
     "float_to_int": "saturating f32 -> int casts, NaN -> 0",
     "transcendentals": "sin cos tan exp exp2 log log2 pow",
+    # operations some targets do not have at all (no pass can supply them: ir/pipeline.py refuses)
+    "float_atomics": "atomic_add on f32 buffers and workgroup arrays",
 }
 
 # everything but the collectives: emitters render these themselves today
-_INTRINSICS = frozenset(FEATURES) - {"reduce", "softmax"}
+_INTRINSICS = frozenset(FEATURES) - {"reduce", "softmax", "float_atomics"}
 
 
 @dataclass(frozen=True)
@@ -48,11 +50,11 @@ class Target:
         return feature in self.native
 
 
-CPU = Target("cpu", _INTRINSICS | {"reduce"},
+CPU = Target("cpu", _INTRINSICS | {"reduce", "float_atomics"},
              "numpy over every thread of a chunk: the tree runs level by level on whole rows of "
              "workgroups (codegen.cpu.rt.reduce), the same pairs in the same order")
 WGSL = Target("wgsl", _INTRINSICS, "WGSL via wgpu")
-PTX = Target("ptx", _INTRINSICS | {"reduce"},
+PTX = Target("ptx", _INTRINSICS | {"reduce", "float_atomics"},
              "PTX: warp shuffles for the first five tree levels where every lane arrives, each level "
              "combining the same lanes as the tree, lower lane on the left")
 SLANG = Target("slang", _INTRINSICS, "canonical Slang and its lane-serial CPU form")

@@ -306,7 +306,7 @@ class Uniformity:
             self._assign(s.target, self.lanes(s.value), ctx)
         elif isinstance(s, N.AtomicAdd):
             if s.target is not None:
-                reads_only = isinstance(s.value, N.Const) and s.value.value == 0
+                reads_only = s.op in ("add", "sub", "or", "xor") and isinstance(s.value, N.Const) and s.value.value == 0
                 self._taint(s.target, [not (self.mode == "must" and reads_only)], ctx)
         elif isinstance(s, SYNC_STATEMENTS):
             if ctx.kernel is None:

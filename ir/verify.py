@@ -8,6 +8,9 @@ from typing import NoReturn, Optional
 
 from . import nodes as N
 from . import types as T
+from .rules import CALL_RESULT, CALLS, RULES, call_rule
+
+RULE_CALLS = {f for f, _ in CALLS}
 
 
 class VerifyError(Exception):
@@ -144,14 +147,19 @@ class _Verifier:
             self.same(self.expr(s.base), "u32", s.span)
             self.same(self.expr(s.count), "u32", s.span)
             self.scratch(s.scratch, "f32", s.n, s.span)
-        elif isinstance(s, N.AtomicAdd):
+        elif isinstance(s, N.Atomic):
             p = self.params.get(s.resource)
-            if p is None or p.category not in ("read_write", "write") or p.ty not in T.INTS:
-                self.fail(f"`atomic_add` on `{s.resource}`", s.span)
+            w = self.wg.get(s.resource)
+            ty = p.ty if p is not None and p.category in ("read_write", "write") else w.ty if w is not None else None
+            if ty not in T.INTS + ("f32",) or s.op not in N.ATOMIC_OPS or (ty == "f32" and s.op != "add") \
+                    or (s.compare is not None) != (s.op == "compare_exchange"):
+                self.fail(f"`atomic_{s.op}` on `{s.resource}`", s.span)
             self.index(s.resource, s.index)
-            self.same(self.expr(s.value), p.ty, s.span)
+            self.same(self.expr(s.value), ty, s.span)
+            if s.compare is not None:
+                self.same(self.expr(s.compare), ty, s.span)
             if s.target is not None:
-                self.same(self.local(s.target, s.span), p.ty, s.span)
+                self.same(self.local(s.target, s.span), ty, s.span)
         else:
             self.fail(f"unknown statement {type(s).__name__}", s.span)
 
@@ -253,8 +261,13 @@ class _Verifier:
         elif isinstance(e, N.Call):
             if e.func not in N.INTRINSICS or len(e.args) != N.INTRINSICS[e.func]:
                 self.fail(f"bad intrinsic call `{e.func}`", e.span)
-            for a in e.args:
-                self.expr(a)
+            arg_types = [self.expr(a) for a in e.args]
+            if e.func in RULE_CALLS:  # one rule on scalars: its argument and result types
+                rule = call_rule(e.func, arg_types[0])
+                kinds = RULES[rule].args if rule else ()
+                if rule is None or [CALL_RESULT[k] for k in kinds] != arg_types:
+                    self.fail(f"`{e.func}` of `{', '.join(arg_types)}`", e.span)
+                self.same(ty, CALL_RESULT[RULES[rule].ret], e.span)
         elif isinstance(e, N.Construct):
             if not T.is_vector(ty):
                 self.fail("construct of non-vector", e.span)

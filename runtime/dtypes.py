@@ -22,11 +22,13 @@ def scalar_ir_type(dtype: np.dtype) -> Optional[str]:
 def field_ir_type(dtype: np.dtype) -> Optional[str]:
     """IR type of one structured-dtype field: a scalar, an (n,) vector or an (n, n) matrix."""
     base = scalar_ir_type(dtype.base)
-    if base is None or base == "bool":
+    if base is None:
         return None
     shape = dtype.shape
     if shape == ():
         return base
+    if base == "bool":
+        return None  # bool vectors have no GPU form
     if len(shape) == 1 and shape[0] in (2, 3, 4):
         return T.vec(base, shape[0])
     if len(shape) == 2 and base == "f32" and shape[0] in (2, 3, 4) and shape[1] in (shape[0], 4):
@@ -65,7 +67,7 @@ def struct_host_dtype(decl: N.StructDecl) -> np.dtype:
         elif T.is_vector(f.ty):
             fmts.append((f.name, SCALAR_DTYPES[T.elem_of(f.ty)], (T.vec_len(f.ty),)))
         else:
-            fmts.append((f.name, SCALAR_DTYPES[f.ty]))
+            fmts.append((f.name, np.dtype("?") if f.ty == "bool" else SCALAR_DTYPES[f.ty]))
     return np.dtype(fmts)
 
 

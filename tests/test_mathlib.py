@@ -14,10 +14,13 @@ from goldy_import.ir import mathlib as ML
 from oracle import assert_same, run_kernel
 
 BACKENDS = ["cpu", "wgpu", "slang", "cuda"]
-RUST = {"exp": "exp", "exp2": "exp2", "log": "ln", "log2": "log2", "sin": "sin", "cos": "cos", "tan": "tan"}
-BOUND = {"exp": 1, "exp2": 1, "log": 1, "log2": 1, "sin": 1, "cos": 1, "tan": 1, "pow": 1}  # ulp
+RUST = {"exp": "exp", "exp2": "exp2", "log": "ln", "log2": "log2", "sin": "sin", "cos": "cos", "tan": "tan",
+        "tanh": "tanh"}
+BINARY = {"pow": "powf", "atan2": "atan2", "hypot": "hypot"}  # x.f(y)
+BOUND = {"exp": 1, "exp2": 1, "log": 1, "log2": 1, "sin": 1, "cos": 1, "tan": 1, "pow": 1,
+         "tanh": 1, "atan2": 1, "hypot": 1}  # ulp
 REF = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sin": np.sin, "cos": np.cos,
-       "tan": np.tan, "pow": np.power}
+       "tan": np.tan, "pow": np.power, "tanh": np.tanh, "atan2": np.arctan2, "hypot": np.hypot}
 
 UNARY = """
 use goldy::gpu;
@@ -28,14 +31,14 @@ fn m_{f}(x: &[f32], out: &mut [f32]) {{
     if i < x.len() {{ out[i] = x[i].{rust}(); }}
 }}
 """
-POW = """
+BINARY_SRC = """
 use goldy::gpu;
 
 #[goldy::compute(workgroup_size = [64, 1, 1])]
-fn m_pow(x: &[f32], y: &[f32], out: &mut [f32]) {
+fn m_{f}(x: &[f32], y: &[f32], out: &mut [f32]) {{
     let i = gpu::global_id().x;
-    if i < x.len() { out[i] = x[i].powf(y[i]); }
-}
+    if i < x.len() {{ out[i] = x[i].{rust}(y[i]); }}
+}}
 """
 SPECIAL = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 0.75, np.inf, -np.inf, np.nan,
                     1e-30, -1e-30, 1e30, -1e30, 1e-40, -1e-40, 1.4e-45, 2.0 ** -126, 3.4028235e38, -3.4028235e38,
@@ -64,6 +67,8 @@ def sweep(f: str, rng, n: int) -> np.ndarray:
         parts += [sign * rng.uniform(35, lim, n), rng.uniform(-160, 160, n)]
     if f in ("log", "log2"):
         parts += [np.exp(rng.uniform(-103, 88.7, n)), 1 + rng.uniform(-1e-3, 1e-3, n), -np.abs(parts[0])]
+    if f == "tanh":
+        parts += [sign * rng.uniform(0.2, 0.3, n), sign * rng.uniform(0, 10, n), sign * np.exp(rng.uniform(-20, 0, n))]
     if f in ("sin", "cos", "tan"):
         parts += [sign * np.exp(rng.uniform(np.log(1e5), np.log(3e38), n)),
                   np.pi / 2 * rng.integers(-10 ** 6, 10 ** 6, n) + rng.uniform(-1e-3, 1e-3, n)]
@@ -80,6 +85,25 @@ def pow_sweep(rng, n: int) -> tuple[np.ndarray, np.ndarray]:
           rng.uniform(-1.5, 1.5, n // 8)]
     return (np.concatenate([np.asarray(v).astype(np.float32) for v in xs]),
             np.concatenate([np.asarray(v).astype(np.float32) for v in ys]))
+
+
+def pair_sweep(rng, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """For atan2 and hypot: both operands over every scale (subnormals, huge, mixed), one
+    the other's permutation, and every pair of special values."""
+    def one():
+        sign = rng.choice(np.float32([-1, 1]), n)
+        return [rng.standard_normal(n), rng.uniform(-1e3, 1e3, n), sign * np.exp(rng.uniform(-100, 88, n)),
+                subnormals(rng, n // 8)]
+    x = np.concatenate([np.asarray(v, np.float64).astype(np.float32) for v in one()])
+    y = np.concatenate([np.asarray(v, np.float64).astype(np.float32) for v in one()])
+    sx, sy = np.meshgrid(SPECIAL, SPECIAL)
+    return np.concatenate([x, rng.permutation(x), sx.ravel()]), np.concatenate([y, y, sy.ravel()])
+
+
+def args_for(f: str, rng, n: int) -> tuple:
+    if f == "pow":
+        return pow_sweep(rng, n)
+    return pair_sweep(rng, n) if f in BINARY else (sweep(f, rng, n),)
 
 
 def same_bits(got: np.ndarray, want: np.ndarray) -> np.ndarray:
@@ -117,12 +141,14 @@ def test_unary_bits_match_the_oracle(backend, f):
         assert ulps(got, REF[f](x.astype(np.float64))).max() <= BOUND[f]
 
 
+@pytest.mark.parametrize("f", list(BINARY))
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_pow_bits_match_the_oracle(backend):
+def test_binary_bits_match_the_oracle(backend, f):
     s = seed()
-    x, y = pow_sweep(np.random.default_rng(s), 4000)
-    got = run_kernel(backend, POW, "m_pow", [x, y, np.zeros_like(x)], ("over_1d", x.size))[2]
-    check_bits(f"{backend} pow (seed {s})", got, evaluate("pow", x, y), x, y)
+    x, y = args_for(f, np.random.default_rng(s), 4000)
+    got = run_kernel(backend, BINARY_SRC.format(f=f, rust=BINARY[f]), f"m_{f}", [x, y, np.zeros_like(x)],
+                     ("over_1d", x.size))[2]
+    check_bits(f"{backend} {f} (seed {s})", got, evaluate(f, x, y), x, y)
 
 
 @pytest.mark.parametrize("f", list(REF))
@@ -130,7 +156,7 @@ def test_error_bound(f):
     """The documented bound, against f64 numpy rounded once, over a dense sweep."""
     s = seed()
     rng = np.random.default_rng(s)
-    args = pow_sweep(rng, 200_000) if f == "pow" else (sweep(f, rng, 200_000),)
+    args = args_for(f, rng, 200_000)
     got = evaluate(f, *args)
     with np.errstate(all="ignore"):
         ref = REF[f](*(a.astype(np.float64) for a in args))
@@ -143,10 +169,10 @@ def test_special_values_follow_rust(f):
     """NaN, infinities, signed zeros and pow's sign rules as Rust (IEEE / C99) defines
     them: numpy's f64 functions, rounded, agree with Rust on every one of these."""
     with np.errstate(all="ignore"):
-        if f == "pow":
+        if f in BINARY:
             x, y = (a.ravel() for a in np.meshgrid(SPECIAL, np.concatenate([SPECIAL, [7.0, -7.0, 0.5, -0.5]])))
             x, y = x.astype(np.float32), y.astype(np.float32)
-            got, want = evaluate(f, x, y), np.power(x.astype(np.float64), y.astype(np.float64)).astype(np.float32)
+            got, want = evaluate(f, x, y), REF[f](x.astype(np.float64), y.astype(np.float64)).astype(np.float32)
         else:
             got, want = evaluate(f, SPECIAL), REF[f](SPECIAL.astype(np.float64)).astype(np.float32)
     exact = ~np.isfinite(want) | (want == 0) | (np.abs(want) == 1)

@@ -103,7 +103,26 @@ RUST = {
     "round_f32": _round,
     "lt_f32": lambda a, b: a < b, "gt_f32": lambda a, b: a > b, "le_f32": lambda a, b: a <= b,
     "ge_f32": lambda a, b: a >= b, "eq_f32": lambda a, b: a == b, "ne_f32": lambda a, b: a != b,
+    # the intrinsic calls (ir/rules.py CALLS), as core's u32/i32/f32 methods define them
+    "count_ones_u32": lambda a: bin(a).count("1"), "count_ones_i32": lambda a: bin(a & 0xFFFFFFFF).count("1"),
+    "leading_zeros_u32": lambda a: 32 - a.bit_length(), "leading_zeros_i32": lambda a: 32 - (a & 0xFFFFFFFF).bit_length(),
+    "trailing_zeros_u32": lambda a: _tz(a), "trailing_zeros_i32": lambda a: _tz(a & 0xFFFFFFFF),
+    "rotate_left_u32": lambda a, s: _rotl(a, s), "rotate_left_i32": lambda a, s: wrap(_rotl(a & 0xFFFFFFFF, s)),
+    "rotate_right_u32": lambda a, s: _rotl(a, 32 - s % 32),
+    "rotate_right_i32": lambda a, s: wrap(_rotl(a & 0xFFFFFFFF, 32 - s % 32)),
+    "signum_i32": lambda a: (a > 0) - (a < 0),
+    "signum_f32": lambda x: math.nan if math.isnan(x) else math.copysign(1.0, x),
+    "is_nan_f32": math.isnan, "is_finite_f32": math.isfinite, "is_infinite_f32": math.isinf,
 }
+
+def _tz(a: int) -> int:
+    return 32 if a == 0 else (a & -a).bit_length() - 1
+
+
+def _rotl(a: int, s: int) -> int:
+    s %= 32
+    return ((a << s) | (a >> (32 - s))) & 0xFFFFFFFF
+
 
 # ---------------------------------------------------------------- inputs
 

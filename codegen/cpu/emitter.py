@@ -34,6 +34,8 @@ from goldy_import.ir import types as T
 from goldy_import.ir.pipeline import for_target
 from goldy_import.ir.serialize import to_json
 from goldy_import.ir import targets as TG
+from goldy_import.ir.mathlib import FUNCTIONS
+from goldy_import.ir.rules import call_rule
 
 from . import rt
 from ..guard import emitter, emitting
@@ -47,7 +49,7 @@ _FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 _BUILTIN_PREFIX = {"global_id": "gid", "local_id": "lid", "workgroup_id": "wgid",
                    "num_workgroups": "nwg", "workgroup_size": "wgs"}
 _NP_TYPE = {"u32": "np.uint32", "i32": "np.int32", "f32": "np.float32"}
-_MATH_FUNCS = ("sin", "cos", "tan", "exp", "exp2", "log", "log2", "pow")  # ir/mathlib.py, via rt
+_MATH_FUNCS = tuple(FUNCTIONS)  # ir/mathlib.py, via rt.math
 
 
 @dataclass(frozen=True)
@@ -275,7 +277,8 @@ class _Emitter:
 
     def body(self, stmts: list[N.Stmt]) -> None:
         for s in stmts:
-            self.emit(f"# line {s.span.line}: {type(s).__name__.lower()}")
+            label = f"atomic{s.op}" if isinstance(s, N.Atomic) else type(s).__name__.lower()
+            self.emit(f"# line {s.span.line}: {label}")
             getattr(self, "s_" + type(s).__name__)(s)
             if isinstance(s, (N.Break, N.Continue, N.Return)):
                 return  # the rest of the block is unreachable
@@ -476,10 +479,17 @@ class _Emitter:
         t = self.local_names(s.target)[0]
         self.emit(f"{t} = {self.masked(r, t)}")
 
-    def s_AtomicAdd(self, s: N.AtomicAdd) -> None:
+    def s_Atomic(self, s: N.Atomic) -> None:
         idx, v = self.scalar(s.index), self.scalar(s.value)
-        call = (f"rt.atomic_add(p_{self.rnames[s.resource]}, G, {idx}, {v}, {self.M}, {s.target is not None}"
-                f"{self.chk(s.check, guarded=False)})")
+        wg = self.k.workgroup_array(s.resource) is not None
+        if s.op == "add" and not wg and s.value.ty != "f32":  # the vectorised wrapping sum
+            call = (f"rt.atomic_add(p_{self.rnames[s.resource]}, G, {idx}, {v}, {self.M}, {s.target is not None}"
+                    f"{self.chk(s.check, guarded=False)})")
+        else:
+            cmp = f", cmp={self.scalar(s.compare)}" if s.compare is not None else ""
+            arr = f"w_{self.rnames[s.resource]}" if wg else f"p_{self.rnames[s.resource]}"
+            call = (f"rt.atomic({s.op!r}, {arr}, G, {idx}, {v}, {self.M}, {s.target is not None}, {wg}"
+                    f"{self.chk(s.check, guarded=False)}{cmp})")
         if s.target is None:
             self.emit(call)
             return
@@ -678,6 +688,9 @@ class _Emitter:
 
     def intrinsic(self, f: str, elem: str, xs: list[str]) -> str:
         x = xs[0]
+        rule = call_rule(f, elem)
+        if rule is not None:  # one rule of ir/rules.py on scalars
+            return f"rt.rule({rule!r}, {', '.join(xs)})"
         if f == "abs":
             return x if elem == "u32" else f"rt.abs_{elem}({x})"
         if f in ("floor", "ceil", "trunc", "sqrt"):

@@ -31,6 +31,9 @@ class NumpyOps(ML.Ops):
     def div(self, a, b):
         return np.divide(a, b, dtype=_F)
 
+    def sqrt(self, a):
+        return np.sqrt(a, dtype=_F)
+
     def neg(self, a):
         return (np.asarray(a, _F).view(_U) ^ _U(0x80000000)).view(_F)
 

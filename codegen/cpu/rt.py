@@ -681,6 +681,44 @@ def atomic_add(a: np.ndarray, G: Geometry, i, v, m, want_old: bool, chk=None):
     return old.reshape(shape).view(a.dtype)
 
 
+_RMW = {"add": np.add, "sub": np.subtract, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and,
+        "or": np.bitwise_or, "xor": np.bitwise_xor}
+
+
+def atomic(op: str, a: np.ndarray, G: Geometry, i, v, m, want_old: bool, wg: bool, chk=None, cmp=None):
+    """`atomic_<op>(a, i, v)` (ir/nodes.py ATOMIC_OPS) on every active lane, one lane after
+    another in increasing global thread index; returns each lane's previous value. `wg`: `a`
+    is a workgroup array, one row per workgroup. Integers wrap; f32 adds round in that order."""
+    shape = (G.W, G.S)
+    n = a.shape[1] if wg else a.shape[0]
+    ib = np.broadcast_to(i, shape)
+    inside = ib < n
+    if chk is not None and not inside.all():
+        _trap(chk, ~inside, ib, n)
+    ok = np.zeros(shape, bool) if m is FALSE else inside if m is None else inside & m
+    lanes = np.flatnonzero(ok)
+    if not G.ordered and lanes.size:
+        lanes = lanes[np.argsort(G.lin.reshape(-1)[lanes], kind="stable")]
+    flat = a.reshape(-1)
+    idx = ib.reshape(-1)[lanes].astype(np.intp)
+    if wg:
+        idx = idx + np.broadcast_to(G.wg_off(n), shape).reshape(-1)[lanes]
+    val = np.broadcast_to(np.asarray(v, a.dtype), shape).reshape(-1)[lanes]
+    with np.errstate(over="ignore"):
+        if not want_old and op in _RMW:
+            _RMW[op].at(flat, idx, val)  # unbuffered, in the order given
+            return None
+        old = np.zeros(G.T, a.dtype)
+        c = np.broadcast_to(np.asarray(cmp, a.dtype), shape).reshape(-1)[lanes] if cmp is not None else None
+        fn = _RMW.get(op)
+        for k in range(lanes.size):
+            j, x = idx[k], val[k]
+            o = flat[j]
+            old[lanes[k]] = o
+            flat[j] = fn(o, x) if fn is not None else x if op == "exchange" or o == c[k] else o
+    return old.reshape(shape) if want_old else None
+
+
 # ---------------------------------------------------------------- arithmetic
 
 
@@ -758,9 +796,15 @@ def _mathlib(name: str):
     return g
 
 
+def rule(name: str, *xs):
+    """ir/rules.py's `name` (an intrinsic call of ir/rules.py CALLS): as on every GPU backend."""
+    return evaluate_rule(name, *xs)
+
+
 sin, cos, tan = _mathlib("sin"), _mathlib("cos"), _mathlib("tan")
 exp, exp2, log, log2 = _mathlib("exp"), _mathlib("exp2"), _mathlib("log"), _mathlib("log2")
 pow = _mathlib("pow")
+tanh, atan2, hypot = _mathlib("tanh"), _mathlib("atan2"), _mathlib("hypot")
 
 
 def from_bits(x):

@@ -53,6 +53,7 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 from goldy_import.ir.layout import struct_layout
 from goldy_import.ir.pipeline import for_target
+from goldy_import.ir.rules import RULES, call_rule
 
 from . import math as PM
 from ..guard import emitter
@@ -237,6 +238,8 @@ def _stride(k: N.Kernel, ty: str) -> int:
 
 UNROLL = 4
 MAX_PENDING = 8  # deferred checks per branch to a fault block (bounds the predicates kept live)
+_ATOM = {"add": "add", "sub": "add", "min": "min", "max": "max", "and": "and", "or": "or", "xor": "xor",
+         "exchange": "exch", "compare_exchange": "cas"}
 _NOT_BATCHABLE = (N.Barrier, N.Reduce, N.Softmax, N.AtomicAdd, N.Break, N.Continue, N.While, N.Loop, N.For)
 
 
@@ -707,7 +710,7 @@ class _Emitter:
             self.flush_traps()
             r = self.collective(s.op, s.value.ty, s.n, v, s.scratch, id(s) in self.uni.aligned)
             self.move(self.local(s.target), [r])
-        elif isinstance(s, N.AtomicAdd):
+        elif isinstance(s, N.Atomic):
             self.atomic(s)
         else:  # the verifier admits nothing else
             raise BackendError(f"PTX emitter: unsupported statement {type(s).__name__}")
@@ -1005,14 +1008,21 @@ class _Emitter:
         t = {"f32": "f32", "u32": "u32", "i32": "s32"}[ty]
         return self.new(SCALAR_KIND[ty], f"max.{t} {{}}, {{}}, {{}};", a, c)
 
-    def atomic(self, s: N.AtomicAdd) -> None:
-        # the arguments in order (index, then value), then the access and its check
+    def atomic(self, s: N.Atomic) -> None:
+        # the arguments in order (index, [compare,] value), then the access and its check
         idx = self.expr(s.index)
-        v = self.reg_of(self.expr(s.value)[0], "r")
+        kind = "f" if s.value.ty == "f32" else "r"
+        cmp = self.reg_of(self.expr(s.compare)[0], "r") if s.compare is not None else None
+        v = self.reg_of(self.expr(s.value)[0], kind)
         space, ok, addr, ty, _ = self.access(s.resource, None, idx, check=s.check)
-        old = self.b.reg("r")
-        self.b.op(f"mov.b32 {old}, 0;")
-        self.b.op(f"@{ok} atom.global.add.{'s32' if ty == 'i32' else 'u32'} {old}, [{addr}], {v};")
+        op = _ATOM[s.op]
+        if s.op == "sub":  # atom has no sub: add the wrapping negation
+            v = self.new("r", "sub.u32 {}, 0, {};", v)
+        suffix = {"f32": "f32", "i32": "s32", "u32": "u32"}[ty] if op in ("add", "min", "max") else "b32"
+        old = self.b.reg(kind)
+        self.b.op(f"mov.{'f32' if kind == 'f' else 'b32'} {old}, {'0f00000000' if kind == 'f' else '0'};")
+        operands = f"{cmp}, {v}" if cmp is not None else v
+        self.b.op(f"{f'@{ok} ' if ok else ''}atom.{space}.{op}.{suffix} {old}, [{addr}], {operands};")
         if s.target is not None:
             self.move(self.local(s.target), [old])
 
@@ -1211,6 +1221,9 @@ class _Emitter:
         t = {"f32": "f32", "u32": "u32", "i32": "s32"}.get(ty, "u32")
         if f in PM.FUNCTIONS:
             return PM.FUNCTIONS[f](m, *[self.reg_of(x, "f") for x in a])
+        rule = call_rule(f, ty)
+        if rule is not None:  # one rule of ir/rules.py on scalars
+            return PM.rule(m, rule, *[self.reg_of(x, "f" if k == "f" else "r") for x, k in zip(a, RULES[rule].args)])
         if f == "abs":
             return a[0] if ty == "u32" else PM.rule(m, f"abs_{ty}", a[0])
         if f in ("floor", "ceil", "trunc"):

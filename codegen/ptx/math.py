@@ -161,6 +161,9 @@ class PtxOps(Ops):
     def div(self, a, b):
         return self._f("div.rn.f32 {}, {}, {};", a, b)
 
+    def sqrt(self, a):
+        return self._un("f", "sqrt.rn.f32 {}, {};", self._reg(a, "f"))
+
     def neg(self, a):
         return self._un("f", "xor.b32 {}, {}, -2147483648;", self._reg(a, "f"))
 

@@ -85,11 +85,13 @@ def emit_slang(kernel: N.Kernel) -> str:
 
 
 def uses_barriers(kernel: KernelLike) -> bool:
-    """Whether the kernel synchronises its workgroup (needs the CPU lane-serial form)."""
+    """Whether the kernel needs the CPU lane-serial form: it synchronises its workgroup, or
+    applies atomics to a workgroup array (the C++ target has no Interlocked operations)."""
     if isinstance(kernel, HandwrittenKernel):
         return bool(re.search(r"\b(GroupMemoryBarrier\w*|AllMemoryBarrier\w*|DeviceMemoryBarrier\w*)\s*\(",
                               kernel.slang_source))
-    return any(has_sync(s) for s in kernel.body)
+    return any(has_sync(s) or (isinstance(s, N.Atomic) and kernel.workgroup_array(s.resource) is not None)
+               for s in N.walk_stmts(kernel.body))
 
 
 # ---------------------------------------------------------------- the wrapper entry

@@ -23,7 +23,7 @@ from goldy_import.ir import types as T
 from goldy_import.ir.pipeline import for_target
 
 from ..guard import emitter
-from .text import (ENTRY_POINT, FAULTS, FAULTS_TYPE, INDENT, Names, Printer, args_block, f32_literal,
+from .text import (ENTRY_POINT, FAULTS, FAULTS_TYPE, INDENT, Names, Printer, _slang_rmw, args_block, f32_literal,
                          has_checks, has_sync, param_type, site_comments, slang_type, struct_decl)
 
 LANE = "_goldy_t"
@@ -106,6 +106,10 @@ class LanePrinter(Printer):
 
     def s_For(self, s, d):
         return self.lane_loop(s, d, super().s_For)
+
+    def wg_rmw(self, op: str, ty: str, slot: str, v: str, c: Optional[str], old: str) -> str:
+        # lanes run one after another: a plain read-modify-write is atomic
+        return f"{old} = {slot}; {slot} = {_slang_rmw(op, ty, old, v, c or 'c')};"
 
     def barrier(self, d: int) -> list[str]:
         raise BackendError(f"kernel `{self.k.name}`: a barrier inside thread-dependent control flow")

@@ -16,8 +16,9 @@ from goldy_import.ir.checks import check_sites
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 from goldy_import.ir.mathlib import FUNCTIONS as MATH_FUNCTIONS
+from goldy_import.ir.rules import call_rule
 
-from ..math_text import SLANG as _MATH_SLANG, render as _render_math
+from ..math_text import SLANG as _MATH_SLANG, render as _render_math, render_rule as _render_rule
 
 from ..names import SLANG, SLANG_ABI_NAMES, field_namer, kernel_namer
 
@@ -176,6 +177,30 @@ def signature_builtins(kernel: N.Kernel) -> list[str]:
     if any(isinstance(s, (N.Reduce, N.Softmax)) for s in N.walk_stmts(kernel.body)):
         used.add("local_id")
     return [b for b in N.BUILTINS if b in used and b in BUILTIN_PARAMS]
+
+
+_INTERLOCKED = {"add": "InterlockedAdd", "sub": "InterlockedAdd", "min": "InterlockedMin", "max": "InterlockedMax",
+                "and": "InterlockedAnd", "or": "InterlockedOr", "xor": "InterlockedXor",
+                "exchange": "InterlockedExchange", "compare_exchange": "InterlockedCompareExchange"}
+
+
+def _slang_interlocked(op: str, ty: str, slot: str, v: str, old: str, c: Optional[str] = "c") -> str:
+    if op == "sub":  # no InterlockedSub: add the wrapping negation
+        v = f"(0u - {v})" if ty == "u32" else f"wrapping_sub(0, {v})"
+    if op == "compare_exchange":
+        return f"InterlockedCompareExchange({slot}, {c}, {v}, {old})"
+    return f"{_INTERLOCKED[op]}({slot}, {v}, {old})"
+
+
+def _slang_rmw(op: str, ty: str, old: str, v: str, c: str = "c") -> str:
+    """The new value of a read-modify-write, for targets that run one lane at a time."""
+    if op in ("add", "sub"):
+        return f"wrapping_{op}({old}, {v})" if ty == "i32" else f"({old} {'+' if op == 'add' else '-'} {v})"
+    if op in ("min", "max"):
+        return f"{op}({old}, {v})"
+    if op in ("and", "or", "xor"):
+        return f"({old} {dict(zip(('and', 'or', 'xor'), '&|^'))[op]} {v})"
+    return v if op == "exchange" else f"({old} == {c} ? {v} : {old})"
 
 
 def has_sync(s: N.Stmt) -> bool:
@@ -353,6 +378,12 @@ class Printer:
             return f"asuint({args[0]})"
         if f in MATH_FUNCTIONS:
             return self.math_call(f, e.args[0].ty, args)
+        rule = call_rule(f, e.args[0].ty)
+        if rule is not None:  # one rule of ir/rules.py on scalars, a helper per module
+            name = _MATH_SLANG.rule_name(rule)
+            if name not in self.helpers:
+                self.helpers[name] = _render_rule(rule, _MATH_SLANG)[0]
+            return f"{name}({', '.join(args)})"
         return f"{f}({', '.join(args)})"
 
     def math_call(self, f: str, ty: str, args: list[str]) -> str:
@@ -504,12 +535,68 @@ class Printer:
     def s_Barrier(self, s: N.Barrier, d: int) -> list[str]:
         return self.barrier(d)
 
-    def s_AtomicAdd(self, s: N.AtomicAdd, d: int) -> list[str]:
-        args = f"{self.names(s.resource)}, {self.expr(s.index)}, {self.expr(s.value)}"
-        call = f"atomic_add_checked({args}, {s.check}u, {FAULTS})" if s.check >= 0 else f"atomic_add({args})"
+    def s_Atomic(self, s: N.Atomic, d: int) -> list[str]:
+        w = self.k.workgroup_array(s.resource)
+        if w is not None:
+            return self.wg_atomic(s, w, d)
+        cmp = f"{self.expr(s.compare)}, " if s.compare is not None else ""
+        if s.op == "add":  # goldy_abi.slang's
+            args = f"{self.names(s.resource)}, {self.expr(s.index)}, {self.expr(s.value)}"
+            call = f"atomic_add_checked({args}, {s.check}u, {FAULTS})" if s.check >= 0 else f"atomic_add({args})"
+        else:
+            b = self.names(s.resource)
+            args = f"{b}._buf, {b}._off, {b}._len, {self.expr(s.index)}, {cmp}{self.expr(s.value)}"
+            fn = self.atomic_helper(s.op, s.value.ty, s.check >= 0)
+            call = f"{fn}({args}, {s.check}u, {FAULTS})" if s.check >= 0 else f"{fn}({args})"
         if s.target is None:
             return [self.line(d, f"{call};")]
         return [self.line(d, f"{self.local(s.target)} = {call};")]
+
+    def atomic_helper(self, op: str, ty: str, checked: bool) -> str:
+        """`_goldy_atomic_<op>_<type>(buf, off, len, i, [c,] v)`: the previous value; out of
+        range changes nothing and gives 0 (the checked form records the failure). The CPU
+        target runs one lane at a time, so a plain read-modify-write is atomic there."""
+        st = slang_type(ty)
+        name = f"_goldy_atomic_{op}_{st}"
+        cas = op == "compare_exchange"
+        params = f"RWStructuredBuffer<{st}> buf, uint off, uint len, uint i, {f'{st} c, ' if cas else ''}{st} v"
+        if name not in self.helpers:
+            self.helpers[name] = "\n".join([
+                f"{st} {name}({params})", "{", f"    {st} old = {zero_value(ty)};", "    if (i >= len) return old;",
+                "    __target_switch", "    {",
+                f"    case cpp: old = buf[off + i]; buf[off + i] = {_slang_rmw(op, ty, 'old', 'v')};",
+                f"    default: {_slang_interlocked(op, ty, 'buf[off + i]', 'v', 'old')};", "    }",
+                "    return old;", "}"])
+        if not checked:
+            return name
+        cname = name + "_checked"
+        if cname not in self.helpers:
+            args = f"buf, off, len, i, {'c, ' if cas else ''}v"
+            self.helpers[cname] = (f"{st} {cname}({params}, uint site, {FAULTS_TYPE} f)\n{{\n"
+                                   f"    return f.in_range(i, len, site) ? {name}({args}) : {zero_value(ty)};\n}}")
+        return cname
+
+    def wg_atomic(self, s: N.Atomic, w: N.WorkgroupArray, d: int) -> list[str]:
+        """An atomic on a workgroup array, inline (its element is passed by reference only to
+        the Interlocked intrinsics); the index and operands are evaluated once, in order."""
+        st, name = slang_type(w.ty), self.names(w.name)
+        i, old, v = self.fresh("i"), self.fresh("old"), self.fresh("v")
+        out = [self.line(d, "{"), self.line(d + 1, f"uint {i} = {self.expr(s.index)};")]
+        c = None
+        if s.compare is not None:
+            c = self.fresh("c")
+            out.append(self.line(d + 1, f"{st} {c} = {self.expr(s.compare)};"))
+        out += [self.line(d + 1, f"{st} {v} = {self.expr(s.value)};"),
+                self.line(d + 1, f"{st} {old} = {zero_value(w.ty)};")]
+        cond = f"{FAULTS}.in_range({i}, {w.size}u, {s.check}u)" if s.check >= 0 else f"{i} < {w.size}u"
+        out.append(self.line(d + 1, f"if ({cond}) {{ {self.wg_rmw(s.op, w.ty, f'{name}[{i}]', v, c, old)} }}"))
+        if s.target is not None:
+            out.append(self.line(d + 1, f"{self.local(s.target)} = {old};"))
+        return out + [self.line(d, "}")]
+
+    def wg_rmw(self, op: str, ty: str, slot: str, v: str, c: Optional[str], old: str) -> str:
+        """The read-modify-write of a workgroup-array element, `old` receiving its value."""
+        return _slang_interlocked(op, ty, slot, v, old, c) + ";"
 
 
 def _has_site(e: N.Expr) -> bool:

@@ -72,7 +72,7 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 from goldy_import.ir.mathlib import FUNCTIONS as _MATH_FUNCTIONS
 
-from goldy_import.ir.rules import RULES as _RULES
+from goldy_import.ir.rules import RULES as _RULES, call_rule as _call_rule
 
 from ..math_text import WGSL as _MATH_WGSL, render as _render_math, render_rule as _render_rule
 
@@ -256,11 +256,31 @@ def _has_site(e: N.Expr) -> bool:
     return any(getattr(x, "check", -1) >= 0 for x in N.walk_expr(e))
 
 
+_ATOMIC_FN = {"add": "atomicAdd", "sub": "atomicSub", "min": "atomicMin", "max": "atomicMax", "and": "atomicAnd",
+              "or": "atomicOr", "xor": "atomicXor", "exchange": "atomicExchange"}
+
+
+def _atomic_params(op: str, ty: str) -> str:
+    return f"c: {ty}, v: {ty}" if op == "compare_exchange" else f"v: {ty}"
+
+
+def _rmw(op: str, ptr: str) -> str:
+    """The block returning the previous value of `ptr`'s read-modify-write. WGSL's compare-
+    exchange may fail spuriously: it is retried until it succeeds or sees another value."""
+    if op != "compare_exchange":
+        return f"{{ return {_ATOMIC_FN[op]}({ptr}, v); }}"
+    return ("{\n        loop {\n"
+            f"            let r = atomicCompareExchangeWeak({ptr}, c, v);\n"
+            "            if (r.exchanged || r.old_value != c) { return r.old_value; }\n"
+            "        }\n    }")
+
+
 def _helper_locals(k: N.Kernel, atomic: set, checked: bool) -> dict[str, set[str]]:
     """Names a resource, or the struct of its elements, must not be spelled like: the
     parameters and locals of its helpers (`loader`, `storer`, `atomic_adder`, the checked
     forms), which name the resource and its struct and would shadow them."""
     written = set(kernel_info(k).written) | atomic
+    cas = {s.resource for s in N.walk_stmts(k.body) if isinstance(s, N.Atomic) and s.op == "compare_exchange"}
     out: dict[str, set[str]] = {}
     for r in list(k.params) + list(k.workgroup_arrays):
         if isinstance(r, N.Param) and r.category in ("scalar", "uniform"):
@@ -270,6 +290,7 @@ def _helper_locals(k: N.Kernel, atomic: set, checked: bool) -> dict[str, set[str
         names |= {"j"} if cat in N.TENSOR_CATEGORIES else set()
         names |= {"v"} if r.name in written else set()
         names |= {"site"} if checked else set()
+        names |= {"c", "r"} if r.name in cas else set()  # compare-exchange's operand and result
         out.setdefault(r.name, set()).update(names)
         if T.is_struct(r.ty):
             out.setdefault("struct:" + T.struct_name(r.ty), set()).update(names)
@@ -388,7 +409,8 @@ class _Emitter:
             if self.flag_mode:  # gi_fault reads it: a returned thread records no failure
                 head.append("var<private> gi_done: bool = false;")
         for w in k.workgroup_arrays:
-            head.append(f"var<workgroup> {self.names[w.name]}: array<{w.ty}, {w.size}>;")
+            elem = f"atomic<{w.ty}>" if w.name in self.atomic else w.ty
+            head.append(f"var<workgroup> {self.names[w.name]}: array<{elem}, {w.size}>;")
         head.append("")
         for text in self.helpers.values():
             head += text.split("\n") + [""]
@@ -475,7 +497,7 @@ class _Emitter:
         w = self.k.workgroup_array(res)
         if w is not None:
             zero = const_text(0.0 if w.ty == "f32" else 0, w.ty)
-            return self.define(fn, f"fn {fn}(i: u32) -> {w.ty} {{\n    if (i < {w.size}u) {{ return {n}[i]; }}\n"
+            return self.define(fn, f"fn {fn}(i: u32) -> {w.ty} {{\n    if (i < {w.size}u) {{ return {self.wg_slot(res)}; }}\n"
                                    f"    return {zero};\n}}")
         p = self.param(res)
         if p is None:
@@ -498,6 +520,14 @@ class _Emitter:
         return self.define(fn, f"fn {fn}({arg}) -> {rt} {{\n{pre}    if ({cond}) {{ return {value}; }}\n"
                                f"    return {rt}();\n}}")
 
+    def wg_slot(self, res: str, value: Optional[str] = None) -> str:
+        """Workgroup array `res` at `i`: read (value None) or `value` stored, atomically when
+        the kernel applies atomics to it (WGSL then declares its elements atomic)."""
+        n = self.names[res]
+        if res in self.atomic:
+            return f"atomicLoad(&{n}[i])" if value is None else f"atomicStore(&{n}[i], {value});"
+        return f"{n}[i]" if value is None else f"{n}[i] = {value};"
+
     def storer(self, res: str, span: N.Span) -> str:
         n = self.names[res]
         fn = f"gi_store_{n}"
@@ -505,7 +535,7 @@ class _Emitter:
             return fn
         w = self.k.workgroup_array(res)
         if w is not None:
-            return self.define(fn, f"fn {fn}(i: u32, v: {w.ty}) {{\n    if (i < {w.size}u) {{ {n}[i] = v; }}\n}}")
+            return self.define(fn, f"fn {fn}(i: u32, v: {w.ty}) {{\n    if (i < {w.size}u) {{ {self.wg_slot(res, 'v')} }}\n}}")
         p = self.param(res)
         if p is None:
             self.fail(f"`{res}` is not a resource", span)
@@ -523,14 +553,24 @@ class _Emitter:
         store = f"atomicStore(&{n}[{slot}], {value});" if res in self.atomic else f"{n}[{slot}] = {value};"
         return self.define(fn, f"fn {fn}({arg}, v: {self.ty(p.ty)}) {{\n{pre}    if ({cond}) {{ {store} }}\n}}")
 
-    def atomic_adder(self, res: str) -> str:
+    def atomic_elem(self, res: str) -> tuple[str, str, str]:
+        """(element type, the in-range condition on `i`, the slot) of an atomic's resource."""
         n = self.names[res]
+        w = self.k.workgroup_array(res)
+        if w is not None:
+            return w.ty, f"i < {w.size}u", "i"
         p = self.param(res)
         assert p is not None
-        fn = f"gi_atomic_add_{n}"
-        zero = const_text(0, p.ty)
-        return self.define(fn, f"// out of range: no effect, returns 0\nfn {fn}(i: u32, v: {p.ty}) -> {p.ty} {{\n"
-                               f"    if (i < gi_u.gi_len_{n}) {{ return atomicAdd(&{n}[gi_u.gi_off_{n} + i], v); }}\n"
+        return p.ty, f"i < gi_u.gi_len_{n}", f"gi_u.gi_off_{n} + i"
+
+    def atomic_adder(self, res: str, op: str = "add") -> str:
+        """`gi_atomic_<op>_<res>(index, [compare,] value)`: the previous value."""
+        n = self.names[res]
+        ty, cond, slot = self.atomic_elem(res)
+        fn = f"gi_atomic_{op}_{n}"
+        zero = const_text(0, ty)
+        return self.define(fn, f"// out of range: no effect, returns 0\nfn {fn}(i: u32, {_atomic_params(op, ty)}) -> {ty} {{\n"
+                               f"    if ({cond}) {_rmw(op, f'&{n}[{slot}]')}\n"
                                f"    return {zero};\n}}")
 
     # -------------------------------------------------------- trapping checks
@@ -585,7 +625,7 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {{
         if w is not None:
             zero = const_text(0.0 if w.ty == "f32" else 0, w.ty)
             return self.define(fn, f"fn {fn}(i: u32, site: u32) -> {w.ty} {{\n"
-                                   f"    if (i < {w.size}u) {{ return {n}[i]; }}\n"
+                                   f"    if (i < {w.size}u) {{ return {self.wg_slot(res)}; }}\n"
                                    f"    {fault}(site, i, {w.size}u, 0u);\n    return {zero};\n}}")
         arg, check, fargs, pre, guard, slot = self.checked_access(res, span)
         p = self.param(res)
@@ -609,7 +649,7 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {{
         w = self.k.workgroup_array(res)
         if w is not None:
             return self.define(fn, f"fn {fn}(i: u32, v: {w.ty}, site: u32) {{\n"
-                                   f"    if (i < {w.size}u) {{ {n}[i] = v; }} else {{ {fault}(site, i, {w.size}u, 0u); }}\n}}")
+                                   f"    if (i < {w.size}u) {{ {self.wg_slot(res, 'v')} }} else {{ {fault}(site, i, {w.size}u, 0u); }}\n}}")
         arg, check, fargs, pre, guard, slot = self.checked_access(res, span)
         p = self.param(res)
         assert p is not None
@@ -620,20 +660,23 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {{
                                f"    if (!({check})) {{\n        {fault}({fargs});\n        return;\n    }}\n"
                                f"{pre}{tail}}}")
 
-    def checked_atomic_adder(self, res: str, span: N.Span) -> str:
-        """`gi_checked_atomic_add_<res>(index, value, site)`: out of range adds nothing,
-        returns 0 and records the failure."""
+    def checked_atomic_adder(self, res: str, span: N.Span, op: str = "add") -> str:
+        """`gi_checked_atomic_<op>_<res>(index, [compare,] value, site)`: out of range changes
+        nothing, returns 0 and records the failure."""
         n = self.names[res]
-        fn = f"gi_checked_atomic_add_{n}"
+        fn = f"gi_checked_atomic_{op}_{n}"
         if fn in self.helpers:
             return fn
         fault = self.fault_helper()
-        arg, check, fargs, _, _, slot = self.checked_access(res, span)
-        p = self.param(res)
-        assert p is not None
-        return self.define(fn, f"fn {fn}({arg}, v: {p.ty}, site: u32) -> {p.ty} {{\n"
-                               f"    if ({check}) {{ return atomicAdd(&{n}[{slot}], v); }}\n"
-                               f"    {fault}({fargs});\n    return {const_text(0, p.ty)};\n}}")
+        w = self.k.workgroup_array(res)
+        if w is not None:
+            arg, check, fargs, slot = "i: u32", f"i < {w.size}u", f"site, i, {w.size}u, 0u", "i"
+        else:
+            arg, check, fargs, _, _, slot = self.checked_access(res, span)
+        ty = self.atomic_elem(res)[0]
+        return self.define(fn, f"fn {fn}({arg}, {_atomic_params(op, ty)}, site: u32) -> {ty} {{\n"
+                               f"    if ({check}) {_rmw(op, f'&{n}[{slot}]')}\n"
+                               f"    {fault}({fargs});\n    return {const_text(0, ty)};\n}}")
 
     def checked_division(self, op: str, ty: str) -> str:
         """`gi_checked_div_u32(a, b, site)` etc.: a zero divisor gives 0 and records the
@@ -929,6 +972,9 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
             return f"bitcast<u32>({vals[0]})"
         if constant_tree(e):  # not foldable here: keep naga from evaluating it
             vals = [self.opaque(v, a.ty) for v, a in zip(vals, args)]
+        rule = _call_rule(f, t0)
+        if rule is not None:  # one rule of ir/rules.py on scalars
+            return f"{self.need('gi_' + rule)}({', '.join(vals)})"
         if f in ("floor", "ceil", "trunc"):
             if not self.exact_subnormals:
                 return f"{f}({vals[0]})"
@@ -1022,12 +1068,13 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         elif isinstance(s, N.Barrier):
             self.line("storageBarrier();", sp)
             self.line("workgroupBarrier();", sp)
-        elif isinstance(s, N.AtomicAdd):
-            args = f"{_strip(self.expr(s.index))}, {_strip(self.expr(s.value))}"
+        elif isinstance(s, N.Atomic):
+            cmp = f"{_strip(self.expr(s.compare))}, " if s.compare is not None else ""
+            args = f"{_strip(self.expr(s.index))}, {cmp}{_strip(self.expr(s.value))}"
             if s.check >= 0:
-                call = f"{self.checked_atomic_adder(s.resource, sp)}({args}, {s.check}u);"
+                call = f"{self.checked_atomic_adder(s.resource, sp, s.op)}({args}, {s.check}u);"
             else:
-                call = f"{self.atomic_adder(s.resource)}({args});"
+                call = f"{self.atomic_adder(s.resource, s.op)}({args});"
             if s.target is not None:
                 call = f"{self.names[s.target]} = {call}"
             self.guarded(call, sp, maybe_done)

@@ -27,5 +27,25 @@ fn to_bits_of_int(xs: &mut [u32]) {
 
 #[goldy::compute]
 fn unknown_ufcs(xs: &mut [f32]) {
-    xs[0] = f32::hypot(1.0, 2.0);
+    xs[0] = f32::cbrt(8.0);
+}
+
+#[goldy::compute]
+fn rust_method_the_dialect_spells_otherwise(xs: &mut [f32]) {
+    xs[0] = xs[1].atan();
+}
+
+#[goldy::compute]
+fn no_suggestion_from_shared_letters(xs: &mut [f32]) {
+    xs[0] = xs[1].sgn();
+}
+
+#[goldy::compute]
+fn bit_count_of_float(xs: &mut [u32], fs: &[f32]) {
+    xs[0] = fs[1].count_ones();
+}
+
+#[goldy::compute]
+fn is_nan_of_int(xs: &mut [u32]) {
+    xs[0] = xs[1].is_nan() as u32;
 }

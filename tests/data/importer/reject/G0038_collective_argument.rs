@@ -19,8 +19,8 @@ fn size_mismatch(xs: &mut [f32]) {
 }
 
 #[goldy::compute]
-fn atomic_on_f32(xs: &mut [f32]) {
-    gpu::atomic_add(xs, 0, 1.0);
+fn atomic_min_on_f32(xs: &mut [f32]) {
+    gpu::atomic_min(xs, 0, 1.0);
 }
 
 #[goldy::compute]
