@@ -71,6 +71,7 @@ class CpuKernel:
     fn: Callable
     slots: list[Slot]
     atomics: bool  # chunks must then keep global thread order
+    race_sites: Optional[list] = None  # racecheck builds only: what each access site is (codegen.cpu.race)
 
     @property
     def name(self) -> str:
@@ -734,15 +735,20 @@ _CACHE: dict[str, CpuKernel] = {}
 _LOCK = threading.Lock()
 
 
-def compile_cpu(kernel: N.Kernel) -> CpuKernel:
-    """Emit, compile and cache (by the kernel's IR and what the target lowers) the CPU function."""
-    key = hashlib.sha256((" ".join(sorted(TG.target("cpu").native)) + to_json(kernel, indent=None)).encode()).hexdigest()
+def compile_cpu(kernel: N.Kernel, racecheck: bool = False) -> CpuKernel:
+    """Emit, compile and cache (by the kernel's IR and what the target lowers) the CPU function;
+    `racecheck`: the build that also reports every access to a race tracker (codegen.cpu.race)."""
+    key = hashlib.sha256((" ".join(sorted(TG.target("cpu").native)) + " racecheck" * racecheck
+                          + to_json(kernel, indent=None)).encode()).hexdigest()
     with _LOCK:
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
     with emitting(kernel, "CPU"):
-        em = _Emitter(for_target(kernel, "cpu").kernel)  # softmax as plain IR around the native tree (rt.reduce)
+        cls = _Emitter
+        if racecheck:
+            from .race import RaceEmitter as cls
+        em = cls(for_target(kernel, "cpu").kernel)  # softmax as plain IR around the native tree (rt.reduce)
         source, fname = em.run()
     filename = f"<goldy-cpu {kernel.name} {key[:12]}>"
     code = compile(source, filename, "exec")
@@ -750,7 +756,7 @@ def compile_cpu(kernel: N.Kernel) -> CpuKernel:
     ns = {"np": np, "rt": rt, "TRUE": rt.TRUE, "FALSE": rt.FALSE}
     exec(code, ns)
     atomics = bool(kernel_info(kernel).atomic)
-    out = CpuKernel(kernel, source, ns[fname], em.slots, atomics)
+    out = CpuKernel(kernel, source, ns[fname], em.slots, atomics, getattr(em, "race_sites", None))
     with _LOCK:
         _CACHE[key] = out
     return out
