@@ -93,7 +93,7 @@ class _Log:
             return None
         keys = [np.concatenate([p[0][j] for p in self.parts]) for j in range(self.nkeys)]
         who, lane, site, kind = (np.concatenate([p[c] for p in self.parts]) for c in range(1, 5))
-        order = np.lexsort((who, kind, *reversed(keys)))
+        order = _order(keys, kind, who)
         keys = [k[order] for k in keys]
         who, lane, site, kind = who[order], lane[order], site[order], kind[order]
         n = who.shape[0]
@@ -119,6 +119,20 @@ class _Log:
         live = ~stale(keys)
         self.parts = [(tuple(k[live] for k in keys), who[live], lane[live], site[live], kind[live])]
         self.size = int(live.sum())
+
+
+def _order(keys: list, kind, who) -> np.ndarray:
+    """The permutation sorting records by (keys..., kind, who): two sort keys when the key
+    columns and the kind pack into one int64, else all of them."""
+    packed = np.zeros(kind.shape[0], np.int64)
+    span = 1
+    for k in keys + [kind]:
+        hi = int(k.max()) + 1 if k.shape[0] else 1
+        if span * hi >= 1 << 62:
+            return np.lexsort((who, kind, *reversed(keys)))
+        packed = packed * hi + k
+        span *= hi
+    return np.lexsort((who, packed))
 
 
 def _first_conflict(keys, who, lane, site, kind) -> Optional[tuple]:
@@ -162,6 +176,16 @@ class Tracker:
         self.intra: dict[str, _Log] = {}
         self.cross: dict[str, _Log] = {}
         self.kinds = [_KIND_NAMES[s.kind] for s in sites]
+        # accesses that cannot race, not recorded: a resource only read or only atomically
+        # added to, and one every site indexes by the lane (one element per thread; for
+        # buffers in a 1-D dispatch, unless a tensor view's strides move the elements)
+        kinds = {}
+        for s in sites:
+            kinds.setdefault(s.resource, set()).add(s.kind)
+        written = {r for r, ks in kinds.items() if "write" in ks or ks >= {"read", "atomic"}}
+        own = {s.resource for s in sites} - {s.resource for s in sites if not s.lane}
+        self.skip = [s.resource not in written or (s.resource in own and s.workgroup) for s in sites]
+        self.skip_1d = [s.resource in own for s in sites]
         self.ep = np.zeros(0, np.int64)
         self.w0 = 0
 
@@ -173,6 +197,8 @@ class Tracker:
         self.ep = np.zeros(G.W, np.int64)
 
     def acc(self, G: rt.Geometry, site: int, obj, idx, m, guards=()) -> None:
+        if self.skip[site] or (G.lin1d and self.skip_1d[site] and type(obj) is not rt.Strided):
+            return
         s = self.sites[site]
         if s.workgroup:
             n = obj.shape[1]
@@ -184,6 +210,8 @@ class Tracker:
         self._record(G, site, s, idx, n, m, guards)
 
     def img(self, G: rt.Geometry, site: int, w, h, x, y, m, guards=()) -> None:
+        if self.skip[site]:
+            return
         x, y = np.asarray(x, np.int64), np.asarray(y, np.int64)
         texel = np.where((x < int(w)) & (y < int(h)), y * int(w) + x, int(w) * int(h))
         self._record(G, site, self.sites[site], texel, int(w) * int(h), m, guards)
@@ -196,7 +224,8 @@ class Tracker:
 
     def reduce(self, G: rt.Geometry, site: int, scratch, n: int, m) -> None:
         """A collective: lane l < n stores scratch[l], then the workgroup synchronises."""
-        self._record(G, site, self.sites[site], G.lid_lin, min(n, scratch.shape[1]), m, ())
+        if not self.skip[site]:
+            self._record(G, site, self.sites[site], G.lid_lin, min(n, scratch.shape[1]), m, ())
         self.barrier(G, m)
 
     # -- bookkeeping

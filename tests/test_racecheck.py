@@ -382,3 +382,20 @@ def test_tensor_views_are_checked_at_their_storage(mod, rdev):
     e = info.value
     assert (e.resource, e.element) == ("t", 2)
     assert [a.global_id[0] for a in e.accesses] == [2, 4] and "tensor `t`" in str(e)
+
+
+def test_the_readme_report_is_what_racecheck_prints():
+    import re
+    from pathlib import Path
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = text[text.index("## Finding data races"):]
+    src = re.search(r"```rust\n(.*?)```", section, re.S).group(1)
+    report = re.search(r"```text\n(.*?)```", section, re.S).group(1)
+    k = gi.load_source(src, "shift.rs").shift
+    dev = gi.Device("cpu", racecheck=True)
+    x, y = dev.buffer(np.ones(256, np.float32)), dev.zeros(256)
+    s = gi.Scheme(dev)
+    k.prepare(dev).record(s, "shift", x, y).over_1d(256)
+    with pytest.raises(gi.RaceError) as e:
+        s.submit()
+    assert f"{type(e.value).__module__}.RaceError: {e.value}\n" == report

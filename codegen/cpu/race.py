@@ -25,12 +25,16 @@ from .emitter import _Emitter
 @dataclass(frozen=True)
 class RaceSite:
     """One access site: `kind` is "read", "write" or "atomic" ("write" for a collective's
-    stores to its scratch array); `workgroup` says whether `resource` is a workgroup array."""
+    stores to its scratch array); `workgroup` says whether `resource` is a workgroup array;
+    `lane`, whether the index is the thread's own lane index (`local_id().x` of a 1-D
+    workgroup for a workgroup array, `global_id().x` for a buffer, which is one element per
+    thread when the dispatch is 1-D too)."""
 
     kind: str
     resource: str
     span: N.Span
     workgroup: bool
+    lane: bool = False
 
 
 class RaceEmitter(_Emitter):
@@ -48,8 +52,8 @@ class RaceEmitter(_Emitter):
         hit = self.stash.pop(id(e), None)
         return hit if hit is not None else super().expr(e)
 
-    def site(self, kind: str, node, resource: str) -> int:
-        self.race_sites.append(RaceSite(kind, resource, node.span, self.k.workgroup_array(resource) is not None))
+    def site(self, kind: str, node, resource: str, lane: bool = False) -> int:
+        self.race_sites.append(RaceSite(kind, resource, node.span, self.k.workgroup_array(resource) is not None, lane))
         return len(self.race_sites) - 1
 
     def index_atoms(self, index: N.Expr, lin: Optional[str]) -> list[str]:
@@ -62,20 +66,19 @@ class RaceEmitter(_Emitter):
         return atoms
 
     def track(self, kind: str, node, resource: str, index: N.Expr, guarded: bool) -> None:
-        site = self.site(kind, node, resource)
         r = self.rnames[resource]
         g = f", ({''.join(x + ', ' for x in self.guards)})" if guarded and self.guards else ""
-        if self.k.workgroup_array(resource) is not None:
-            lin = "l" if kind != "atomic" and self.lin_kind(index) == "l" else None
-            (i,) = self.index_atoms(index, lin)
-            self.emit(f"RC.acc(G, {site}, w_{r}, {i}, {self.M}{g})")
-        elif self.k.param(resource).category == "image":
+        wg = self.k.workgroup_array(resource) is not None
+        if not wg and self.k.param(resource).category == "image":
+            site = self.site(kind, node, resource)
             x, y = self.index_atoms(index, None)
             self.emit(f"RC.img(G, {site}, iw_{r}, ih_{r}, {x}, {y}, {self.M}{g})")
-        else:
-            lin = "g" if kind != "atomic" and self.lin_kind(index) == "g" else None
-            (i,) = self.index_atoms(index, lin)
-            self.emit(f"RC.acc(G, {site}, p_{r}, {i}, {self.M}{g})")
+            return
+        lane = "l" if wg else "g"
+        lin = lane if self.lin_kind(index) == lane else None
+        site = self.site(kind, node, resource, self.lin_kind(index) == lane)
+        (i,) = self.index_atoms(index, None if kind == "atomic" else lin)
+        self.emit(f"RC.acc(G, {site}, {'w_' if wg else 'p_'}{r}, {i}, {self.M}{g})")
 
     # ------------------------------------------------------------ accesses
 
@@ -106,6 +109,6 @@ class RaceEmitter(_Emitter):
 
     def s_Reduce(self, s: N.Reduce) -> None:
         # the collective stores scratch[lane] for lanes below n, then synchronises (docs/semantics.md)
-        site = self.site("write", s, s.scratch)
+        site = self.site("write", s, s.scratch, lane=True)
         self.emit(f"RC.reduce(G, {site}, w_{self.rnames[s.scratch]}, {s.n}, {self.M})")
         super().s_Reduce(s)
