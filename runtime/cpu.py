@@ -25,6 +25,7 @@ import numpy as np
 
 from goldy_import.codegen.cpu import rt
 from goldy_import.codegen.cpu import CpuKernel, Slot, compile_cpu
+from goldy_import.codegen.cpu.race import compile_racecheck
 from goldy_import.errors import BackendError, GoldyError
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
@@ -184,7 +185,7 @@ class CpuBackend(Backend):
     # -- kernels
     def compile(self, kernel: N.Kernel, options: CompileOptions) -> CpuKernel:
         try:
-            return compile_cpu(kernel, racecheck=self.racecheck)
+            return compile_racecheck(kernel) if self.racecheck else compile_cpu(kernel)
         except GoldyError:
             raise
         except (SyntaxError, RecursionError, MemoryError) as e:  # e.g. nesting beyond Python's limits

@@ -735,19 +735,17 @@ _CACHE: dict[str, CpuKernel] = {}
 _LOCK = threading.Lock()
 
 
-def compile_cpu(kernel: N.Kernel, racecheck: bool = False) -> CpuKernel:
+def compile_cpu(kernel: N.Kernel, emitter_class: Optional[type] = None) -> CpuKernel:
     """Emit, compile and cache (by the kernel's IR and what the target lowers) the CPU function;
-    `racecheck`: the build that also reports every access to a race tracker (codegen.cpu.race)."""
-    key = hashlib.sha256((" ".join(sorted(TG.target("cpu").native)) + " racecheck" * racecheck
+    `emitter_class`: a subclass of the emitter (codegen.cpu.race's racecheck build)."""
+    cls = emitter_class or _Emitter
+    key = hashlib.sha256((" ".join(sorted(TG.target("cpu").native)) + " " + cls.__name__
                           + to_json(kernel, indent=None)).encode()).hexdigest()
     with _LOCK:
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
     with emitting(kernel, "CPU"):
-        cls = _Emitter
-        if racecheck:
-            from .race import RaceEmitter as cls
         em = cls(for_target(kernel, "cpu").kernel)  # softmax as plain IR around the native tree (rt.reduce)
         source, fname = em.run()
     filename = f"<goldy-cpu {kernel.name} {key[:12]}>"

@@ -19,7 +19,7 @@ from typing import Optional
 
 from goldy_import.ir import nodes as N
 
-from .emitter import _Emitter
+from .emitter import CpuKernel, _Emitter, compile_cpu
 
 
 @dataclass(frozen=True)
@@ -112,3 +112,8 @@ class RaceEmitter(_Emitter):
         site = self.site("write", s, s.scratch, lane=True)
         self.emit(f"RC.reduce(G, {site}, w_{self.rnames[s.scratch]}, {s.n}, {self.M})")
         super().s_Reduce(s)
+
+
+def compile_racecheck(kernel: N.Kernel) -> CpuKernel:
+    """The racecheck build of `kernel`, compiled and cached like `compile_cpu`'s."""
+    return compile_cpu(kernel, RaceEmitter)
