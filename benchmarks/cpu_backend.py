@@ -1,6 +1,6 @@
 """CPU backend benchmark: the numpy oracle against plain numpy doing the same job.
 
-    python benchmarks/cpu_backend.py [--reps 15] [--chunks 65536,262144] [--append]
+    python benchmarks/cpu_backend.py [--reps 15] [--chunks 65536,262144] [--only racecheck] [--append]
 
 Large kernels (timed through the public API: one recorded Scheme, `submit()` per rep):
   saxpy over 2^24 f32            vs numpy `a * x + y`          target <= 3x
@@ -9,6 +9,8 @@ Large kernels (timed through the public API: one recorded Scheme, `submit()` per
 Per-dispatch cost of a tiny kernel (256-thread saxpy): backend submit of a recorded
 dispatch, `Scheme.submit()` of one node, a fresh record + submit, and a 100-node Scheme
 per node. Target: record + submit under 50 us.
+Racecheck (`Device("cpu", racecheck=True)`): every example of rust_examples/ at its demo
+size, against a plain CPU run of the same recorded Scheme. Target: within 5x.
 
 Method: every result is checked before timing; kernel and numpy runs alternate so both see
 the same machine load; the figure is the best of `reps` (the median is printed beside it).
@@ -149,6 +151,44 @@ def tiny(kernels, reps: int) -> list[str]:
     ]
 
 
+def _example_scheme(dev, kdef, ex, args):
+    """A Scheme holding one recorded dispatch of example `ex` on `args`."""
+    from goldy_import.ir import nodes as N
+    bound = []
+    for p, a in zip(kdef.definition().ir.params, args):
+        if p.category in N.BUFFER_CATEGORIES:
+            bound.append(dev.buffer(a))
+        elif p.category in N.TENSOR_CATEGORIES:
+            bound.append(dev.tensor(a))
+        else:
+            bound.append(a)
+    s = gi.Scheme(dev)
+    kind, *rest = ex.grid(args)
+    builder = kdef.prepare(dev).record(s, ex.kernel, *bound)
+    builder.groups(rest[0]) if kind == "groups" else getattr(builder, kind)(*rest)
+    return s
+
+
+def racecheck(reps: int, rng) -> list[str]:
+    from goldy_import.examples import EXAMPLES
+    root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rust_examples")
+    plain, checked = gi.Device("cpu", racecheck=False), gi.Device("cpu", racecheck=True)
+    rows, ratios = [], []
+    for ex in EXAMPLES:
+        kdef = getattr(gi.load(os.path.join(root, ex.file)), ex.kernel)
+        args = ex.inputs(rng, ex.size)
+        sp, sr = _example_scheme(plain, kdef, ex, args), _example_scheme(checked, kdef, ex, args)
+        sp.submit()
+        sr.submit()  # raises RaceError if the example races
+        (p, pm), (r, rm) = timed([sp.submit, sr.submit], reps)
+        ratios.append(r / p)
+        rows.append(f"| {ex.kernel} ({ex.file}, {ex.size} elements) | {p * 1e3:.2f} ({pm * 1e3:.2f}) | "
+                    f"{r * 1e3:.2f} ({rm * 1e3:.2f}) | {r / p:.1f}x |")
+    geo = float(np.exp(np.mean(np.log(ratios))))
+    rows.append(f"| geometric mean (target 5x) / worst | | | {geo:.1f}x / {max(ratios):.1f}x |")
+    return rows
+
+
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -168,16 +208,23 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--chunks", default=str(C.CHUNK_THREADS), help="comma-separated threads per chunk")
+    ap.add_argument("--only", choices=("racecheck",), help="run only this part")
     ap.add_argument("--append", action="store_true", help="append to benchmarks/RESULTS.md")
     args = ap.parse_args()
     kernels = gi.load_source(RUST, "cpu_bench.rs")
     rng = np.random.default_rng(7)
-    lines = ["| kernel | chunk | goldy cpu ms, best (median) | numpy ms, best (median) | ratio |",
-             "|---|---|---|---|---|"]
-    for chunk in (int(c) for c in args.chunks.split(",")):
-        lines += large(kernels, chunk, args.reps, rng)
-    lines += ["", "| per dispatch, tiny kernel | us, best (median) |", "|---|---|"]
-    lines += tiny(kernels, args.reps)
+    lines = []
+    if args.only is None:
+        lines += ["| kernel | chunk | goldy cpu ms, best (median) | numpy ms, best (median) | ratio |",
+                  "|---|---|---|---|---|"]
+        for chunk in (int(c) for c in args.chunks.split(",")):
+            lines += large(kernels, chunk, args.reps, rng)
+        lines += ["", "| per dispatch, tiny kernel | us, best (median) |", "|---|---|"]
+        lines += tiny(kernels, args.reps)
+        lines += [""]
+    lines += ["| racecheck: example | plain cpu ms, best (median) | racecheck ms, best (median) | cost |",
+              "|---|---|---|---|"]
+    lines += racecheck(args.reps, rng)
     table = "\n".join(lines)
     print(f"machine: {machine()}\n")
     print(table)
@@ -201,7 +248,7 @@ def append(table: str) -> None:
         text = text.rstrip("\n") + "\n" + heading + (
             "\nThe numpy backend (`benchmarks/cpu_backend.py`) against plain numpy doing the same job; "
             "targets: saxpy <= 3x `a * x + y`, workgroup_sum <= 5x `reshape(-1, 256).sum(1)`, "
-            "record + submit of a tiny kernel < 50 us.\n")
+            "record + submit of a tiny kernel < 50 us, racecheck within 5x of a plain run.\n")
     head = text.index(heading) + len(heading)
     nxt = text.find("\n## ", head)
     text = text[:nxt] + entry + text[nxt:] if nxt != -1 else text.rstrip("\n") + "\n" + entry

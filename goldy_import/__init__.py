@@ -16,7 +16,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .errors import (AliasingError, BackendError, BackendUnavailable, BindingError, CodegenError, DeviceLimitError,
-                     DiagnosticError, GoldyError, GridError, KernelFault, ShapeContractError)
+                     DiagnosticError, GoldyError, GridError, KernelFault, RaceError, ShapeContractError)
 from .version import __version__
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
@@ -48,7 +48,7 @@ __all__ = [
     "KernelDef", "PreparedKernel", "Invocation", "TensorView", "backend_available",
     "FusedKernel", "FusionError", "FusionRejection", "FusionReport", "expr", "evaluate",
     "GoldyError", "DiagnosticError", "BindingError", "ShapeContractError", "AliasingError",
-    "GridError", "KernelFault", "BackendUnavailable", "BackendError", "CodegenError", "DeviceLimitError",
+    "GridError", "KernelFault", "RaceError", "BackendUnavailable", "BackendError", "CodegenError", "DeviceLimitError",
     "__version__",
 ]
 

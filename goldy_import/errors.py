@@ -37,6 +37,18 @@ class KernelFault(GoldyError):
     """A kernel failed a check at run time (out-of-bounds access, division by zero)."""
 
 
+class RaceError(KernelFault):
+    """A race-checking CPU run (`Device("cpu", racecheck=True)`) found two accesses to one
+    element by different threads, at least one a write and not both atomics, that nothing
+    orders: the same barrier interval of one workgroup, or two workgroups of one dispatch.
+    `kernel`, `resource` and `element` say where; `accesses` holds the two `RaceAccess`es."""
+
+    def __init__(self, message: str, kernel: str = "", resource: str = "", element: int = -1,
+                 accesses: tuple = ()):
+        super().__init__(message)
+        self.kernel, self.resource, self.element, self.accesses = kernel, resource, element, tuple(accesses)
+
+
 class BackendUnavailable(GoldyError):
     """The requested backend cannot run here; the message says what to install."""
 

@@ -25,6 +25,22 @@ pending (not yet followed by a barrier on some path):
    the ranges of the two indices are known to be disjoint;
 3. the write's index is lane-independent and the write certainly happens on some lanes
    only, while every lane reads that element (`if lid == 0 { s[0] = v; } let t = s[0];`).
+
+The same walk, with the reads still pending as well, gives the other two orders:
+
+- G0045: a workgroup array written at an element another lane read since the last
+  barrier (a statement's own reads count: they may happen after another lane's write).
+  Shapes: every lane read one element and every lane then writes at its lane index,
+  which covers that element (`let m = s[0]; s[lid] = v;`); the read and the write are at
+  the lane index and the lane index shifted as in G0044 shape 2, both on every lane
+  (`let t = s[lid + 1]; s[lid] = v;`); every lane read a lane-independent element that a
+  write then stores at the same index (`let t = s[0]; if lid == 0 { s[0] = t + 1.0; }`).
+  A pair G0044 already reports (a write, then a read, then the write again in a loop) is
+  reported once.
+- G0046: a workgroup array element written by two lanes with no barrier between: every
+  lane writes one lane-independent element a value that may differ between lanes (G0043
+  for workgroup memory), or two writes on every lane, at the lane index and at the lane
+  index shifted (`s[lid] = a; s[lid + 1] = b;`).
 """
 
 from __future__ import annotations
@@ -39,6 +55,8 @@ from goldy_import.ir.diagnostics import Diagnostic, Label
 
 UNIFORM_WRITE = "G0043"
 UNSYNCED_READ = "G0044"
+WRITE_AFTER_READ = "G0045"
+WRITE_AFTER_WRITE = "G0046"
 
 _SYNC = (N.Barrier, N.Reduce, N.Softmax)
 _MAX_LOOP_PASSES = 16
@@ -62,6 +80,10 @@ def lint_diagnostics(kernel: N.Kernel, filename: str) -> list[Diagnostic]:
         return []  # a pathological kernel: better no warning than a slow import
     out = [_uniform_write(s, filename) for s in walker.uniform_stores.values()]
     out += [_unsynced_read(load, store, filename) for load, store in walker.unsynced.values()]
+    raw = {(id(load), id(store)) for load, store in walker.unsynced.values()}
+    out += [_write_after_read(store, load, filename) for store, load in walker.war.values()
+            if (id(load), id(store)) not in raw]
+    out += [_write_after_write(store, first, filename) for store, first in walker.waw.values()]
     out.sort(key=lambda d: (d.span.start, d.code))
     return out
 
@@ -93,6 +115,34 @@ def _unsynced_read(load: N.Load, store: N.Store, filename: str) -> Diagnostic:
         severity="warning")
 
 
+def _write_after_read(store: N.Store, load: N.Load, filename: str) -> Diagnostic:
+    return Diagnostic(
+        WRITE_AFTER_READ, f"workgroup array `{store.resource}` is written at an element another thread "
+                          "reads, without a barrier after the read", filename,
+        [Label(store.span, "written here, before a barrier"), Label(load.span, "read here", primary=False)],
+        ["call `gpu::workgroup_barrier();` between the read and the write, where every thread "
+         "of the workgroup reaches it"],
+        ["another thread may not have read the element yet; only a barrier orders reads of one "
+         "thread before writes of another"],
+        severity="warning")
+
+
+def _write_after_write(store: N.Store, first: Optional[N.Store], filename: str) -> Diagnostic:
+    if first is None:
+        labels = [Label(store.span, "every thread of the workgroup writes this element")]
+        msg = f"every thread of a workgroup writes the same element of workgroup array `{store.resource}`"
+        fix = ("index the write by the thread (`s[gpu::local_id().x]`) or let one thread write it "
+               "(`if gpu::local_id().x == 0 { ... }`)")
+    else:
+        labels = [Label(store.span, "written here, before a barrier"),
+                  Label(first.span, "another thread wrote it here", primary=False)]
+        msg = f"workgroup array `{store.resource}` is written by two threads without a barrier between"
+        fix = ("call `gpu::workgroup_barrier();` between the writes, where every thread of the workgroup "
+               "reaches it")
+    return Diagnostic(WRITE_AFTER_WRITE, msg, filename, labels, [fix],
+                      ["which thread's write lands is unspecified"], severity="warning")
+
+
 # ---------------------------------------------------------------- the walk
 
 
@@ -105,8 +155,9 @@ class _Flow:
         return _Flow(self.may or other.may, self.must or other.must)
 
 
-# pending workgroup-array writes: array -> {id(store): (store, flow at the store)}
-_Pending = dict[str, dict[int, tuple[N.Store, _Flow]]]
+# pending workgroup-array accesses: array -> {id(store): (store, flow at the store)} for the
+# writes, ("read", array) -> {id(load): (load, flow at the load)} for the reads
+_Pending = dict[object, dict[int, tuple[object, _Flow]]]
 
 
 @dataclass
@@ -145,6 +196,9 @@ class _Walker:
         self.recording = False
         self.uniform_stores: dict[int, N.Store] = {}
         self.unsynced: dict[int, tuple[N.Load, N.Store]] = {}
+        self.war: dict[int, tuple[N.Store, N.Load]] = {}
+        self.waw: dict[int, tuple[N.Store, Optional[N.Store]]] = {}
+        self.again = reassigned_locals(k)
         self._lane_keys = {_key(N.Swizzle("u32", N.NO_SPAN, N.Builtin("vec3<u32>", N.NO_SPAN, b), axis))
                            for b in ("local_id", "global_id")
                            for axis, extent in zip("xyz", k.workgroup_size) if extent > 1}
@@ -180,10 +234,12 @@ class _Walker:
         if not isinstance(s, N.While):
             for e in N.stmt_exprs(s):
                 self.reads(e, flow, pending)
+                pending = self.pend_reads(e, flow, pending)
         divergent_exit = flow if (flow.may or flow.must) else None
         if isinstance(s, N.Store):
             self.store(s, flow)
             if self.k.workgroup_array(s.resource) is not None:
+                self.ordered_write(s, flow, pending)
                 pending = _union(pending, {s.resource: {id(s): (s, flow)}})
             return pending, _Exits()
         if isinstance(s, _SYNC):
@@ -223,9 +279,12 @@ class _Walker:
         diverged: Optional[_Flow] = None
         for _ in range(_MAX_LOOP_PASSES):
             here = flow if diverged is None else flow.join(diverged)
+            body_entry = entry
             if isinstance(s, N.While):
-                self.reads(s.cond, self.at(("cond", id(s)), here), entry)
-            out, ex = self.block(s.body, here.join(head), entry)
+                cflow = self.at(("cond", id(s)), here)
+                self.reads(s.cond, cflow, entry)
+                body_entry = self.pend_reads(s.cond, cflow, entry)
+            out, ex = self.block(s.body, here.join(head), body_entry)
             new_diverged = _join_opt(diverged, ex.diverged)
             new_entry = _union(pending, out, *ex.cont)
             if _same(new_entry, entry) and new_diverged == diverged:
@@ -270,15 +329,66 @@ class _Walker:
         if w_varies and r_uniform and not rflow.may and self._may_overlap(store.index, load.index):
             return True
         # 2. the lane's own index shifted by a lane-independent offset
-        if wk in self._lane_keys and isinstance(r, N.Binary) and r.op in ("add", "sub", "bitxor"):
-            for mine, off in ((r.lhs, r.rhs), (r.rhs, r.lhs)) if r.op != "sub" else ((r.lhs, r.rhs),):
-                if _key(mine) == wk and not self.may.varies(off) and self.may.range(off) != (0, 0) \
-                        and self._may_overlap(store.index, load.index):
-                    return True
+        if self.shifted(r, wk) and self._may_overlap(store.index, load.index):
+            return True
         # 3. one element written by some lanes only, read by every lane
         if not self.may.varies(store.index) and wflow.must and not rflow.may and rk == wk:
             return True
         return False
+
+    def shifted(self, e: N.Expr, lane_key) -> bool:
+        """Is (normalised) `e` the lane index `lane_key` plus, minus or xor a lane-independent
+        offset not known to be 0?"""
+        if lane_key not in self._lane_keys or not isinstance(e, N.Binary) or e.op not in ("add", "sub", "bitxor"):
+            return False
+        for mine, off in ((e.lhs, e.rhs), (e.rhs, e.lhs)) if e.op != "sub" else ((e.lhs, e.rhs),):
+            if _key(mine) == lane_key and not self.may.varies(off) and self.may.range(off) != (0, 0):
+                return True
+        return False
+
+    def pend_reads(self, e: N.Expr, flow: _Flow, pending: _Pending) -> _Pending:
+        """`pending` plus the workgroup-array reads of `e` (for G0045)."""
+        new: _Pending = {}
+        for sub in N.walk_expr(e):
+            if isinstance(sub, N.Load) and self.k.workgroup_array(sub.resource) is not None:
+                new.setdefault(("read", sub.resource), {})[id(sub)] = (sub, flow)
+        return _union(pending, new) if new else pending
+
+    def ordered_write(self, s: N.Store, flow: _Flow, pending: _Pending) -> None:
+        """G0045 and G0046 at a store to a workgroup array."""
+        if not self.recording:
+            return
+        for load, rflow in pending.get(("read", s.resource), {}).values():
+            if self.war_races(load, rflow, s, flow):
+                self.war.setdefault(id(s), (s, load))
+                break
+        if not flow.may and not self.may.varies(s.index) and self.may.varies(s.value):
+            self.waw.setdefault(id(s), (s, None))  # every lane writes one element
+            return
+        w2 = self.norm(s.index)
+        for first, f1 in pending.get(s.resource, {}).values():
+            w1 = self.norm(first.index)
+            if not f1.may and not flow.may and (self.shifted(w2, _key(w1)) or self.shifted(w1, _key(w2))) \
+                    and self._may_overlap(first.index, s.index):
+                self.waw.setdefault(id(s), (s, first))
+                break
+
+    def war_races(self, load: N.Load, rflow: _Flow, store: N.Store, wflow: _Flow) -> bool:
+        if rflow.may:
+            return False  # shapes below need every lane to read
+        r, w = self.norm(load.index), self.norm(store.index)
+        rk, wk = _key(r), _key(w)
+        r_uniform = not self.may.varies(load.index)
+        # a. one element read by every lane, overwritten at the lane index by every lane
+        if r_uniform and wk in self._lane_keys and not wflow.may and self._may_overlap(store.index, load.index):
+            return True
+        # b. the lane index and the lane index shifted, on every lane
+        if not wflow.may and (self.shifted(r, wk) or self.shifted(w, rk)) \
+                and self._may_overlap(store.index, load.index):
+            return True
+        # c. one element every lane read, written by some lane at the same (unchanged) index
+        return r_uniform and rk == wk and not any(isinstance(x, N.Var) and x.name in self.again
+                                                  for x in N.walk_expr(r))
 
     def _may_overlap(self, a: N.Expr, b: N.Expr) -> bool:
         ra, rb = self.may.range(a), self.may.range(b)

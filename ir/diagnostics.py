@@ -62,6 +62,8 @@ CODES = {
     "G0042": "barrier or collective in thread-dependent control flow",
     "G0043": "every thread writes the same element",
     "G0044": "workgroup array read before a barrier",
+    "G0045": "workgroup array written before a barrier after another thread's read",
+    "G0046": "workgroup array element written by two threads",
 }
 
 

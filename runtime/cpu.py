@@ -25,10 +25,12 @@ import numpy as np
 
 from goldy_import.codegen.cpu import rt
 from goldy_import.codegen.cpu import CpuKernel, Slot, compile_cpu
+from goldy_import.codegen.cpu.race import compile_racecheck
 from goldy_import.errors import BackendError, GoldyError
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 
+from . import racecheck
 from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport, ImageArg, Limits, ScalarArg,
                       TensorArg, UniformArg)
 
@@ -154,13 +156,17 @@ class CpuBackend(Backend):
     # no hardware grid limit along x (CUDA's 2^31 - 1 keeps thread ids within u32 reach)
     limits = Limits(max_workgroups=(2**31 - 1, 65535, 65535))
 
-    def __init__(self, chunk_threads: int = CHUNK_THREADS):
+    def __init__(self, chunk_threads: int = CHUNK_THREADS, racecheck: Optional[bool] = None):
         if not isinstance(chunk_threads, int) or chunk_threads < 1:
             raise BackendError(f"cpu backend: chunk_threads must be a positive int, got {chunk_threads!r}")
         self.chunk_threads = chunk_threads
+        if racecheck is None:
+            racecheck = os.environ.get("GOLDY_RACECHECK", "0") not in ("", "0", "false", "off")
+        self.racecheck = bool(racecheck)  # runtime/racecheck.py: every dispatch checked for data races
 
     def describe(self) -> str:
-        return f"numpy {np.__version__} on {platform.machine() or 'cpu'} ({os.cpu_count()} cores)"
+        race = ", racecheck" if self.racecheck else ""
+        return f"numpy {np.__version__} on {platform.machine() or 'cpu'} ({os.cpu_count()} cores){race}"
 
     # -- memory
     def alloc(self, nbytes: int) -> np.ndarray:
@@ -179,7 +185,7 @@ class CpuBackend(Backend):
     # -- kernels
     def compile(self, kernel: N.Kernel, options: CompileOptions) -> CpuKernel:
         try:
-            return compile_cpu(kernel)
+            return compile_racecheck(kernel) if self.racecheck else compile_cpu(kernel)
         except GoldyError:
             raise
         except (SyntaxError, RecursionError, MemoryError) as e:  # e.g. nesting beyond Python's limits
@@ -202,9 +208,14 @@ class CpuBackend(Backend):
                 if not isinstance(d.state, _Bound):
                     self.record(d)
                 fn, R, F = d.compiled.fn, d.state.R, rt.Faults()
+                if d.compiled.race_sites is not None:
+                    F = racecheck.RaceFaults(racecheck.tracker_for(d, f"kernel `{d.kernel.name}` (node {n} "
+                                                                      f"{d.label or 'unlabelled'!r})"))
                 try:
                     for G in d.state.geometries():
                         fn(G, R, F)
+                    if d.compiled.race_sites is not None:
+                        F.race.finish()  # raises RaceError
                 except GoldyError:
                     raise
                 except Exception as e:

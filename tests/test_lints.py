@@ -1,5 +1,6 @@
 """Race lints (importer/lints.py): G0043, every thread of a workgroup writes one element;
-G0044, a workgroup array read at another lane's element before a barrier.
+G0044, a workgroup array read at another lane's element before a barrier (G0045 and
+G0046, the write-after-read and write-after-write orders: tests/test_race_lints.py).
 
 Warnings never stop the import. Correct kernels get none: every example and test-data
 kernel is checked, and so are hand-written correct patterns next to each broken one.
@@ -20,7 +21,7 @@ import goldy_import as gi
 from goldy_import.importer import import_file, import_source
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LINTS = ("G0043", "G0044")
+LINTS = ("G0043", "G0044", "G0045", "G0046")
 
 
 def lints(src: str) -> list[tuple[str, int, int, int, int, str]]:

@@ -73,6 +73,7 @@ class CpuKernel:
     fn: Callable
     slots: list[Slot]
     atomics: bool  # chunks must then keep global thread order
+    race_sites: Optional[list] = None  # racecheck builds only: what each access site is (codegen.cpu.race)
 
     @property
     def name(self) -> str:
@@ -743,15 +744,18 @@ _CACHE: dict[str, CpuKernel] = {}
 _LOCK = threading.Lock()
 
 
-def compile_cpu(kernel: N.Kernel) -> CpuKernel:
-    """Emit, compile and cache (by the kernel's IR and what the target lowers) the CPU function."""
-    key = hashlib.sha256((" ".join(sorted(TG.target("cpu").native)) + to_json(kernel, indent=None)).encode()).hexdigest()
+def compile_cpu(kernel: N.Kernel, emitter_class: Optional[type] = None) -> CpuKernel:
+    """Emit, compile and cache (by the kernel's IR and what the target lowers) the CPU function;
+    `emitter_class`: a subclass of the emitter (codegen.cpu.race's racecheck build)."""
+    cls = emitter_class or _Emitter
+    key = hashlib.sha256((" ".join(sorted(TG.target("cpu").native)) + " " + cls.__name__
+                          + to_json(kernel, indent=None)).encode()).hexdigest()
     with _LOCK:
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
     with emitting(kernel, "CPU"):
-        em = _Emitter(for_target(kernel, "cpu").kernel)  # softmax as plain IR around the native tree (rt.reduce)
+        em = cls(for_target(kernel, "cpu").kernel)  # softmax as plain IR around the native tree (rt.reduce)
         source, fname = em.run()
     filename = f"<goldy-cpu {kernel.name} {key[:12]}>"
     code = compile(source, filename, "exec")
@@ -759,7 +763,7 @@ def compile_cpu(kernel: N.Kernel) -> CpuKernel:
     ns = {"np": np, "rt": rt, "TRUE": rt.TRUE, "FALSE": rt.FALSE}
     exec(code, ns)
     atomics = bool(kernel_info(kernel).atomic)
-    out = CpuKernel(kernel, source, ns[fname], em.slots, atomics)
+    out = CpuKernel(kernel, source, ns[fname], em.slots, atomics, getattr(em, "race_sites", None))
     with _LOCK:
         _CACHE[key] = out
     return out
