@@ -124,8 +124,9 @@ class TextOps(ML.Ops):
         return text
 
     def _f(self, op: str, a, b):
-        if self.syn is WGSL:
-            self.uses.add(f"gi_f{op}_f32")
+        helper = self.syn.fop[op].split("(")[0]
+        if helper.startswith("gi_"):  # a WGSL helper the module must define
+            self.uses.add(helper)
         return self._emit("f", self.syn.fop[op].format(a=a, b=b))
 
     def _u(self, a) -> str:
@@ -316,3 +317,9 @@ def slang_abi_rules() -> str:
         r = RULES[rule]
         parts.append(_render(r.fn, name, r.args, r.ret, _SLANG_ABI, f"// `{rule}`: {r.doc}")[0])
     return "\n".join([ABI_BEGIN, ""] + [p + "\n" for p in parts] + [ABI_END])
+
+
+# WGSL for a driver that flushes subnormals: the library never lets a subnormal reach an
+# operation (ir/mathlib.py), so it keeps the plain pinned `+ - *` where user code gets the
+# exact ones (codegen/wgsl/emitter.py `fop`), which would make its helpers slow to compile.
+WGSL_FLUSHING = replace(WGSL, fop={**WGSL.fop, **{op: f"gi_f{op}_raw_f32({{a}}, {{b}})" for op in ("add", "sub", "mul")}})

@@ -118,5 +118,7 @@ def _root(e: N.Expr) -> str:
 
 
 def _what(s: N.Stmt) -> str:
+    if isinstance(s, N.Atomic):
+        return f"atomic_{s.op}"
     name = type(s).__name__
-    return {"AtomicAdd": "atomic_add", "Softmax": "workgroup_softmax_in_place"}.get(name, name)
+    return {"Softmax": "workgroup_softmax_in_place"}.get(name, name)

@@ -97,9 +97,9 @@ class RaceEmitter(_Emitter):
         self.stash.pop(id(s.index), None)
         self.stash.pop(id(s.value), None)
 
-    def s_AtomicAdd(self, s: N.AtomicAdd) -> None:
+    def s_Atomic(self, s: N.Atomic) -> None:
         self.track("atomic", s, s.resource, s.index, False)
-        super().s_AtomicAdd(s)
+        super().s_Atomic(s)
         self.stash.pop(id(s.index), None)
 
     # ------------------------------------------------------------ synchronisation

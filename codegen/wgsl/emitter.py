@@ -74,7 +74,7 @@ from goldy_import.ir.mathlib import FUNCTIONS as _MATH_FUNCTIONS
 
 from goldy_import.ir.rules import RULES as _RULES, call_rule as _call_rule
 
-from ..math_text import WGSL as _MATH_WGSL, render as _render_math, render_rule as _render_rule
+from ..math_text import WGSL as _MATH_WGSL, WGSL_FLUSHING as _MATH_WGSL_FLUSHING, render as _render_math, render_rule as _render_rule
 
 from ..guard import emitter
 from .library import LIBRARY
@@ -338,8 +338,10 @@ class _Emitter:
     def need(self, name: str) -> str:
         if name in ("gi_fadd_f32", "gi_fsub_f32", "gi_fmul_f32"):
             return self.fop(name[4:7], "f32")
+        if name in ("gi_fadd_raw_f32", "gi_fsub_raw_f32", "gi_fmul_raw_f32"):  # never the exact path
+            return self.fop(name[4:7], "f32", raw=True)
         if name in _MATH and name not in self.helpers:  # the one f32 math library (ir/mathlib.py)
-            text, uses = _render_math(_MATH[name], _MATH_WGSL)
+            text, uses = _render_math(_MATH[name], _MATH_WGSL_FLUSHING if self.exact_subnormals else _MATH_WGSL)
             for u in sorted(uses):
                 self.need(u)
             return self.define(name, text)
@@ -870,7 +872,7 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
             return text
         return f"{self.pins(t)[0]}({_strip(text)})"
 
-    def fop(self, op: str, t: str) -> str:
+    def fop(self, op: str, t: str, raw: bool = False) -> str:
         """`gi_fadd_f32(a, b)` etc.: one f32 operation rounded exactly where Rust rounds it.
 
         Some drivers flush subnormal operands and results to zero (NVIDIA's Vulkan driver
@@ -881,12 +883,13 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         fma(b, -1, a), a * b = fma(a, b, -0). Only there: inlined at every operation, the
         exact path makes shaders several times slower to compile."""
         pa, pb, pc = self.pins(t)
-        name = f"gi_f{op}_{_suffix(t)}"
+        name = f"gi_f{op}_{'raw_' if raw else ''}{_suffix(t)}"
+        raw = raw or not self.exact_subnormals
         if name in self.helpers:
             return name
         wt = self.ty(t)
         sym = {"add": "+", "sub": "-", "mul": "*"}[op]
-        if not self.exact_subnormals:
+        if raw:
             return self.define(name, f"fn {name}(a: {wt}, b: {wt}) -> {wt} {{\n"
                                      f"    return {pc}({pa}(a) {sym} {pb}(b));\n}}")
         safe, fma = self.need("gi_unflushed_f32"), self.need("gi_fma_f32")
