@@ -122,7 +122,10 @@ def test_each_codegen_and_runtime_module_imports_alone(module: str) -> None:
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert r.returncode == 0, r.stderr
     if r.stdout.startswith("MISSING"):
-        pytest.skip(f"{module} needs {r.stdout.split()[1]}, not installed here")
+        missing = r.stdout.split()[1]
+        # only what CI cannot have (a CUDA driver's bindings, GPU libraries) may be missing
+        assert missing.split(".")[0] in ("cuda", "cupy", "torch"), f"{module} needs {missing}"
+        pytest.skip(f"{module} needs {missing}, not installed here")
 
 
 # ---------------------------------------------------------------- emitter guard

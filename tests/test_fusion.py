@@ -14,6 +14,7 @@ from goldy_import.ir import pipeline
 from goldy_import.runtime.backend import Limits
 from goldy_import.runtime.temporaries import TransientPool
 from oracle import assert_same, backend_or_skip, device
+from test_ptx import ptxas  # noqa: F401  (the fixture: required in CI, else skipped)
 
 BACKENDS = ["cpu", "wgpu", "slang", "cuda"]
 
@@ -163,7 +164,7 @@ def test_forwarding_and_shared_bindings(mod):
     assert [p.name for p in ir.params if p.category == "scalar"] == ["groups", "n", "limit", "n_s2", "b", "n_s3", "s"]
 
 
-def test_fused_ir_goes_through_the_pipeline_for_every_target(mod, tmp_path):
+def test_fused_ir_goes_through_the_pipeline_for_every_target(mod, ptxas, tmp_path):
     dev = device("cpu")
     x, t, y = dev.buffer(rng_data()), poisoned(dev), poisoned(dev)
     k = gi.FusedKernel.prepare(dev, chain(mod, dev, x, t, y)).definition.ir
@@ -173,11 +174,8 @@ def test_fused_ir_goes_through_the_pipeline_for_every_target(mod, tmp_path):
     for target, emit in (("wgsl", emit_wgsl), ("slang", emit_slang), ("ptx", emit_ptx)):
         text = emit(pipeline.lower(k, target).kernel)
         assert "fused_rev_steps_bias_scale" in text
-    from test_ptx import assemble, find_ptxas
-    exe = find_ptxas()
-    if exe is None:
-        pytest.skip("ptxas not found")
-    assemble(exe, emit_ptx(pipeline.lower(k, "ptx").kernel), tmp_path)
+    from test_ptx import assemble
+    assemble(ptxas, emit_ptx(pipeline.lower(k, "ptx").kernel), tmp_path)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

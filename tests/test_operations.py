@@ -23,6 +23,7 @@ from goldy_import.ir.serialize import from_json, to_json
 from goldy_import.ir.verify import VerifyError, verify
 from goldy_import.runtime.dtypes import struct_host_dtype
 from oracle import assert_same, device, kernel_ir, run_kernel, rust_loc
+from test_ptx import ptxas  # noqa: F401  (the fixture: required in CI, else skipped)
 
 BACKENDS = ["cpu", "wgpu", "slang", "cuda"]
 POISON = 0xDEADBEEF
@@ -367,12 +368,10 @@ def test_float_atomic_add_is_refused_where_the_target_lacks_it(backend):
         "accumulate in `u32`/`i32` (fixed point)")
 
 
-def test_ptx_assembles_the_new_operations(tmp_path):
-    from test_ptx import assemble, find_ptxas
+def test_ptx_assembles_the_new_operations(ptxas, tmp_path):
+    from test_ptx import assemble
     from goldy_import.codegen.ptx import emit_ptx
-    exe = find_ptxas()
-    if exe is None:
-        pytest.skip("ptxas not found")
+    exe = ptxas
     for src, name in ((ATOMICS, "atomics"), (ATOMICS, "wg_histogram"), (ATOMICS, "float_sum"),
                       (SCALARS, "scalar_ops"), (BOOLS, "step")):
         text = emit_ptx(kernel_ir(src, name))
