@@ -13,7 +13,7 @@ from . import dialect as D
 from .state import CATEGORY_WORDS, Binding, LowererState, read_write_help
 from .consts import lower_size
 from .suggest import closest
-from .syntax import const_int, named, node_text, plural
+from .syntax import named, node_text, plural
 
 
 class BuiltinLowering(LowererState):

@@ -12,7 +12,7 @@ from goldy_import.ir import types as T
 from . import dialect as D
 from .state import CATEGORY_WORDS, Binding, LowererState, diverges, read_write_help
 from .consts import lower_size
-from .syntax import Region, const_int, ident, named, node_text
+from .syntax import Region, ident, named, node_text
 
 
 class StatementLowering(LowererState):

@@ -33,6 +33,7 @@ from typing import Optional, Sequence, Union
 
 from . import nodes as N
 from . import types as T
+from .info import OwnIndex
 
 __all__ = ["StageSpec", "Access", "Composition", "compose", "access_summary", "cross_thread", "merged_category"]
 
@@ -67,30 +68,9 @@ def _zero(ty: str) -> Union[int, float, bool]:
 # ---------------------------------------------------------------- the thread's own index
 
 
-class _OwnIndex:
-    """Whether an index expression is the thread's own index: `global_id().x`, directly
-    or through immutable `let`s (locals are unique per kernel, so a name has one value)."""
-
-    def __init__(self, k: N.Kernel, one_d: bool):
-        self.one_d = one_d
-        self.lets: dict[str, N.Expr] = {}
-        for s in N.walk_stmts(k.body):
-            if isinstance(s, N.Let) and not s.mutable and s.value is not None:
-                self.lets[s.name] = s.value
-
-    def __call__(self, e: N.Expr) -> bool:
-        if not self.one_d:
-            return False  # x alone does not tell threads of a 2-D or 3-D grid apart
-        seen = 0
-        while isinstance(e, N.Var) and e.name in self.lets and seen < 64:
-            e, seen = self.lets[e.name], seen + 1
-        return (isinstance(e, N.Swizzle) and e.lanes == "x" and isinstance(e.value, N.Builtin)
-                and e.value.name == "global_id")
-
-
 def access_summary(k: N.Kernel, one_d: bool) -> dict[int, Access]:
     """Parameter index -> how the kernel touches it, for every buffer and image it uses."""
-    own = _OwnIndex(k, one_d)
+    own = OwnIndex(k, one_d)
     index = {p.name: i for i, p in enumerate(k.params) if p.category in N.BUFFER_CATEGORIES + ("image",)}
     acc: dict[int, dict] = {}
 
@@ -244,7 +224,7 @@ def _strip_returns(body: list[N.Stmt], flag: str, in_loop: bool, span: N.Span) -
 class _Forward:
     """Rewrites the fused body so forwarded elements live in registers (module docstring)."""
 
-    def __init__(self, k: N.Kernel, forwarded: dict[str, str], elided: dict[str, str], own: _OwnIndex):
+    def __init__(self, k: N.Kernel, forwarded: dict[str, str], elided: dict[str, str], own: OwnIndex):
         self.k = k
         self.fwd = forwarded  # resource -> element type
         self.elided = elided  # resource -> name of its `_len` parameter
@@ -393,7 +373,6 @@ def compose(name: str, stages: Sequence[StageSpec], *, forward: bool = True, one
     for i, src in enumerate(sources):  # a struct renamed apart: the fused parameter's type follows
         params[i].ty = retyped[src[0][0]].get(params[i].ty, params[i].ty)
     files = list(dict.fromkeys(st.kernel.source_file for st in stages))
-    first = stages[0].kernel
     fused = N.Kernel(name=name, workgroup_size=wg, params=params, workgroup_arrays=wg_arrays,
                      structs=list(structs.values()), body=body, builtins=[b for b in N.BUILTINS if b in builtins],
                      source_file="+".join(files), doc=f"{name}: " + ", ".join(st.kernel.name for st in stages),
@@ -403,7 +382,7 @@ def compose(name: str, stages: Sequence[StageSpec], *, forward: bool = True, one
     dropped = tuple(i for i in forwarded if i in elide)
     gone = {params[i].name: names.fresh(f"{params[i].name}_len", 0) for i in dropped}
     if fwd:
-        own = _OwnIndex(fused, one_d)
+        own = OwnIndex(fused, one_d)
         fw = _Forward(fused, fwd, gone, own)
         fw.names.taken |= names.taken
         pro = fw.prologue(fused.span)

@@ -8,8 +8,8 @@ from functools import cached_property
 
 from . import nodes as N
 from .checks import Site, check_sites
+from .uniformity import SYNC_STATEMENTS
 
-SYNC_STATEMENTS = (N.Barrier, N.Reduce, N.Softmax)
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,3 +73,24 @@ def kernel_info(k: N.Kernel) -> KernelInfo:
     # keyed by id: a deepcopy (every pass starts with one) does not inherit stale facts
     k.__dict__["_goldy_info"] = (id(k), info)
     return info
+
+
+class OwnIndex:
+    """Whether an index expression is the thread's own index: `global_id().x`, directly
+    or through immutable `let`s (locals are unique per kernel, so a name has one value)."""
+
+    def __init__(self, k: N.Kernel, one_d: bool):
+        self.one_d = one_d
+        self.lets: dict[str, N.Expr] = {}
+        for s in N.walk_stmts(k.body):
+            if isinstance(s, N.Let) and not s.mutable and s.value is not None:
+                self.lets[s.name] = s.value
+
+    def __call__(self, e: N.Expr) -> bool:
+        if not self.one_d:
+            return False  # x alone does not tell threads of a 2-D or 3-D grid apart
+        seen = 0
+        while isinstance(e, N.Var) and e.name in self.lets and seen < 64:
+            e, seen = self.lets[e.name], seen + 1
+        return (isinstance(e, N.Swizzle) and e.lanes == "x" and isinstance(e.value, N.Builtin)
+                and e.value.name == "global_id")

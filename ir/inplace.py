@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Optional
 
 from . import nodes as N
+from .info import OwnIndex
 
 OWN_INDEX = "`global_id().x`"
 
@@ -56,16 +57,8 @@ def refusal(kernel: N.Kernel, read: str, written: str) -> Optional[str]:
 class _Walk:
     def __init__(self, kernel: N.Kernel, read: str, written: str):
         self.read, self.written = read, written
-        self.lets = {s.name: s.value for s in N.walk_stmts(kernel.body)
-                     if isinstance(s, N.Let) and not s.mutable and s.value is not None}
-        self.assigned = {_root(s.target) for s in N.walk_stmts(kernel.body) if isinstance(s, N.Assign)}
+        self.own = OwnIndex(kernel, one_d=True)  # the runtime refuses in-place use on other grids
         self.first_store: Optional[N.Span] = None
-
-    def own(self, e: N.Expr, depth: int = 0) -> bool:
-        if isinstance(e, N.Var) and e.name in self.lets and e.name not in self.assigned and depth < 64:
-            return self.own(self.lets[e.name], depth + 1)  # type: ignore[arg-type]
-        return (isinstance(e, N.Swizzle) and e.lanes == "x" and isinstance(e.value, N.Builtin)
-                and e.value.name == "global_id")
 
     def body(self, stmts: list[N.Stmt], stored: bool) -> bool:
         """Walk `stmts` in order; `stored`: a store to `written` may have happened before."""
@@ -109,12 +102,6 @@ class _Walk:
         if not self.own(index):
             raise _Refused(f"`{name}` is {how} at line {span.line} at an index other than the thread's own "
                            f"index {OWN_INDEX}")
-
-
-def _root(e: N.Expr) -> str:
-    while isinstance(e, (N.Field, N.Swizzle)):
-        e = e.value
-    return e.name if isinstance(e, N.Var) else ""
 
 
 def _what(s: N.Stmt) -> str:

@@ -447,7 +447,7 @@ def _reduce(m: Ops, x):
         w = word(o)
         lo[o], hi[o] = m.imul(M, w), m.mulhi_u(M, w)
     zero = m.i(0)
-    p0 = lo[3]
+    # the lowest word (lo[3]) lies below every window
     p1, c = _add_carry(m, hi[3], lo[2], zero)
     p2, c = _add_carry(m, hi[2], lo[1], c)
     p3, c = _add_carry(m, hi[1], lo[0], c)

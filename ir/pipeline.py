@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import cached_property
 from goldy_import.errors import TargetUnsupported
 from goldy_import.version import __version__
 
@@ -39,7 +40,13 @@ class Lowered:
     info: KernelInfo
     target: str
     checks: bool
-    key: str  # compile cache key: IR, compiler version, target and options
+    source: N.Kernel  # the IR as given to the pipeline
+    extra: tuple = ()
+
+    @cached_property
+    def key(self) -> str:
+        """The compile cache key (IR, compiler version, target and options), hashed when asked."""
+        return cache_key(self.source, self.target, self.checks, self.extra)
 
 
 def cache_key(kernel: N.Kernel, target: str, checks: bool, extra: tuple = ()) -> str:
@@ -88,7 +95,7 @@ def lower(kernel: N.Kernel, target: str, checks: bool = True, extra: tuple = ())
     except VerifyError as e:  # a pass produced invalid IR: say which kernel and target
         raise VerifyError(f"internal error: lowering `{kernel.name}` for {target} produced invalid IR: {e}") from e
     k.__dict__["_goldy_lowered"] = (id(k), target)
-    return Lowered(k, kernel_info(k), target, checks, cache_key(kernel, target, checks, extra))
+    return Lowered(k, kernel_info(k), target, checks, kernel, extra)
 
 
 def for_target(kernel: N.Kernel, target: str) -> Lowered:
@@ -96,7 +103,7 @@ def for_target(kernel: N.Kernel, target: str) -> Lowered:
     (keeping whatever check sites it carries) when it did not come through `lower`."""
     mark = kernel.__dict__.get("_goldy_lowered")
     if mark is not None and mark[0] == id(kernel) and mark[1] == target:
-        return Lowered(kernel, kernel_info(kernel), target, bool(kernel_info(kernel).sites), "")
+        return Lowered(kernel, kernel_info(kernel), target, bool(kernel_info(kernel).sites), kernel)
     k = _legalize(kernel, target)
     k.__dict__["_goldy_lowered"] = (id(k), target)
-    return Lowered(k, kernel_info(k), target, bool(kernel_info(k).sites), "")
+    return Lowered(k, kernel_info(k), target, bool(kernel_info(k).sites), kernel)

@@ -12,7 +12,7 @@ are stored in their GPU layout: u32/i32/f32 as 4 little-endian bytes, `bool` as 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 from goldy_import.ir.abi import FaultReport  # noqa: F401  (the error word decoded: ir/abi.py)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import logging
-import math
 import os
 import struct
 import threading
@@ -30,7 +29,7 @@ from goldy_import.ir.serialize import to_json
 from . import dtypes as DT
 from .tensor import TensorView, bind_tensor, check_contracts
 from .temporaries import SchemeTemporaries, TemporaryHandle, has_temporaries
-from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, Limits, ScalarArg, TensorArg,
+from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, Limits, ScalarArg,
                       UniformArg)
 
 log = logging.getLogger("goldy_import")

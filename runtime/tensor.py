@@ -8,13 +8,12 @@ extent 1 and stride 0, flags bit 0 set when the view is row-major contiguous.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from goldy_import.errors import BindingError, DeviceLimitError, ShapeContractError
 from goldy_import.ir import nodes as N
-from goldy_import.ir import types as T
 
 from .backend import TensorArg
 

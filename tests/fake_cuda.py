@@ -16,7 +16,8 @@ import struct
 from types import SimpleNamespace
 from typing import Any, Optional
 
-from goldy_import.codegen.ptx import FAULT_PARAM, batch_entry
+from goldy_import.codegen.ptx import batch_entry
+from goldy_import.ir.abi import FAULT_PARAM
 
 
 class CUresult(enum.IntEnum):

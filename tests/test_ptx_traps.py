@@ -22,7 +22,8 @@ import numpy as np
 import pytest
 
 import goldy_import as gi
-from goldy_import.codegen.ptx import FAULT_PARAM, FAULT_WORDS, batch_entry, batchable, emit_ptx, has_check_sites
+from goldy_import.codegen.ptx import batch_entry, batchable, emit_ptx
+from goldy_import.ir.abi import FAULT_PARAM, FAULT_WORDS, has_error_word as has_check_sites
 from goldy_import.importer import import_source
 from goldy_import.ir import nodes as N
 from goldy_import.ir.checks import check_sites, insert_checks

@@ -26,8 +26,7 @@ import numpy as np
 import pytest
 
 import goldy_import as gi
-from goldy_import.codegen.ptx import FAULT_PARAM
-from goldy_import.codegen.wgsl import FAULT_WORDS
+from goldy_import.ir.abi import FAULT_PARAM, FAULT_WORDS
 from goldy_import.ir.checks import check_sites, insert_checks
 from goldy_import.runtime.backend import BufferArg, CompileOptions, Dispatch, FaultReport, ImageArg, ScalarArg
 from oracle import TRAPS_RS, backend_or_skip, device, rust_loc

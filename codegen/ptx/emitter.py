@@ -64,7 +64,6 @@ from goldy_import.ir.uniformity import Uniformity
 # minimum, so the module loads on the oldest driver that knows the GPU.
 MIN_PTX_VERSION = {70: "6.0", 72: "6.1", 75: "6.3", 80: "7.0", 86: "7.1", 87: "7.4",
                    89: "7.8", 90: "7.8", 100: "8.6", 101: "8.6", 103: "8.8", 120: "8.7", 121: "8.8"}
-FAULT_WORDS, FAULT_PARAM = A.FAULT_WORDS, A.FAULT_PARAM  # the error word (ir/abi.py)
 KIND_DECL = {"p": ".pred", "r": ".b32", "f": ".f32", "rd": ".b64", "fd": ".f64"}
 SCALAR_KIND = {"f32": "f", "u32": "r", "i32": "r", "bool": "p"}
 MOV = {"f": "mov.f32", "r": "mov.b32", "p": "mov.pred", "rd": "mov.b64", "fd": "mov.f64"}
@@ -87,7 +86,6 @@ def _sm(target: str) -> int:
     return sm
 
 
-has_check_sites = A.has_error_word  # then both entries take `p_faults`
 
 
 def _expr_has_check(e: N.Expr) -> bool:
@@ -617,7 +615,7 @@ class _Emitter:
         b, W = self.b, A.ERROR_WORD.index
         for fail, back, pending in self.traps:
             b.place(fail)
-            raw = self.new("rd", f"ld.param.u64 {{}}, [{FAULT_PARAM}];")
+            raw = self.new("rd", f"ld.param.u64 {{}}, [{A.FAULT_PARAM}];")
             word = self.new("rd", "cvta.to.global.u64 {}, {};", raw)
             for f, site, index, length, y in pending:
                 b.comment(f"check site {site}" if not str(site).startswith("%") else "the first failed check of an unrolled loop")

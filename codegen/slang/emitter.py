@@ -35,7 +35,7 @@ from ..guard import emitter
 from ..names import ascii_ident
 from .handwritten import HandwrittenKernel, rename_entry, try_kernel_def_from_source
 from .text import (BUILTIN_PARAMS, ENTRY_POINT, FAULTS, FAULTS_TYPE, INDENT, Names, Printer, arg_value,
-                         args_block, element_type, has_checks, has_sync, param_type, signature_builtins, site_comments,
+                         args_block, element_type, has_sync, param_type, signature_builtins, site_comments,
                          slang_type, struct_decl)
 
 __all__ = [
@@ -73,7 +73,7 @@ def emit_slang(kernel: N.Kernel) -> str:
     x, y, z = kernel.workgroup_size
     params = [f"{param_type(p, names)} {names(p.name)}" for p in kernel.params]
     params += [" ".join(BUILTIN_PARAMS[b]) for b in signature_builtins(kernel)]
-    if has_checks(kernel):
+    if A.has_error_word(kernel):
         params.append(f"{FAULTS_TYPE} {FAULTS}")
     out += ["[goldy_compute]", f"[numthreads({x}, {y}, {z})]", f"void {CANONICAL_ENTRY}({', '.join(params)})", "{"]
     body = pr.block(kernel.body, 1)
@@ -123,7 +123,7 @@ def emit_wrapper_from_kernel_def(kdef: KernelLike) -> str:
             call.append("_goldy_args._goldy_nwg")
         else:
             call.append(_SYSTEM_VALUES[item])
-    if has_checks(kdef):
+    if A.has_error_word(kdef):
         call.append(f"_goldy_args.{FAULTS}")
     out = [body, "// ---- wrapper: the entry point a Slang compiler dispatches", ""]
     out += args_block(kdef, names)

@@ -17,14 +17,15 @@ from __future__ import annotations
 from typing import Optional
 
 from goldy_import.errors import BackendError
+from goldy_import.ir import abi as A
 from goldy_import.ir import layout as L
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 from goldy_import.ir.pipeline import for_target
 
 from ..guard import emitter
-from .text import (ENTRY_POINT, FAULTS, FAULTS_TYPE, INDENT, Names, Printer, _slang_rmw, args_block, f32_literal,
-                         has_checks, has_sync, param_type, site_comments, slang_type, struct_decl)
+from .text import (ENTRY_POINT, FAULTS, FAULTS_TYPE, INDENT, Names, Printer, _slang_rmw, args_block,
+                         has_sync, param_type, site_comments, slang_type, struct_decl)
 
 LANE = "_goldy_t"
 ALIVE = "_goldy_alive"
@@ -240,7 +241,7 @@ def emit_lane_serial(kernel: N.Kernel) -> str:
             out.append(f"{INDENT}{slang_type(p.ty, names)} {names(p.name)} = _goldy_args.{names(p.name)}[0];")
         else:
             out.append(f"{INDENT}{param_type(p, names)} {names(p.name)} = _goldy_args.{names(p.name)};")
-    if has_checks(kernel):
+    if A.has_error_word(kernel):
         out.append(f"{INDENT}{FAULTS_TYPE} {FAULTS} = _goldy_args.{FAULTS};")
     for w in kernel.workgroup_arrays:
         out.append(f"{INDENT}{slang_type(w.ty)} {names(w.name)}[{w.size}] = {{}};")

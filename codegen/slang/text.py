@@ -45,7 +45,6 @@ _SCALAR = {"u32": "uint", "i32": "int", "f32": "float", "bool": "bool"}
 # The error word of a kernel with trapping-check sites (ir/abi.py): the canonical function's
 # last parameter, a field of the wrapper's argument block, a local of the lane-serial form.
 FAULTS, FAULTS_TYPE, FAULT_WORDS = A.FAULTS, A.FAULTS_TYPE, A.FAULT_WORDS
-has_checks = A.has_error_word
 
 
 class Names:
@@ -625,7 +624,7 @@ ENTRY_POINT = "goldy_main"  # the dispatched entry of both; `main` is renamed by
 
 def site_comments(kernel: N.Kernel) -> list[str]:
     """One comment line per trapping-check site: its id, what it checks, the Rust location."""
-    if not has_checks(kernel):
+    if not A.has_error_word(kernel):
         return []
     out = [f"// trapping checks (`{FAULTS}` records the first failure):"]
     for site in check_sites(kernel):

@@ -67,7 +67,6 @@ import numpy as np
 from goldy_import.errors import BackendError
 from goldy_import.ir import abi as A
 from goldy_import.ir.info import kernel_info
-from goldy_import.ir import layout as L
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 from goldy_import.ir.mathlib import FUNCTIONS as _MATH_FUNCTIONS
@@ -249,7 +248,6 @@ def _contains(stmts: list[N.Stmt], kinds) -> bool:
 
 _BARRIERS = (N.Barrier, N.Reduce, N.Softmax)
 
-FAULT_WORDS = A.FAULT_WORDS  # the error word's u32 (ir/abi.py ERROR_WORD)
 
 
 def _has_site(e: N.Expr) -> bool:
@@ -407,7 +405,7 @@ class _Emitter:
         fbinding = block.fault_binding
         if fbinding is not None:
             head.append(f"@group(0) @binding({fbinding}) var<storage, read_write> gi_faults: "
-                        f"array<atomic<u32>, {FAULT_WORDS}>;")
+                        f"array<atomic<u32>, {A.FAULT_WORDS}>;")
             if self.flag_mode:  # gi_fault reads it: a returned thread records no failure
                 head.append("var<private> gi_done: bool = false;")
         for w in k.workgroup_arrays:
