@@ -19,7 +19,9 @@ Extra precision comes from double-f32 arithmetic built from these: `two_sum` (Kn
 `two_prod` (Dekker, the 4097 split), so no sequence depends on an fma or a wider type.
 Special values are decided on the bits (never by float compares, which flush subnormals on
 some drivers), and no subnormal intermediate reaches a result: subnormal inputs are
-normalised in integer arithmetic and subnormal results are rounded from the bits.
+normalised in integer arithmetic and subnormal results are rounded from the bits (or,
+where `Ops.exact_subnormal_mul` says the target's multiply rounds them itself, by two
+multiplies with the same bits: `_ldexp`).
 
 Error bounds, in ulp of the correctly rounded f32 result (asserted by tests/test_mathlib.py
 against f64 references over fresh sweeps; worst measured over 2M inputs in brackets;
@@ -95,6 +97,10 @@ NAN_BITS, INF_BITS, ABS_MASK, SIGN = 0x7FC00000, 0x7F800000, 0x7FFFFFFF, 0x80000
 class Ops:
     """The primitive operations. Values are opaque to the sequences: f32 values, u32 values
     (integers are bit patterns; `_s` operations read them as i32) and predicates."""
+
+    # Whether `mul` rounds a subnormal result correctly on every device the target runs on
+    # (PTX's mul.rn.f32 without .ftz, numpy). WGSL and Slang may meet a flushing driver.
+    exact_subnormal_mul = False
 
     # f32
     def c(self, x: float) -> Any: ...  # an f32 constant (x is rounded to f32)
@@ -253,10 +259,19 @@ def _abs_bits(m: Ops, x):
     return m.iand(m.fbits(x), m.i(ABS_MASK))
 
 
-def _ldexp(m: Ops, p, k):
-    """p * 2^k from the bits, for p in [0.5, 2) and any i32 k: no float multiply, so no
-    driver flushes a subnormal result. Subnormal results round to nearest even from p's
-    bits; overflow gives inf."""
+def _ldexp(m: Ops, p, k, small_k: bool = False):
+    """p * 2^k for p in [0.5, 2): correctly rounded (to nearest even), overflow gives inf.
+
+    With `small_k` (the caller guarantees |k| <= 250) on a target whose `mul` rounds
+    subnormal results exactly, two multiplies by normal powers of two: the first is exact,
+    the second rounds once, so the bits equal the integer form's below (8 operations
+    instead of 25). Otherwise from the bits, with no float multiply, so no driver flushes
+    a subnormal result; any i32 k."""
+    if small_k and m.exact_subnormal_mul:
+        k1 = m.shr_s(k, 1)
+        def pow2(e):
+            return m.bitsf(m.shl(m.iadd(e, m.i(127)), 23))
+        return m.mul(m.mul(p, pow2(k1)), pow2(m.isub(k, k1)))
     bits = m.fbits(p)
     e = m.iadd(m.shr_u(bits, 23), k)                   # biased exponent of the result
     frac = m.iand(bits, m.i(0x7FFFFF))
@@ -297,7 +312,7 @@ def exp(m: Ops, x):
     hi, hl = two_sum(m, xc, m.neg(m.mul(kf, m.c(LN2_HI))))   # the product is exact
     r, rl = two_sum(m, hi, m.neg(m.mul(kf, m.c(LN2_LO))))
     p = _exp_core(m, r, m.add(rl, hl))
-    return _exp_special(m, x, _ldexp(m, p, k))
+    return _exp_special(m, x, _ldexp(m, p, k, small_k=True))  # |k| <= 151
 
 
 def _exp2_pair(m: Ops, w, wl):
@@ -308,7 +323,7 @@ def _exp2_pair(m: Ops, w, wl):
     u, ul = two_prod(m, r0, None, LN2_H)
     ul = m.add(ul, m.add(m.mul(r0, m.c(LN2_L)), m.mul(r0l, m.c(LN2_H))))
     u, ul = fast_two_sum(m, u, ul)
-    return _ldexp(m, _exp_core(m, u, ul), k)
+    return _ldexp(m, _exp_core(m, u, ul), k, small_k=True)  # |k| <= 200
 
 
 def exp2(m: Ops, x):

@@ -238,3 +238,22 @@ def test_the_library_uses_only_portable_operations():
     """No fma and no f64 anywhere: the interface has no such operation, and every function
     renders through it alone."""
     assert not any(hasattr(ML.Ops, op) for op in ("fma", "dadd", "f2d", "rni"))
+
+
+def test_the_two_multiply_ldexp_equals_the_integer_one():
+    """_ldexp's fast form (PTX, numpy) against its integer form (WGSL, Slang): the same bits
+    for every k the callers pass and significands across [0.5, 2), subnormal results,
+    underflow to zero and overflow to inf included."""
+    from goldy_import.codegen.cpu.math import NumpyOps
+    rng = np.random.default_rng()
+    m = NumpyOps()
+    p = np.concatenate([rng.uniform(0.5, 2.0, 4000).astype(np.float32),
+                        np.float32([0.5, 1.0, np.nextafter(np.float32(2), np.float32(0)), 0.70710677, 1.4142135])])
+    ks = np.arange(-250, 251, dtype=np.int32)
+    pp = np.repeat(p, ks.size)
+    kk = np.tile(ks, p.size).view(np.uint32)
+    with np.errstate(over="ignore", under="ignore"):
+        fast = ML._ldexp(m, pp, kk, small_k=True)
+        slow = ML._ldexp(m, pp, kk)
+    assert np.array_equal(fast.view(np.uint32), slow.view(np.uint32))
+    assert (fast == 0).any() and np.isinf(fast).any() and ((fast > 0) & (fast < np.finfo(np.float32).tiny)).any()

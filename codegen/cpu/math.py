@@ -16,6 +16,8 @@ _F, _U = np.float32, np.uint32
 class NumpyOps(ML.Ops):
     """f32 values as float32 arrays, u32 values as uint32 arrays, predicates as bool arrays."""
 
+    exact_subnormal_mul = True
+
     def c(self, x):
         return _F(x)
 

@@ -122,6 +122,8 @@ class PtxOps(Ops):
     (setp.lt.f32 without .ftz: subnormals compare exactly, NaN gives false). Integer
     operations on two immediates are folded here (rules applied to constants)."""
 
+    exact_subnormal_mul = True  # mul.rn.f32 without .ftz
+
     def __init__(self, b):
         self.b = b
 
