@@ -309,9 +309,11 @@ def _exp_special(m: Ops, x, res):
 def exp(m: Ops, x):
     xc = _clamp(m, x, -104.0, 89.0)                    # beyond: 0 or inf from _ldexp
     kf, k = _rint_small(m, m.mul(xc, m.c(LOG2E)))
-    hi, hl = two_sum(m, xc, m.neg(m.mul(kf, m.c(LN2_HI))))   # the product is exact
+    # k * LN2_HI is exact, and so is the difference: it is a multiple of ulp(xc) (LN2_HI
+    # has 16 bits) no larger than |xc|
+    hi = m.sub(xc, m.mul(kf, m.c(LN2_HI)))
     r, rl = two_sum(m, hi, m.neg(m.mul(kf, m.c(LN2_LO))))
-    p = _exp_core(m, r, m.add(rl, hl))
+    p = _exp_core(m, r, rl)
     return _exp_special(m, x, _ldexp(m, p, k, small_k=True))  # |k| <= 151
 
 
