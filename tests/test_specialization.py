@@ -12,6 +12,7 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir.serialize import from_json, to_json
 from goldy_import.ir.specialize import specialize
 from oracle import POISON_F32, assert_same, backend_or_skip, device
+from test_ptx import ptxas  # noqa: F401  (the fixture: required in CI, else skipped)
 
 SRC = """
 use goldy::gpu;
@@ -316,3 +317,16 @@ fn bias(y: &[f32], z: &mut [f32], b: f32) { let i = gpu::global_id().x; if i < z
     sch.submit()
     assert sch.stats.specializations == promoted  # nothing switches while the fused region runs
     np.testing.assert_array_equal(z.numpy(), x.numpy() * np.float32(1.5) + np.float32(0.25))
+
+
+def test_variants_assemble_with_ptxas_and_divide_by_constants(ks, ptxas, tmp_path):
+    from goldy_import.codegen.ptx import emit_ptx
+    from goldy_import.ir import pipeline
+    from test_ptx import assemble
+    gv = specialize(ks.gemv.definition().ir, {"n": 37, "d": 7, "rows": 100})
+    text = emit_ptx(pipeline.lower(gv, "ptx", checks=True).kernel)
+    assert "div.u32" in text and ", 7;" in text  # u32 division by the baked constant itself
+    assemble(ptxas, text, tmp_path)
+    for op in range(4):
+        v = specialize(ks.opswitch.definition().ir, {"op": op, "s": 1.5, "k": -3})
+        assemble(ptxas, emit_ptx(pipeline.lower(v, "ptx", checks=True).kernel), tmp_path)
