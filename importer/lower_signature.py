@@ -129,10 +129,13 @@ class SignatureLowering(LowererState):
                 self.scopes[0][name] = Binding(name, "", False, "poisoned")
                 continue
             category, elem = param
-            shape = None
+            shape, fact = None, False
             for a in attrs:
-                shape = self.tensor_attribute(a, category, name, shape)
-            p = N.Param(name, category, elem, self.span(pat), shape)
+                if self.fact_attribute(a, category, name):
+                    fact = True
+                else:
+                    shape = self.tensor_attribute(a, category, name, shape)
+            p = N.Param(name, category, elem, self.span(pat), shape, fact)
             self.params.append(p)
             self.used_names.add(name)
             if category == "scalar":
@@ -148,6 +151,19 @@ class SignatureLowering(LowererState):
             else:
                 b = Binding(name, elem, False, "resource", decl_span=self.span(pat))
             self.scopes[0][name] = b
+
+    def fact_attribute(self, attr, category: str, pname: str) -> bool:
+        """`#[fact]`: a scalar fixed when the op is recorded (always baked: runtime/specialization.py)."""
+        a = next((x for x in attr.children if x.type == "attribute"), None)
+        if a is None or node_text(a.child(0)) != "fact":
+            return False
+        if a.child_by_field_name("arguments") is not None or a.child_by_field_name("value") is not None:
+            self.error("G0002", "`#[fact]` takes no arguments", attr, "not understood", ["write `#[fact]`"])
+        elif category != "scalar":
+            self.error("G0002", f"`#[fact]` on non-scalar parameter `{pname}`", attr,
+                       "only scalar parameters can be facts",
+                       ["a tensor's shape is baked by specialization without an attribute; drop `#[fact]`"])
+        return True
 
     def tensor_attribute(self, attr, category: str, pname: str, shape):
         a = next((x for x in attr.children if x.type == "attribute"), None)

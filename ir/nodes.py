@@ -335,6 +335,7 @@ class Param:
     ty: str  # element type for buffers/tensors/images, value type for scalars/uniforms
     span: Span
     shape: Optional[list[Union[str, int]]] = None  # tensor contract: "_", int or identifier
+    fact: bool = False  # `#[fact]` scalar: fixed when the op is recorded, always baked (ir/specialize.py)
 
 
 @dataclass

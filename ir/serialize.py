@@ -31,7 +31,7 @@ def _encode(v: Any) -> Any:
         for f in dataclasses.fields(v):
             value = getattr(v, f.name)
             if (f.name == "check" and value == -1) or (f.name == "source_lines" and not value) \
-                    or (f.name in ("op", "compare") and value == f.default):
+                    or (f.name in ("op", "compare", "fact") and value == f.default):
                 continue  # the defaults (unchecked, no source text): kept out so plain IR reads as before
             out[f.name] = _encode(value)
         return out

@@ -92,6 +92,7 @@ class Device:
         self.backend_name = name
         self.closed = False
         self._kernel_cache: dict[tuple, Any] = {}
+        self._variants: Any = None  # runtime/specialization.py VariantCache, on first use
         self._lock = threading.RLock()
         self._next_id = 0
         log.info("goldy_import: using %s backend (%s)", name, self.backend.describe())
@@ -968,6 +969,10 @@ class SchemeStats:
     fusion_promotions: int = 0  # regions switched to their fused dispatch (runtime/fusion.py)
     fusion_fallbacks: int = 0  # returns to the recorded graph after a structure change
     fusion_compile_failures: int = 0
+    specializations: int = 0  # nodes switched to a variant with their facts baked (runtime/specialization.py)
+    specialization_demotions: int = 0  # back to the universal program after set_node_param on a baked scalar
+    specialization_compiles: int = 0
+    specialization_failures: int = 0
 
 
 class Scheme:
@@ -985,6 +990,8 @@ class Scheme:
         self._fusion: Any = None  # runtime/fusion.py AutoFusion, while automatic fusion is on
         self._auto_fusion: Optional[bool] = None  # None: $GOLDY_FUSION decides
         self._unfinished: list[RecordBuilder] = []  # records still waiting for their grid call
+        self._spec: Any = None  # runtime/specialization.py Specializer, on first use
+        self._specialize: Optional[str] = None  # "on" | "facts" | "off"; None: $GOLDY_SPECIALIZE decides
 
     def __repr__(self) -> str:
         return f"<Scheme on {self.device.backend_name}: {len(self.nodes)} nodes>"
@@ -1030,6 +1037,31 @@ class Scheme:
         """Wait until automatic fusion's compiles finish; False on timeout."""
         return self._fusion.wait(timeout) if self._fusion is not None else True
 
+    def set_specialization(self, on: bool) -> None:
+        """Bake unchanged scalars and tensor shapes into variants (runtime/specialization.py);
+        overrides $GOLDY_SPECIALIZE. Off also leaves `#[fact]` scalars run-time values."""
+        self._specialize = "on" if on else "off"
+
+    def specialization_report(self):
+        """Per node: universal, compiling, active or failed, and which parameters are baked."""
+        from .specialization import Specializer, specialization_mode
+        return (self._spec or Specializer(self)).report(self._specialize or specialization_mode(None))
+
+    def wait_for_specialization(self, timeout: Optional[float] = None) -> bool:
+        """Wait until the variants' background compiles finish; False on timeout."""
+        return self._spec.wait(timeout) if self._spec is not None else True
+
+    def _specialized(self, entries: list) -> list:
+        if self._specialize is None:
+            from .specialization import specialization_mode
+            self._specialize = specialization_mode(None)
+        if self._spec is None:
+            if self._specialize == "off":
+                return entries
+            from .specialization import Specializer
+            self._spec = Specializer(self)
+        return self._spec.entries(entries, self._specialize)
+
     def _resolve(self, args: list) -> list:
         return self._temps.resolve(args) if self._temps is not None else args
 
@@ -1068,7 +1100,7 @@ class Scheme:
                     raise BindingError(f"node {n.index} ({n.label!r}, kernel `{n.kernel.name}`) uses a buffer "
                                        f"that was freed after recording")
         with self._lock:
-            entries = self._entries()
+            entries = self._specialized(self._entries())
             with self.device._lock:
                 faults = self.device.backend.submit([n.dispatch for n in entries])
             self.stats.submits += 1
@@ -1096,6 +1128,10 @@ class Scheme:
         if p.category != "scalar":
             raise BindingError(f"kernel `{k.name}` parameter `{p.name}` ({rust_param_type(p)}) is not a scalar; "
                                f"only scalars can be changed with set_node_param")
+        if p.fact:
+            raise BindingError(f"kernel `{k.name}` parameter `{p.name}` is a `#[fact]`: its value is fixed when the "
+                               f"op is recorded and baked into the compiled variant; record the node again with "
+                               f"the new value instead of calling set_node_param")
         where = f"kernel `{k.name}` parameter `{p.name}` ({rust_param_type(p)})"
         node.dispatch.args[idx] = node.args[idx] = ScalarArg(p.ty, _check_scalar(where, p.ty, value))
         with self.device._lock:
@@ -1103,6 +1139,8 @@ class Scheme:
                 self.device.backend.update_scalar(node.dispatch, idx)
         if self._fusion is not None:
             self._fusion.scalar_changed(node, idx)
+        if self._spec is not None:
+            self._spec.scalar_changed(node, idx)
 
 
 def _temps_of(scheme: Scheme, keep: list, kernel: str) -> bool:

@@ -1,0 +1,142 @@
+"""Specialization: a kernel with some of its run-time facts baked in as constants.
+
+`specialize(kernel, scalars, tensors)` returns a copy of `kernel` (the input is left as it
+is) in which every read of a baked scalar parameter is its value, and every `rank()`,
+`dim(a)` (constant `a`) and `len()` of a baked tensor view is read from its layout record;
+constant subexpressions are then folded with ir/fold.py (Rust's rules, one place), `if`s
+and `while`s on a constant condition lose the arm that cannot run, and `&&` / `||` /
+`select` with a constant deciding operand keep the operand that decides. The parameter list
+is unchanged, so a variant binds exactly the arguments of the universal program (it simply
+never reads the baked ones) and runs through the same pipeline (checks, legalisation).
+
+What is never folded, so a variant computes the same bits as the universal program on
+every backend: integer division or remainder by zero (its trapping check must still run
+and fault), f32 `/`, `%` and `sqrt` (WGSL allows them inexact, so a backend's run-time
+value may differ from the correctly rounded constant), and anything ir/fold.py leaves alone
+(transcendentals, vectors). Non-finite f32 values are not baked (see `bakeable`).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Mapping, Optional, Sequence, Union
+
+from . import nodes as N
+from .fold import fold
+
+__all__ = ["specialize", "bakeable"]
+
+Value = Union[int, float, bool]
+
+_NOT_FOLDED_F32 = ("div", "rem")
+_NOT_FOLDED_CALLS = ("sqrt",)
+
+
+def bakeable(ty: str, value: Value) -> bool:
+    """Whether a scalar value may become a constant: every finite value (an f32 NaN or
+    infinity is left a run-time value: not every target prints it as a literal)."""
+    return not (ty == "f32" and not math.isfinite(float(value)))
+
+
+def specialize(kernel: N.Kernel, scalars: Mapping[str, Value],
+               tensors: Optional[Mapping[str, Sequence[int]]] = None) -> N.Kernel:
+    """`kernel` with the scalar parameters in `scalars` and the tensor layouts in `tensors`
+    (name -> the 12-u32 layout record of runtime/tensor.py) baked in."""
+    k = copy.deepcopy(kernel)
+    _Baker(k, dict(scalars), dict(tensors or {})).run()
+    return k
+
+
+class _Baker:
+    def __init__(self, k: N.Kernel, scalars: dict, tensors: dict):
+        self.k = k
+        self.scalars = {n: (k.param(n).ty, v) for n, v in scalars.items()}  # type: ignore[union-attr]
+        self.tensors = tensors
+
+    def run(self) -> None:
+        self.k.body = self.block(self.k.body)
+
+    # -- statements
+
+    def block(self, body: list[N.Stmt]) -> list[N.Stmt]:
+        out: list[N.Stmt] = []
+        for s in body:
+            out.extend(self.stmt(s))
+        return out
+
+    def stmt(self, s: N.Stmt) -> list[N.Stmt]:
+        for f in ("value", "target", "index", "cond", "start", "end", "base", "count", "compare"):
+            e = getattr(s, f, None)
+            if isinstance(e, N.Expr):
+                setattr(s, f, self.expr(e))
+        if isinstance(s, N.If):
+            c = _const(s.cond)
+            if c is not None:  # the arm that cannot run goes; locals are unique, so no scoping
+                return self.block(s.then_body if c else s.else_body)
+            s.then_body, s.else_body = self.block(s.then_body), self.block(s.else_body)
+        elif isinstance(s, N.While):
+            if _const(s.cond) is False:
+                return []
+            s.body = self.block(s.body)
+        elif isinstance(s, (N.Loop, N.For)):
+            s.body = self.block(s.body)
+        return [s]
+
+    # -- expressions (children first, then the node itself)
+
+    def expr(self, e: N.Expr) -> N.Expr:
+        for f in ("value", "operand", "lhs", "rhs", "index", "axis", "cond", "if_true", "if_false"):
+            c = getattr(e, f, None)
+            if isinstance(c, N.Expr):
+                setattr(e, f, self.expr(c))
+        if isinstance(e, (N.Call, N.Construct)):
+            e.args = [self.expr(a) for a in e.args]
+        return self.node(e)
+
+    def node(self, e: N.Expr) -> N.Expr:
+        if isinstance(e, N.Var) and e.name in self.scalars:
+            ty, v = self.scalars[e.name]
+            return N.Const(ty, e.span, v)
+        lay = self.tensors.get(getattr(e, "resource", None))
+        if lay is not None:
+            if isinstance(e, N.TensorRank):
+                return N.Const("u32", e.span, int(lay[1]))
+            if isinstance(e, N.Len):
+                return N.Const("u32", e.span, int(lay[2]))
+            if isinstance(e, N.TensorDim):
+                a = _const(e.axis)
+                if isinstance(a, int) and not isinstance(a, bool) and 0 <= a < 4:
+                    return N.Const("u32", e.span, int(lay[3 + a]))
+            return e
+        if isinstance(e, N.Select):
+            c = _const(e.cond)
+            if c is not None:
+                return e.if_true if c else e.if_false
+        if isinstance(e, N.Binary) and e.op in N.LOGICAL:
+            a = _const(e.lhs)
+            if a is not None:  # `true && x` is x, `false || x` is x; the other two decide alone
+                decides = (not a) if e.op == "and" else a
+                return N.Const("bool", e.span, bool(a)) if decides else e.rhs
+        if isinstance(e, N.Const) or not _foldable(e):
+            return e
+        v = fold(e)
+        return e if v is None else N.Const(e.ty, e.span, v)
+
+
+def _const(e: N.Expr) -> Optional[Value]:
+    return e.value if isinstance(e, N.Const) else None
+
+
+def _foldable(e: N.Expr) -> bool:
+    """Only nodes whose operands are constants now, and only what every backend computes
+    exactly as ir/fold.py does (module docstring)."""
+    if not all(isinstance(c, N.Const) for c in N.expr_children(e)):
+        return False
+    if isinstance(e, N.Binary) and e.op in ("div", "rem"):
+        if e.lhs.ty == "f32" and e.op in _NOT_FOLDED_F32:
+            return False
+        return e.rhs.value != 0  # type: ignore[attr-defined]
+    if isinstance(e, N.Call) and e.func in _NOT_FOLDED_CALLS:
+        return False
+    return True
