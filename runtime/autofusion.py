@@ -180,6 +180,18 @@ class AutoFusion:
                 with self.scheme.device._lock:
                     self.scheme.device.backend.update_scalar(r.entry.dispatch, slot)
 
+    def sources(self, entry: Any) -> Optional[tuple[tuple[int, ...], list]]:
+        """For an active region's fused dispatch: (its nodes, per fused parameter the
+        (node index, parameter) that supplies it, None for a length fusion added);
+        None for any other entry (runtime/specialization.py specializes regions with it)."""
+        for r in self.regions:
+            if r.entry is entry:
+                out: list = [(r.nodes[s].index, i) for s, i in r.plan.supply]
+                for j in r.comp.elided if r.comp is not None else ():
+                    out[j] = None
+                return r.report.nodes, out
+        return None
+
     # -- planning
 
     def _plan(self) -> None:

@@ -970,6 +970,7 @@ class SchemeStats:
     fusion_fallbacks: int = 0  # returns to the recorded graph after a structure change
     fusion_compile_failures: int = 0
     specializations: int = 0  # nodes switched to a variant with their facts baked (runtime/specialization.py)
+    region_specializations: int = 0  # of them, auto-fused regions switched to a variant of the fused entry
     specialization_demotions: int = 0  # back to the universal program after set_node_param on a baked scalar
     specialization_compiles: int = 0
     specialization_failures: int = 0

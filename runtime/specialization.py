@@ -16,8 +16,13 @@ done (`scheme.wait_for_specialization()` waits). `set_node_param` on a baked sca
 the node to the universal program at once (that submit already runs it with the new value)
 and the scalar stays a run-time value for that node (a later submit may compile a variant of
 the facts left). Variants live in a small per-device LRU keyed by (kernel, options, facts),
-so schemes and re-recordings share them. Automatic fusion composes with it: a fused region
-runs the fused program unspecialized; only dispatches that run as recorded are specialized.
+so schemes and re-recordings share them.
+
+An automatically fused region (runtime/autofusion.py) is specialized as a whole, the same
+way: its fused entry's scalars are its constituents' (each a fact under the rules above,
+per constituent node and slot) plus the lengths of elided temporaries (`<p>_len`, fixed for
+the structure: baked with specialization on). `set_node_param` on a constituent's baked
+scalar demotes the region in the same submit; the report lists regions apart from nodes.
 """
 
 from __future__ import annotations
@@ -35,8 +40,8 @@ from goldy_import.ir.specialize import bakeable, specialize
 
 from .backend import Dispatch, ScalarArg, TensorArg
 
-__all__ = ["Specializer", "SpecializationReport", "NodeSpecialization", "VariantCache", "specialization_mode",
-           "VARIANT_CACHE_SIZE"]
+__all__ = ["Specializer", "SpecializationReport", "NodeSpecialization", "RegionSpecialization", "VariantCache",
+           "specialization_mode", "VARIANT_CACHE_SIZE"]
 
 VARIANT_CACHE_SIZE = 32  # variants kept per device
 
@@ -87,9 +92,21 @@ class NodeSpecialization:
     node: int
     label: str
     kernel: str
-    status: str  # "universal" | "compiling" | "active" | "failed"
+    status: str  # "universal" | "compiling" | "active" | "failed"; "fused": runs in an active fused region
     baked: tuple[str, ...] = ()  # parameter names whose values (or shapes) are baked
     dynamic: tuple[str, ...] = ()  # scalars changed with set_node_param: run-time values
+    error: str = ""
+
+
+@dataclass
+class RegionSpecialization:
+    """An active auto-fused region; `baked` and `dynamic` name the fused entry's parameters."""
+
+    nodes: tuple[int, ...]
+    kernel: str
+    status: str  # "universal" | "compiling" | "active" | "failed"
+    baked: tuple[str, ...] = ()
+    dynamic: tuple[str, ...] = ()
     error: str = ""
 
 
@@ -97,16 +114,24 @@ class NodeSpecialization:
 class SpecializationReport:
     mode: str
     nodes: list[NodeSpecialization] = field(default_factory=list)
+    regions: list[RegionSpecialization] = field(default_factory=list)
 
     def __str__(self) -> str:
         active = sum(n.status == "active" for n in self.nodes)
         lines = [f"specialization {self.mode}: {active} of {len(self.nodes)} node(s) run a variant"]
+        if self.regions:
+            lines[0] += (f", {sum(r.status == 'active' for r in self.regions)} of {len(self.regions)} "
+                         f"fused region(s)")
         for n in self.nodes:
-            lines.append(f"  node {n.node} {n.label!r} ({n.kernel}): {n.status}"
-                         + (f", baked {', '.join(n.baked)}" if n.baked else "")
-                         + (f", run-time {', '.join(n.dynamic)}" if n.dynamic else "")
-                         + (f": {n.error}" if n.error else ""))
+            lines.append(f"  node {n.node} {n.label!r} ({n.kernel}): {_status(n)}")
+        for r in self.regions:
+            lines.append(f"  fused nodes {r.nodes[0]}..{r.nodes[-1]} ({r.kernel}): {_status(r)}")
         return "\n".join(lines)
+
+
+def _status(u: Any) -> str:
+    return (u.status + (f", baked {', '.join(u.baked)}" if u.baked else "")
+            + (f", run-time {', '.join(u.dynamic)}" if u.dynamic else "") + (f": {u.error}" if u.error else ""))
 
 
 def _value_key(a: ScalarArg) -> Any:
@@ -121,8 +146,11 @@ class Specializer:
         self.cache = VariantCache.of(scheme.device)
         self.version = -1
         self.mode = ""
-        self.plans: dict[int, tuple] = {}  # node index -> (key, scalars, tensors), until its args change
-        self.active: dict[int, tuple[tuple, Any]] = {}  # node index -> (key, variant core.Node)
+        # a unit is a recorded node (its index) or an auto-fused region (its node indices)
+        self.plans: dict[Any, tuple] = {}  # unit -> (key, scalars, tensors), until its args change
+        self.active: dict[Any, tuple[tuple, Any]] = {}  # unit -> (key, variant core.Node)
+        self.regions: dict[tuple, tuple[Any, list]] = {}  # region -> (fused entry, its sources)
+        self.seen: dict[int, tuple] = {}  # id(fused entry) -> region
         self.dynamic: dict[int, set[int]] = {}  # node index -> scalar slots changed since recording
         self.pending: set[tuple] = set()
         self.failed: dict[tuple, str] = {}
@@ -134,17 +162,24 @@ class Specializer:
 
     # -- the facts of a node
 
-    def facts(self, node: Any, mode: str) -> tuple[dict, dict]:
-        """(scalar name -> value, tensor name -> layout) to bake into `node`'s variant."""
+    def facts(self, node: Any, mode: str, sources: Optional[list] = None) -> tuple[dict, dict]:
+        """(scalar name -> value, tensor name -> layout) to bake into `node`'s variant.
+        `sources`: a fused entry's (node index, parameter) per parameter, None for a
+        temporary's length (AutoFusion.sources); default: the recorded node's own."""
         pk = node.kernel
         scalars: dict = {}
         tensors: dict = {}
         if mode == "off" or getattr(pk.ir, "slang_source", None):
             return scalars, tensors
-        dyn = self.dynamic.get(node.index, ())
-        for i, (p, a) in enumerate(zip(pk.ir.params, node.args)):
-            if isinstance(a, ScalarArg) and (p.fact or (mode == "on" and i not in dyn)) and bakeable(a.ty, a.value):
-                scalars[p.name] = a.value
+        if sources is None:
+            sources = [(node.index, i) for i in range(len(pk.ir.params))]
+        nodes = self.scheme.nodes
+        for p, a, src in zip(pk.ir.params, node.args, sources):
+            if isinstance(a, ScalarArg):
+                fact = src is not None and nodes[src[0]].kernel.ir.params[src[1]].fact
+                changed = src is not None and src[1] in self.dynamic.get(src[0], ())
+                if (fact or (mode == "on" and not changed)) and bakeable(a.ty, a.value):
+                    scalars[p.name] = a.value
             elif mode == "on" and isinstance(a, TensorArg):
                 tensors[p.name] = tuple(a.layout)
         return scalars, tensors
@@ -163,26 +198,43 @@ class Specializer:
         if self.version != sch._version or self.mode != mode:  # variants come back from the cache
             self.active.clear()
             self.plans.clear()
+            self.regions.clear()
+            self.seen.clear()
             self.version, self.mode = sch._version, mode
             for n in sch.nodes:
-                self._plan(n)
-        if not self.plans:
-            return entries
+                self._plan(n.index, n)
         out = []
         for e in entries:
-            out.append(self._entry(e) if e.index in self.plans and sch.nodes[e.index] is e else e)  # fused: as is
+            u = e.index if sch.nodes[e.index] is e else self._region(e)
+            out.append(self._entry(u, e) if u in self.plans else e)
         return out
 
-    def _plan(self, node: Any) -> None:
-        scalars, tensors = self.facts(node, self.mode)
-        if scalars or tensors:
-            self.plans[node.index] = (self.key(node, scalars, tensors), scalars, tensors)
-        else:
-            self.plans.pop(node.index, None)
+    def _region(self, entry: Any) -> Optional[tuple]:
+        """The region a fused entry runs (planned when first seen); None: not a region's."""
+        u = self.seen.get(id(entry))
+        if u is not None and self.regions[u][0] is entry:
+            return u
+        fusion = self.scheme._fusion
+        src = fusion.sources(entry) if fusion is not None else None
+        if src is None:
+            return None
+        u, sources = src
+        self.seen[id(entry)] = u
+        self.regions[u] = (entry, sources)
+        self.active.pop(u, None)  # another fused entry: its variant gets its own dispatch
+        self._plan(u, entry)
+        return u
 
-    def _entry(self, node: Any) -> Any:
-        key, scalars, tensors = self.plans[node.index]
-        hit = self.active.get(node.index)
+    def _plan(self, u: Any, entry: Any) -> None:
+        scalars, tensors = self.facts(entry, self.mode, self.regions[u][1] if isinstance(u, tuple) else None)
+        if scalars or tensors:
+            self.plans[u] = (self.key(entry, scalars, tensors), scalars, tensors)
+        else:
+            self.plans.pop(u, None)
+
+    def _entry(self, u: Any, node: Any) -> Any:
+        key, scalars, tensors = self.plans[u]
+        hit = self.active.get(u)
         if hit is not None and hit[0] == key:
             return hit[1]
         vpk = self.cache.get(key)
@@ -199,27 +251,36 @@ class Specializer:
         with sch.device._lock:
             sch.device.backend.record(d)
         variant = type(node)(node.index, node.label, vpk, d, node.keep, args=node.args, fused=node.fused)
-        self.active[node.index] = (key, variant)
+        self.active[u] = (key, variant)
         sch.stats.specializations += 1
+        sch.stats.region_specializations += isinstance(u, tuple)
         return variant
 
     def scalar_changed(self, node: Any, index: int) -> None:
-        """set_node_param: a baked scalar demotes the node; a run-time one is copied over."""
+        """set_node_param: a baked scalar demotes the node, and each fused region it is
+        baked into; a run-time one is copied over (automatic fusion has already copied it
+        into the fused entry)."""
         dyn = self.dynamic.setdefault(node.index, set())
-        hit = self.active.get(node.index)
-        if index not in dyn:
-            dyn.add(index)
-            self._plan(node)
-            if hit is not None and node.kernel.ir.params[index].name in dict(hit[0][2]):
-                del self.active[node.index]
-                self.scheme.stats.specialization_demotions += 1
-                return
-        if hit is not None:
-            d = hit[1].dispatch
-            d.args[index] = node.dispatch.args[index]
-            with self.scheme.device._lock:
-                if d.state is not None:
-                    self.scheme.device.backend.update_scalar(d, index)
+        new = index not in dyn
+        dyn.add(index)
+        units = [(node.index, node, index)]
+        for u, (entry, sources) in self.regions.items():
+            if (node.index, index) in sources:
+                units.append((u, entry, sources.index((node.index, index))))
+        for u, entry, slot in units:
+            hit = self.active.get(u)
+            if new:
+                self._plan(u, entry)
+                if hit is not None and entry.kernel.ir.params[slot].name in dict(hit[0][2]):
+                    del self.active[u]
+                    self.scheme.stats.specialization_demotions += 1
+                    continue
+            if hit is not None:
+                d = hit[1].dispatch
+                d.args[slot] = entry.dispatch.args[slot]
+                with self.scheme.device._lock:
+                    if d.state is not None:
+                        self.scheme.device.backend.update_scalar(d, slot)
 
     # -- the worker
 
@@ -258,18 +319,33 @@ class Specializer:
 
     def report(self, mode: str) -> SpecializationReport:
         rep = SpecializationReport(mode)
-        for n in self.scheme.nodes:
-            scalars, tensors = self.facts(n, mode)
-            params = n.kernel.ir.params
-            dyn = tuple(params[i].name for i in sorted(self.dynamic.get(n.index, ())))
-            if not scalars and not tensors:
-                rep.nodes.append(NodeSpecialization(n.index, n.label, n.kernel.name,
-                                                    "universal", dynamic=dyn))
+        fusion = self.scheme._fusion
+        for e in (fusion.active or ()) if fusion is not None and self.scheme._auto_fusion else ():
+            src = fusion.sources(e)
+            if src is None:
                 continue
-            key = self.key(n, scalars, tensors)
-            hit = self.active.get(n.index)
-            status = ("active" if hit is not None and hit[0] == key else "compiling" if key in self.pending
-                      else "failed" if key in self.failed else "universal")
-            rep.nodes.append(NodeSpecialization(n.index, n.label, n.kernel.name, status,
-                                                tuple(scalars) + tuple(tensors), dyn, self.failed.get(key, "")))
+            u, sources = src
+            dyn = tuple(p.name for p, s in zip(e.kernel.ir.params, sources)
+                        if s is not None and s[1] in self.dynamic.get(s[0], ()))
+            status, baked, error = self._status(u, e, sources, mode)
+            if status == "active" and self.regions.get(u, (None,))[0] is not e:
+                status = "universal"  # a fused entry this specializer has not run yet
+            rep.regions.append(RegionSpecialization(u, e.kernel.name, status, baked, dyn, error))
+        fused = {i for r in rep.regions for i in r.nodes}
+        for n in self.scheme.nodes:
+            dyn = tuple(n.kernel.ir.params[i].name for i in sorted(self.dynamic.get(n.index, ())))
+            status, baked, error = self._status(n.index, n, None, mode)
+            rep.nodes.append(NodeSpecialization(n.index, n.label, n.kernel.name,
+                                                "fused" if n.index in fused else status, baked, dyn, error))
         return rep
+
+    def _status(self, u: Any, entry: Any, sources: Optional[list], mode: str) -> tuple[str, tuple, str]:
+        """(status, baked parameter names, error) of a unit, for the report."""
+        scalars, tensors = self.facts(entry, mode, sources)
+        if not scalars and not tensors:
+            return "universal", (), ""
+        key = self.key(entry, scalars, tensors)
+        hit = self.active.get(u)
+        status = ("active" if hit is not None and hit[0] == key else "compiling" if key in self.pending
+                  else "failed" if key in self.failed else "universal")
+        return status, tuple(scalars) + tuple(tensors), self.failed.get(key, "")
