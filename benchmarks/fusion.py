@@ -12,6 +12,8 @@ model would publish them (benchmarks/fusion.py RUST: `t1 = x*a + b`, `t2 = silu(
   (1 read, 4 writes);
 - automatic fusion with the intermediates as scheme temporaries: the scheme fuses the
   four nodes and the temporaries live only in registers (1 read, 1 write);
+- the same with specialization on: the fused region's variant has the four stages' `n`,
+  the scalars and the elided temporaries' lengths baked in (runtime/specialization.py);
 - PyTorch eager (five kernels) and `torch.compile` (Inductor: one Triton kernel) of the
   same chain, in the same run.
 
@@ -25,7 +27,8 @@ Table 2, a decode-like step: `--layers` layers of one reduction (one workgroup: 
 statistic) and nine small element-wise kernels over a 4096-wide hidden state, through
 temporaries, i.e. `10 * layers` dispatches per submit (80 by default). Tokens per second
 = 1 / median wall time of `scheme.submit()`, recorded graph vs automatic fusion (one
-reduction and one fused dispatch per layer), and the dispatch counts.
+reduction and one fused dispatch per layer) vs automatic fusion with specialization on,
+the dispatch counts and how many dispatches run a specialized variant.
 """
 
 from __future__ import annotations
@@ -124,9 +127,7 @@ class Timer:
         if not self.cuda:
             return median_wall_ms(scheme.submit, self.reps)
         b = self.dev.backend
-        fusion = scheme._fusion
-        entries = fusion.active if fusion is not None and fusion.active is not None else scheme.nodes
-        g = b._graphs[tuple(id(n.dispatch) for n in entries)]
+        g = next(reversed(b._graphs.values()))  # the graph that submit ran (fused, specialized or not)
         for _ in range(3):
             b._enqueue(g)
         b._cu("cuStreamSynchronize", b.stream)
@@ -140,8 +141,16 @@ class Timer:
         return statistics.median(times)
 
 
+def settle(scheme: gi.Scheme, spec: bool) -> None:
+    """Submits until automatic fusion (and specialization) run their compiled programs."""
+    for _ in range(2 + spec):
+        scheme.submit()
+        if not (scheme.wait_for_fusion(300) and scheme.wait_for_specialization(300)):
+            raise SystemExit("automatic fusion or specialization did not finish compiling")
+
+
 def chain_schemes(dev: gi.Device, mod, x, y, n: int):
-    """(name, scheme) for the three goldy-import variants of the 4-stage chain."""
+    """(name, scheme) for the four goldy-import variants of the 4-stage chain."""
     k = {name: getattr(mod, name).prepare(dev) for name in ("affine", "silu", "mul", "clamp")}
 
     def stages(t1, t2, t3):
@@ -155,18 +164,22 @@ def chain_schemes(dev: gi.Device, mod, x, y, n: int):
     explicit = gi.Scheme(dev)
     st = stages(*plain)
     gi.FusedKernel.prepare(dev, st).record(explicit, "chain", st)
-    auto = gi.Scheme(dev)
-    auto.set_automatic_fusion(True)
-    for inv in stages(*(auto.temporary_buffer(n) for _ in range(3))):
-        inv.record(auto, "stage")
-    auto.submit()
-    if not auto.wait_for_fusion(300):
-        raise SystemExit("automatic fusion did not finish compiling")
-    auto.submit()
-    rep = auto.fusion_report()
-    assert [r.status for r in rep.regions] == ["active"] and rep.elided == 3, rep
+    autos = []
+    for spec in (False, True):
+        auto = gi.Scheme(dev)
+        auto.set_automatic_fusion(True)
+        auto.set_specialization(spec)
+        for inv in stages(*(auto.temporary_buffer(n) for _ in range(3))):
+            inv.record(auto, "stage")
+        settle(auto, spec)
+        rep = auto.fusion_report()
+        assert [r.status for r in rep.regions] == ["active"] and rep.elided == 3, rep
+        srep = auto.specialization_report()
+        assert [r.status for r in srep.regions] == (["active"] if spec else ["universal"]), srep
+        autos.append(auto)
     return [("unfused (4 dispatches)", unfused, 4), ("FusedKernel, stores kept", explicit, 1),
-            ("automatic fusion + temporaries", auto, 1)]
+            ("automatic fusion + temporaries", autos[0], 1),
+            ("automatic fusion + temporaries + specialization", autos[1], 1)]
 
 
 def torch_rows(x0: np.ndarray, want: np.ndarray, reps: int):
@@ -230,12 +243,13 @@ def chain_table(dev: gi.Device, mod, n: int, reps: int) -> None:
               f"{unfused / ms:.2f}x | {vs_c} |")
 
 
-def decode_scheme(dev: gi.Device, mod, layers: int, hidden: int, auto: bool):
+def decode_scheme(dev: gi.Device, mod, layers: int, hidden: int, auto: bool, spec: bool = False):
     rng = np.random.default_rng(2)
     k = {name: getattr(mod, name).prepare(dev)
          for name in ("inv_rms", "norm_apply", "silu", "affine", "mul", "add", "clamp")}
     scheme = gi.Scheme(dev)
     scheme.set_automatic_fusion(auto)
+    scheme.set_specialization(spec)
     x = dev.buffer(rng.standard_normal(hidden).astype(np.float32))
     first = x
     for layer in range(layers):
@@ -260,29 +274,34 @@ def decode_scheme(dev: gi.Device, mod, layers: int, hidden: int, auto: bool):
 
 def decode_table(dev: gi.Device, mod, layers: int, reps: int, hidden: int = 4096) -> None:
     rows, ref = [], None
-    for auto in (False, True):
-        scheme, _, out = decode_scheme(dev, mod, layers, hidden, auto)
-        scheme.submit()
-        if auto and not scheme.wait_for_fusion(300):
-            raise SystemExit("automatic fusion did not finish compiling")
+    for name, auto, spec in (("recorded graph", False, False), ("automatic fusion", True, False),
+                             ("automatic fusion + specialization", True, True)):
+        scheme, _, out = decode_scheme(dev, mod, layers, hidden, auto, spec)
+        settle(scheme, spec)
+        out.write(np.full(hidden, np.nan, np.float32))
         scheme.submit()
         got = out.numpy()
         if ref is None:
             ref = got
         elif not np.array_equal(got, ref, equal_nan=True):
-            raise SystemExit("decode step: automatic fusion changed the result")
+            raise SystemExit(f"decode step: {name} changed the result")
+        srep = scheme.specialization_report()
+        special = sum(u.status == "active" for u in srep.nodes + srep.regions)
+        if spec and special != 2 * layers:  # each layer's reduction and fused region
+            raise SystemExit(f"decode step: {special} specialized dispatches, expected {2 * layers}\n{srep}")
         before = scheme.stats.dispatches
         ms = median_wall_ms(scheme.submit, max(reps, 50))
         per = (scheme.stats.dispatches - before) // (max(reps, 50) + 3)
-        rep = scheme.fusion_report()
-        rows.append(("automatic fusion" if auto else "recorded graph", per, ms, rep))
+        rows.append((name, per, ms, scheme.fusion_report(), special))
     print(f"\ndecode-like step: {layers} layers x (1 reduction + 9 element-wise), hidden {hidden}, "
           f"on {dev.describe()}")
-    print("| scheme | dispatches / submit | ms / submit | tokens / s | fused regions | temporaries elided |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for name, per, ms, rep in rows:
-        print(f"| {name} | {per} | {ms:.3f} | {1e3 / ms:.0f} | {len(rep.regions)} | {rep.elided} |")
-    print(f"speed-up: {rows[0][2] / rows[1][2]:.2f}x")
+    print("| scheme | dispatches / submit | ms / submit | tokens / s | fused regions | temporaries elided "
+          "| specialized dispatches |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, per, ms, rep, special in rows:
+        print(f"| {name} | {per} | {ms:.3f} | {1e3 / ms:.0f} | {len(rep.regions)} | {rep.elided} | {special} |")
+    print(f"speed-up of automatic fusion: {rows[0][2] / rows[1][2]:.2f}x, with specialization: "
+          f"{rows[0][2] / rows[2][2]:.2f}x")
 
 
 def main() -> int:

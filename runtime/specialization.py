@@ -221,7 +221,8 @@ class Specializer:
         u, sources = src
         self.seen[id(entry)] = u
         self.regions[u] = (entry, sources)
-        self.active.pop(u, None)  # another fused entry: its variant gets its own dispatch
+        for i in (u,) + u:  # another fused entry: its variant gets its own dispatch; the nodes no longer run
+            self.active.pop(i, None)
         self._plan(u, entry)
         return u
 

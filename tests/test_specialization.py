@@ -290,33 +290,148 @@ def test_a_baked_zero_divisor_still_faults(ks):
     assert sch.stats.specializations == 1
 
 
-def test_fused_regions_run_unspecialized(ks):
-    dev = gi.Device("cpu")
-    src = """
+FUSE_SRC = """
+use goldy::gpu;
+
 #[goldy::compute(workgroup_size = [64, 1, 1])]
-fn scale(x: &[f32], y: &mut [f32], s: f32) { let i = gpu::global_id().x; if i < y.len() { y[i] = x[i] * s; } }
+fn scale(x: &[f32], t: &mut [f32], n: u32, s: f32, #[fact] op: u32) {
+    let i = gpu::global_id().x;
+    if i < n {
+        if op == 0 { t[i] = x[i] * s; } else { t[i] = x[i] - s; }
+    }
+}
+
 #[goldy::compute(workgroup_size = [64, 1, 1])]
-fn bias(y: &[f32], z: &mut [f32], b: f32) { let i = gpu::global_id().x; if i < z.len() { z[i] = y[i] + b; } }
+fn mix(t: &[f32], u: &mut [f32], n: u32, d: u32) {
+    let i = gpu::global_id().x;
+    if i < t.len() && i < n { u[i] = t[i] + ((i / d) as f32) - ((i % d) as f32); }
+}
+
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn clampk(u: &[f32], y: &mut [f32], n: u32, l: f32) {
+    let i = gpu::global_id().x;
+    if i < n { y[i] = u[i].clamp(-l, l); }
+}
 """
-    m = gi.load_source("use goldy::gpu;\n" + src, "fuse.rs")
-    rng = np.random.default_rng(2)
-    x = dev.buffer(rng.standard_normal(256).astype(np.float32))
-    y, z = dev.empty(256), dev.empty(256)
+
+N_FUSE = 200  # not a multiple of the workgroup size: the guards matter
+
+
+@pytest.fixture(scope="module")
+def fm():
+    return gi.load_source(FUSE_SRC, "specfuse.rs")
+
+
+def _record_chain(fm, dev, sch, seed: int):
+    """scale -> mix -> clampk through two temporaries, random data and scalars; (y, nodes)."""
+    rng = np.random.default_rng(seed)
+    n = N_FUSE
+    x = dev.buffer(rng.standard_normal(n).astype(np.float32) * 3)
+    y = dev.empty(n)
+    t, u = sch.temporary_buffer(n), sch.temporary_buffer(n)
+    nodes = [fm.scale.prepare(dev).record(sch, "scale", x, t, n, float(rng.uniform(0.5, 2.0)), 0).over_1d(n),
+             fm.mix.prepare(dev).record(sch, "mix", t, u, n, 7).over_1d(n),
+             fm.clampk.prepare(dev).record(sch, "clamp", u, y, n, float(rng.uniform(1.0, 3.0))).over_1d(n)]
+    return y, nodes
+
+
+def _fused_scheme(fm, dev, seed: int, spec: bool = True):
     sch = gi.Scheme(dev)
-    sch.set_specialization(True)
     sch.set_automatic_fusion(True)
-    m.scale.prepare(dev).record(sch, "scale", x, y, 1.5).over_1d(256)
-    m.bias.prepare(dev).record(sch, "bias", y, z, 0.25).over_1d(256)
-    for _ in range(2):
-        sch.submit()
-        sch.wait_for_fusion(60)
-        sch.wait_for_specialization(60)
-    sch.submit()
-    assert sch.stats.fusion_promotions == 1
-    promoted = sch.stats.specializations
-    sch.submit()
-    assert sch.stats.specializations == promoted  # nothing switches while the fused region runs
-    np.testing.assert_array_equal(z.numpy(), x.numpy() * np.float32(1.5) + np.float32(0.25))
+    if spec is not None:
+        sch.set_specialization(spec)
+    y, nodes = _record_chain(fm, dev, sch, seed)
+    for _ in range(2):  # recorded nodes, then the fused region; each compiles in the background
+        _run(sch, [y])
+        assert sch.wait_for_fusion(300) and sch.wait_for_specialization(300)
+    return sch, y, nodes
+
+
+def _unfused(fm, dev, seed: int):
+    ref = gi.Scheme(dev)
+    ref.set_automatic_fusion(False)
+    ref.set_specialization(False)
+    y, nodes = _record_chain(fm, dev, ref, seed)
+    return ref, y, nodes
+
+
+@pytest.mark.parametrize("backend", ["cpu", "wgpu", "slang", "cuda"])
+def test_fused_regions_are_specialized_as_a_whole(fm, backend):
+    backend_or_skip(backend)
+    dev = device(backend)
+    sch, y, _ = _fused_scheme(fm, dev, 11)
+    got = _run(sch, [y])[0]
+    assert sch.stats.fusion_promotions == 1 and sch.stats.region_specializations == 1, sch.specialization_report()
+    rep = sch.specialization_report()
+    (region,) = rep.regions
+    assert region.nodes == (0, 1, 2) and region.status == "active", rep
+    # every constituent scalar, and the elided temporaries' lengths the fused entry took instead
+    assert {"n", "s", "op", "d", "l", "t_len", "u_len"} <= set(region.baked), rep
+    assert [n.status for n in rep.nodes] == ["fused"] * 3
+    assert "fused nodes 0..2" in str(rep) and "1 of 1 fused region(s)" in str(rep)
+    assert sch.fusion_report().regions[0].elided == 2
+    ref, ref_y, _ = _unfused(fm, dev, 11)
+    want = _run(ref, [ref_y])[0]
+    assert not np.isnan(want).any()
+    np.testing.assert_array_equal(_bits(got), _bits(want))
+    if backend != "cpu":  # and the oracle's bits
+        cpu = gi.Device("cpu")
+        oracle, oracle_y, _ = _unfused(fm, cpu, 11)
+        assert_same(got, _run(oracle, [oracle_y])[0])
+
+
+@pytest.mark.parametrize("backend", ["cpu", "wgpu"])
+def test_a_constituents_baked_scalar_demotes_its_region_at_once(fm, backend):
+    backend_or_skip(backend)
+    dev = device(backend)
+    sch, y, nodes = _fused_scheme(fm, dev, 4)
+    _run(sch, [y])
+    assert sch.stats.region_specializations == 1
+    ref, ref_y, ref_nodes = _unfused(fm, dev, 4)
+    sch.set_node_param(nodes[1], "d", 5)  # baked into the region's variant: demoted now
+    ref.set_node_param(ref_nodes[1], "d", 5)
+    assert sch.stats.specialization_demotions == 1
+    (region,) = sch.specialization_report().regions
+    assert region.status != "active" and "d" in region.dynamic and "d" not in region.baked
+    np.testing.assert_array_equal(_bits(_run(sch, [y])[0]), _bits(_run(ref, [ref_y])[0]))  # this very submit
+    # a later variant bakes the facts left; the changed scalar stays a run-time value, copied over
+    assert sch.wait_for_specialization(300)
+    _run(sch, [y])
+    assert sch.specialization_report().regions[0].status == "active"
+    assert sch.stats.region_specializations == 2
+    sch.set_node_param(nodes[1], "d", 3)
+    ref.set_node_param(ref_nodes[1], "d", 3)
+    assert sch.stats.specialization_demotions == 1
+    np.testing.assert_array_equal(_bits(_run(sch, [y])[0]), _bits(_run(ref, [ref_y])[0]))
+    with pytest.raises(gi.BindingError, match=r"`op` is a `#\[fact\]`"):
+        sch.set_node_param(nodes[0], "op", 1)
+
+
+def test_by_default_a_fused_region_bakes_its_facts_only(fm):
+    dev = gi.Device("cpu")
+    sch, y, _ = _fused_scheme(fm, dev, 6, spec=None)  # $GOLDY_SPECIALIZE unset: facts only
+    got = _run(sch, [y])[0]
+    rep = sch.specialization_report()
+    assert rep.mode == "facts" and rep.regions[0].status == "active" and rep.regions[0].baked == ("op",)
+    ref, ref_y, _ = _unfused(fm, dev, 6)
+    np.testing.assert_array_equal(_bits(got), _bits(_run(ref, [ref_y])[0]))
+    off, off_y, _ = _fused_scheme(fm, dev, 6, spec=False)
+    _run(off, [off_y])
+    assert off.stats.region_specializations == 0 and off.specialization_report().regions[0].status == "universal"
+
+
+def test_fused_variants_assemble_with_ptxas(fm, ptxas, tmp_path):
+    from goldy_import.codegen.ptx import emit_ptx
+    from goldy_import.ir import pipeline
+    from test_ptx import assemble
+    sch, _, _ = _fused_scheme(fm, gi.Device("cpu"), 2)
+    (e,) = sch._fusion.active
+    (_, scalars, _) = sch._spec.plans[(0, 1, 2)]
+    v = specialize(e.kernel.kdef.ir, scalars)
+    assert not {p.name for p in v.params} - {p.name for p in e.kernel.ir.params}  # same parameters
+    text = emit_ptx(pipeline.lower(v, "ptx", checks=True).kernel)
+    assert f"setp.lt.u32 %p0, %r" in text and f", {N_FUSE};" in text  # the guard against the baked n
+    assemble(ptxas, text, tmp_path)
 
 
 def test_variants_assemble_with_ptxas_and_divide_by_constants(ks, ptxas, tmp_path):
