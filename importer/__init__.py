@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, field
 from typing import Optional, Union
 
 import tree_sitter
@@ -16,6 +15,7 @@ from goldy_import.ir.verify import VerifyError, verify
 
 from . import dialect as D
 from goldy_import.ir.diagnostics import CODES, Diagnostic, Label, SourceText, render_human, render_json
+from goldy_import.importresult import ImportResult
 from .consts import Consts
 from .divergence import divergence_diagnostics
 from .lints import lint_diagnostics
@@ -27,42 +27,6 @@ __all__ = ["ImportResult", "import_source", "import_file", "Diagnostic", "render
 _LANGUAGE = tree_sitter.Language(tree_sitter_rust.language())
 MAX_SYNTAX_ERRORS = 20
 MAX_HINT_PASSES = 64  # bounds the cost of pathological chains of untyped `let`s
-
-
-@dataclass
-class ImportResult:
-    kernels: list[N.Kernel]
-    diagnostics: list[Diagnostic]
-    source: SourceText
-    source_hash: str
-    structs: dict[str, N.StructDecl] = field(default_factory=dict)
-    # every `#[goldy::compute]` function's name -> its byte range (attributes included),
-    # whether or not it imported: what `only` attributes diagnostics by
-    kernel_regions: dict[str, tuple[int, int]] = field(default_factory=dict)
-
-    def only(self, names) -> "ImportResult":
-        """The result for the kernels `names` alone: those kernels, and the file's
-        diagnostics less those inside other kernels (errors outside every kernel, such as
-        a bad `#[goldy::gpu]` struct or a syntax error in host code, still count)."""
-        want = set(names)
-        others = [r for n, r in self.kernel_regions.items() if n not in want]
-        diags = [d for d in self.diagnostics if not any(s <= d.span.start < e for s, e in others)]
-        return ImportResult([k for k in self.kernels if k.name in want], diags, self.source, self.source_hash,
-                            self.structs, {n: r for n, r in self.kernel_regions.items() if n in want})
-
-    @property
-    def errors(self) -> list[Diagnostic]:
-        return [d for d in self.diagnostics if d.severity == "error"]
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
-
-    def render(self) -> str:
-        return "\n\n".join(render_human(d, self.source) for d in self.diagnostics)
-
-    def kernel(self, name: str) -> Optional[N.Kernel]:
-        return next((k for k in self.kernels if k.name == name), None)
 
 
 def import_file(path: Union[str, os.PathLike]) -> ImportResult:
