@@ -11,6 +11,7 @@ import tree_sitter_rust
 
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
+from goldy_import.ir.uniformity import Uniformity
 from goldy_import.ir.verify import VerifyError, verify
 
 from . import dialect as D
@@ -89,10 +90,11 @@ def import_source(source: Union[str, bytes], filename: str = "<input>") -> Impor
                                         [Label(e.span or kernel.span, "while importing this")],
                                         ["please report this with the kernel's source"]))
                 continue
-            divergent = divergence_diagnostics(kernel, filename)  # G0042
+            must = Uniformity(kernel, "must")  # one walk for G0042 and the race lints
+            divergent = divergence_diagnostics(kernel, filename, must)  # G0042
             diags += divergent
             if not divergent:
-                diags += lint_diagnostics(kernel, filename)  # race warnings: G0043, G0044
+                diags += lint_diagnostics(kernel, filename, must)  # race warnings: G0043, G0044
                 kernels.append(kernel)
     diags.sort(key=lambda d: (d.span.start, d.code))
     return ImportResult(kernels, diags, src, digest, structs, regions)
