@@ -23,7 +23,6 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 from typing import Any, Iterable, Optional
 
 from .version import __version__
@@ -112,6 +111,7 @@ def put(kind: str, k: str, payload: bytes) -> None:
     """Store `payload` under `k` atomically, then keep the cache under its cap."""
     if not enabled():
         return
+    import tempfile  # only a write needs it: a warm start reads
     folder = os.path.join(directory(), kind)
     try:
         os.makedirs(folder, exist_ok=True)
