@@ -66,9 +66,9 @@ def toolchain() -> str:
                 dirs[:] = sorted(d for d in dirs if d != "__pycache__") if sub else []
                 for f in sorted(files):
                     if f.endswith(".py"):
-                        st = os.stat(os.path.join(root, f))
-                        h.update(f"{os.path.relpath(os.path.join(root, f), _PACKAGE)} {st.st_size} "
-                                 f"{st.st_mtime_ns}\0".encode())
+                        path = os.path.join(root, f)
+                        st = os.stat(path)
+                        h.update(f"{path[len(_PACKAGE):]} {st.st_size} {st.st_mtime_ns}\0".encode())
         _fingerprint = h.hexdigest()[:16]
     return _fingerprint
 
