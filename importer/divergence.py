@@ -8,9 +8,9 @@ secondary label.
 
 from __future__ import annotations
 
-from goldy_import.ir import nodes as N
 from typing import Optional
 
+from goldy_import.ir import nodes as N
 from goldy_import.ir.uniformity import Finding, Uniformity, divergent_sync_points
 
 from goldy_import.ir.diagnostics import Diagnostic, Label
