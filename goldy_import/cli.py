@@ -1,5 +1,6 @@
 """`goldy-import FILE.rs`: diagnose, emit target code, or write a typed launch module;
-`goldy-import assets check|regen MANIFEST`: keep `.kir.json` assets in step with their sources.
+`goldy-import assets check|regen MANIFEST`: keep `.kir.json` assets in step with their sources;
+`goldy-import cache info|clear`: the disk cache (goldy_import/cache.py).
 
 Exit status: 0 success, 1 the Rust source has errors (diagnostics printed), 2 usage or I/O error.
 """
@@ -55,6 +56,16 @@ def _assets_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _cache_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="goldy-import cache",
+        description="Show or empty the disk cache of imported IR, emitted code and device probes "
+                    "(GOLDY_CACHE_DIR; GOLDY_CACHE=0 turns it off).")
+    p.add_argument("command", choices=("info", "clear"), help="info: where it is and what it holds; "
+                   "clear: delete every entry")
+    return p
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         code = _main(argv)
@@ -72,6 +83,9 @@ def _main(argv: Optional[Sequence[str]] = None) -> int:
         from goldy_import.assets import main as assets_main
         sub = _assets_parser().parse_args(argv[1:])
         return assets_main(sub.command, sub.manifest)
+    if argv[:1] == ["cache"] and argv[1:2] != [] and not argv[1].endswith(".rs"):
+        from goldy_import.cache import main as cache_main
+        return cache_main(_cache_parser().parse_args(argv[1:]).command)
     args = _parser().parse_args(argv)
     from goldy_import.importer import import_file, render_human, render_json
 

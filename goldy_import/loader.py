@@ -12,8 +12,8 @@ from goldy_import.ir import nodes as N
 from goldy_import.runtime.core import KernelDef
 from goldy_import.runtime.launch import StructType
 
-if TYPE_CHECKING:  # the importer (and tree-sitter) loads only when a Rust file is read
-    from goldy_import.importer import ImportResult
+if TYPE_CHECKING:
+    from goldy_import.importresult import ImportResult
 
 
 class KernelModule(SimpleNamespace):
@@ -80,20 +80,23 @@ def _stem(path: str) -> str:
 def load(path: Union[str, os.PathLike], kernels: Optional[Sequence[str]] = None) -> KernelModule:
     """Import the kernels of a Rust file. A file with errors raises DiagnosticError listing
     every one; with `kernels=[names]` only those kernels load, and errors inside other
-    kernels are ignored (errors outside every kernel still count)."""
-    from goldy_import.importer import import_file
+    kernels are ignored (errors outside every kernel still count). A file imported before
+    (same name and bytes) is read back from the disk cache (goldy_import/cache.py)."""
+    from goldy_import.ircache import import_cached
     try:
-        result = import_file(path)
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as e:
         raise DiagnosticError(f"cannot read {os.fspath(path)}: {e.strerror or e}") from None
-    return _module_from(_select(result, kernels))
+    return _module_from(_select(import_cached(data, os.fspath(path)), kernels))
 
 
 def load_source(text: Union[str, bytes], filename: str = "<source>.rs",
                 kernels: Optional[Sequence[str]] = None) -> KernelModule:
     """`load` for source text instead of a file."""
-    from goldy_import.importer import import_source
-    return _module_from(_select(import_source(text, filename), kernels))
+    from goldy_import.ircache import import_cached
+    data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+    return _module_from(_select(import_cached(data, filename), kernels))
 
 
 def load_slang(source: Union[str, os.PathLike], filename: Optional[str] = None) -> KernelDef:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, field
 from typing import Optional, Union
 
 import tree_sitter
@@ -12,10 +11,12 @@ import tree_sitter_rust
 
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
+from goldy_import.ir.uniformity import Uniformity
 from goldy_import.ir.verify import VerifyError, verify
 
 from . import dialect as D
 from goldy_import.ir.diagnostics import CODES, Diagnostic, Label, SourceText, render_human, render_json
+from goldy_import.importresult import ImportResult
 from .consts import Consts
 from .divergence import divergence_diagnostics
 from .lints import lint_diagnostics
@@ -27,42 +28,6 @@ __all__ = ["ImportResult", "import_source", "import_file", "Diagnostic", "render
 _LANGUAGE = tree_sitter.Language(tree_sitter_rust.language())
 MAX_SYNTAX_ERRORS = 20
 MAX_HINT_PASSES = 64  # bounds the cost of pathological chains of untyped `let`s
-
-
-@dataclass
-class ImportResult:
-    kernels: list[N.Kernel]
-    diagnostics: list[Diagnostic]
-    source: SourceText
-    source_hash: str
-    structs: dict[str, N.StructDecl] = field(default_factory=dict)
-    # every `#[goldy::compute]` function's name -> its byte range (attributes included),
-    # whether or not it imported: what `only` attributes diagnostics by
-    kernel_regions: dict[str, tuple[int, int]] = field(default_factory=dict)
-
-    def only(self, names) -> "ImportResult":
-        """The result for the kernels `names` alone: those kernels, and the file's
-        diagnostics less those inside other kernels (errors outside every kernel, such as
-        a bad `#[goldy::gpu]` struct or a syntax error in host code, still count)."""
-        want = set(names)
-        others = [r for n, r in self.kernel_regions.items() if n not in want]
-        diags = [d for d in self.diagnostics if not any(s <= d.span.start < e for s, e in others)]
-        return ImportResult([k for k in self.kernels if k.name in want], diags, self.source, self.source_hash,
-                            self.structs, {n: r for n, r in self.kernel_regions.items() if n in want})
-
-    @property
-    def errors(self) -> list[Diagnostic]:
-        return [d for d in self.diagnostics if d.severity == "error"]
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
-
-    def render(self) -> str:
-        return "\n\n".join(render_human(d, self.source) for d in self.diagnostics)
-
-    def kernel(self, name: str) -> Optional[N.Kernel]:
-        return next((k for k in self.kernels if k.name == name), None)
 
 
 def import_file(path: Union[str, os.PathLike]) -> ImportResult:
@@ -125,10 +90,11 @@ def import_source(source: Union[str, bytes], filename: str = "<input>") -> Impor
                                         [Label(e.span or kernel.span, "while importing this")],
                                         ["please report this with the kernel's source"]))
                 continue
-            divergent = divergence_diagnostics(kernel, filename)  # G0042
+            must = Uniformity(kernel, "must")  # one walk for G0042 and the race lints
+            divergent = divergence_diagnostics(kernel, filename, must)  # G0042
             diags += divergent
             if not divergent:
-                diags += lint_diagnostics(kernel, filename)  # race warnings: G0043, G0044
+                diags += lint_diagnostics(kernel, filename, must)  # race warnings: G0043, G0044
                 kernels.append(kernel)
     diags.sort(key=lambda d: (d.span.start, d.code))
     return ImportResult(kernels, diags, src, digest, structs, regions)

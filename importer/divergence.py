@@ -8,8 +8,10 @@ secondary label.
 
 from __future__ import annotations
 
+from typing import Optional
+
 from goldy_import.ir import nodes as N
-from goldy_import.ir.uniformity import Finding, divergent_sync_points
+from goldy_import.ir.uniformity import Finding, Uniformity, divergent_sync_points
 
 from goldy_import.ir.diagnostics import Diagnostic, Label
 
@@ -61,5 +63,7 @@ def diagnostic(f: Finding, filename: str) -> Diagnostic:
                        "skip one, the kernel may hang or compute garbage"])
 
 
-def divergence_diagnostics(kernel: N.Kernel, filename: str) -> list[Diagnostic]:
-    return [diagnostic(f, filename) for f in divergent_sync_points(kernel)]
+def divergence_diagnostics(kernel: N.Kernel, filename: str, must: Optional[Uniformity] = None) -> list[Diagnostic]:
+    """`must`: the kernel's "must" analysis, where the caller has it (the race lints share it)."""
+    found = divergent_sync_points(kernel) if must is None else must.findings
+    return [diagnostic(f, filename) for f in found]

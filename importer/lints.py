@@ -68,12 +68,13 @@ class _GiveUp(Exception):
     pass
 
 
-def lint_diagnostics(kernel: N.Kernel, filename: str) -> list[Diagnostic]:
-    """Race warnings for a verified kernel (severity "warning"), in source order."""
+def lint_diagnostics(kernel: N.Kernel, filename: str, must: Optional[Uniformity] = None) -> list[Diagnostic]:
+    """Race warnings for a verified kernel (severity "warning"), in source order. `must`:
+    the kernel's "must" analysis, where the caller has it (G0042's, shared)."""
     lanes = kernel.workgroup_size[0] * kernel.workgroup_size[1] * kernel.workgroup_size[2]
     if lanes <= 1:
         return []  # one thread per workgroup: nothing to race with inside it
-    walker = _Walker(kernel)
+    walker = _Walker(kernel, must)
     try:
         walker.run()
     except _GiveUp:
@@ -185,10 +186,10 @@ class _Walker:
     those flows fixed, follows pending workgroup-array writes and records the findings.
     Pending sets only grow across loop passes, so a race seen in any pass is real."""
 
-    def __init__(self, k: N.Kernel):
+    def __init__(self, k: N.Kernel, must: Optional[Uniformity] = None):
         self.k = k
         self.may = Uniformity(k, "may")
-        self.must = Uniformity(k, "must")
+        self.must = must if must is not None else Uniformity(k, "must")
         self.defs = _immutable_defs(k)
         self.flows: dict[object, _Flow] = {}
         self.loops: dict[tuple, tuple[_Pending, Optional[_Flow]]] = {}  # memo: nested loops stay linear

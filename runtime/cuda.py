@@ -46,11 +46,13 @@ from typing import Any, Optional
 
 import numpy as np
 
+from goldy_import import cache as diskcache
 from goldy_import.codegen.ptx import batch_entry, emit_ptx, entry_name
 from goldy_import.errors import BackendError, BackendUnavailable, BindingError
 from goldy_import.ir import abi as A
 from goldy_import.ir import nodes as N
 from goldy_import.ir.abi import FAULT_WORDS
+from goldy_import.ir.serialize import to_json
 
 from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport, Limits, ScalarArg,
                       UniformArg)
@@ -424,7 +426,12 @@ class CudaBackend(Backend):
 
     def compile(self, kernel: N.Kernel, options: CompileOptions) -> CudaCompiled:
         abi = A.plan(kernel, "ptx")
-        ptx = emit_ptx(kernel, target=self.target, ptx_version=self.ptx_version, batch=BATCH, abi=abi)
+        # the PTX is on disk after a first run; the driver's own JIT cache keeps its SASS
+        ptx_key = diskcache.key("ptx", (to_json(kernel, indent=None), self.target, self.ptx_version, BATCH,
+                                          self.describe()))
+        stored = diskcache.get_text("ptx", ptx_key)
+        ptx = stored if stored is not None else emit_ptx(kernel, target=self.target, ptx_version=self.ptx_version,
+                                                         batch=BATCH, abi=abi)
         self._current()
         image = np.frombuffer(ptx.encode() + b"\0", dtype=np.uint8)
         try:
@@ -443,6 +450,8 @@ class CudaBackend(Backend):
         batched = None
         if f".entry {batch_entry(kernel, BATCH)}(" in ptx:
             batched = self._cu("cuModuleGetFunction", module, batch_entry(kernel, BATCH).encode(), kernel=kernel.name)
+        if stored is None:  # only PTX the driver accepted
+            diskcache.put("ptx", ptx_key, ptx.encode())
         return CudaCompiled(kernel, ptx, module, fn, abi, batched)
 
     def record(self, d: Dispatch) -> None:

@@ -78,6 +78,13 @@ class Compiled:
         return self.abi.checked
 
 
+def _default_shader_cache() -> Optional[str]:
+    """Slang's own shader cache, inside the goldy-import disk cache (goldy_import/cache.py),
+    in a folder per toolchain so a changed goldy-import starts it afresh."""
+    from goldy_import import cache
+    return os.path.join(cache.directory(), "slang", cache.toolchain()) if cache.enabled() else None
+
+
 class SlangBackend(Backend):
     name = "slang"
     lowering = "slang"
@@ -93,7 +100,7 @@ class SlangBackend(Backend):
             # no contraction of a * b + c into an fma (docs/semantics.md, Floats)
             "floating_point_mode": spy.SlangFloatingPointMode.precise,
         })
-        cache = cache_dir or os.environ.get("GOLDY_SLANG_CACHE") or None
+        cache = cache_dir or os.environ.get("GOLDY_SLANG_CACHE") or _default_shader_cache()
         errors = []
         device: Any = None
         for kind in order:

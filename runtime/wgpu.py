@@ -30,6 +30,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from goldy_import import cache as diskcache
 from goldy_import.codegen.wgsl import WgslModule, emit_wgsl_module
 from goldy_import.errors import BackendError, BackendUnavailable, DeviceLimitError, GoldyError
 from goldy_import.ir import abi as A
@@ -298,7 +299,17 @@ class WgpuBackend(Backend):
     def flushes_subnormals(self) -> bool:
         """Whether this driver flushes f32 subnormal operands or results to zero (NVIDIA's
         Vulkan driver does), probed once: then generated modules compute `+ - *` exactly
-        where a subnormal is involved (codegen/wgsl/emitter.py `fop`)."""
+        where a subnormal is involved (codegen/wgsl/emitter.py `fop`). The answer is kept
+        in the disk cache per adapter, driver and wgpu-py version."""
+        k = diskcache.key("probe", ("flushes_subnormals", sorted(self.info.items()), wgpu.__version__))
+        stored = diskcache.get_json("probe", k)
+        if isinstance(stored, bool):
+            return stored
+        flushes = self._probe_flushes_subnormals()
+        diskcache.put_json("probe", k, flushes)
+        return flushes
+
+    def _probe_flushes_subnormals(self) -> bool:
         code = ("@group(0) @binding(0) var<storage, read_write> b: array<f32, 4>;\n"
                 "@compute @workgroup_size(1) fn main() { b[2] = b[1] * b[1]; b[3] = b[0] + b[3]; }\n")
         data = np.array([1e-40, 1e-20, 0.0, 0.0], np.float32)  # 1e-40 and 1e-20^2 are subnormal
