@@ -29,6 +29,7 @@ from goldy_import.ir.serialize import to_json
 from . import dtypes as DT
 from .tensor import TensorView, bind_tensor, check_contracts
 from .temporaries import SchemeTemporaries, TemporaryHandle, has_temporaries
+from . import eager
 from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, Limits, ScalarArg,
                       UniformArg)
 
@@ -94,6 +95,9 @@ class Device:
         self._kernel_cache: dict[tuple, Any] = {}
         self._lock = threading.RLock()
         self._next_id = 0
+        self._pending: list = []  # eager.Submission handles not waited for yet
+        self._eager_faults: list = []  # (Dispatch, FaultReport) of eager launches, raised at the next wait
+        self._eager_launches = 0  # eager launches since the last synchronize
         log.info("goldy_import: using %s backend (%s)", name, self.backend.describe())
 
     @staticmethod
@@ -128,11 +132,38 @@ class Device:
             raise GoldyError(f"device {self.backend_name} is closed")
 
     def close(self) -> None:
+        """Finish pending work, then release the device; a fault nobody observed yet is
+        raised after the device is closed."""
+        error = None
+        if not self.closed:
+            try:
+                eager.synchronize(self)
+            except GoldyError as e:
+                error = e
         with self._lock:  # after any backend call in flight
             if not self.closed:
                 self.closed = True
                 self._kernel_cache.clear()
                 self.backend.close()
+        if error is not None:
+            raise error
+
+    def synchronize(self) -> None:
+        """Wait for every pending submit and eager launch; raise the first KernelFault
+        not raised yet (an eager launch's names its kernel)."""
+        self._check_open()
+        eager.synchronize(self)
+
+    def use_stream(self, stream: Any) -> None:
+        """CUDA: queue this device's work on an external stream (a torch or CuPy stream, or
+        its handle as an int), ordered with the caller's work there without a device-wide
+        sync; `None` goes back to the device's own stream."""
+        self._check_open()
+        fn = getattr(self.backend, "use_stream", None)
+        if fn is None:
+            raise BindingError(f"the {self.backend_name} backend has no streams to share; use_stream is for cuda")
+        with self._lock:
+            fn(stream)
 
     def __enter__(self) -> "Device":
         return self
@@ -346,6 +377,7 @@ class Buffer:
     def numpy(self) -> np.ndarray:
         """A host copy of the contents (bool buffers come back as bool)."""
         self._check_live()
+        eager.settle(self.device)
         s, _ = self.byte_range
         with self.device._lock:
             raw = self.device.backend.read(self.handle, s, self.nbytes) if self.length else b""
@@ -362,6 +394,7 @@ class Buffer:
         if len(arr) != self.length:
             raise BindingError(f"buffer.write: buffer has {self.length} elements, got {len(arr)}")
         if self.length:
+            eager.settle(self.device)
             s, _ = self.byte_range
             with self.device._lock:
                 self.device.backend.write(self.handle, s, memoryview(np.ascontiguousarray(data)).cast("B"))
@@ -545,6 +578,8 @@ class PreparedKernel:
         self.device = device
         self.compiled = compiled
         self.options = options
+        self._eager_categories = [p.category for p in self.ir.params]
+        self._eager_plans: dict = {}  # runtime/eager.py: bound arguments of recent launches
 
     def __repr__(self) -> str:
         return f"<prepared kernel {self.name} on {self.device.backend_name}>"
@@ -569,6 +604,11 @@ class PreparedKernel:
     def invoke(self, *args: Any) -> "InvokeBuilder":
         """Bind arguments now and choose the grid; the result is an Invocation value."""
         return InvokeBuilder(self, bind_arguments(self, args))
+
+    def launch(self, *args: Any) -> "eager.LaunchBuilder":
+        """Eager: the grid call on the result enqueues one dispatch on the device's stream
+        and returns without waiting (runtime/eager.py)."""
+        return eager.LaunchBuilder(self, args)
 
 
 @dataclass
@@ -1053,8 +1093,9 @@ class Scheme:
             self._fusion = AutoFusion(self)
         return self._fusion.entries()
 
-    def submit(self) -> None:
-        """Run every recorded node in order and wait for completion."""
+    def submit(self, wait: bool = True) -> Optional["eager.Submission"]:
+        """Run every recorded node in order and wait for completion; `wait=False` returns
+        a Submission (`.wait()`, `.done()`) at once instead."""
         self.device._check_open()
         if self._unfinished:
             rb = self._unfinished[0]
@@ -1070,13 +1111,23 @@ class Scheme:
         with self._lock:
             entries = self._entries()
             with self.device._lock:
-                faults = self.device.backend.submit([n.dispatch for n in entries])
+                if wait:
+                    faults = self.device.backend.submit([n.dispatch for n in entries])
+                else:
+                    handle = eager.Submission(self.device, self.device.backend.enqueue(
+                        [n.dispatch for n in entries]), list(entries))
+                    self.device._pending.append(handle)
             self.stats.submits += 1
             self.stats.dispatches += len(entries)
+        if not wait:
+            if self._fusion is not None and self._auto_fusion:
+                self._fusion.after_submit()
+            return handle
         if faults:
             raise kernel_fault(entries, faults)
         if self._fusion is not None and self._auto_fusion:
             self._fusion.after_submit()
+        return None
 
     def set_node_param(self, node: Node, slot_or_name: Union[int, str], value: Any) -> None:
         """Change a scalar argument of a recorded node; takes effect at the next submit."""
@@ -1119,7 +1170,7 @@ def kernel_fault(nodes: list[Node], faults: list[Any]) -> KernelFault:
     k = node.dispatch.kernel
     sites = {s.id: s for s in pipeline.kernel_info(k).sites}
     site = sites.get(f.site)
-    where = f"kernel `{k.name}` (node {node.index} {node.label!r})"
+    where = f"kernel `{k.name}` (node {node.index} {node.label!r})" if node.index >= 0 else f"kernel `{k.name}` ({node.label})"
     if site is None:
         msg = f"{where}: a run-time check failed (site {f.site})"
     else:
