@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from goldy_import.errors import BindingError, GoldyError
 
+from . import core as C  # core imports this module first: attributes are read at call time
 from .backend import Dispatch, ScalarArg
+from .temporaries import has_temporaries
 
 if TYPE_CHECKING:
     from .core import Device, PreparedKernel
@@ -59,8 +61,6 @@ def _key(pk: "PreparedKernel", args: tuple) -> Optional[tuple]:
 
 
 def _plan(pk: "PreparedKernel", args: tuple) -> _Plan:
-    from .core import bind_arguments
-    from .temporaries import has_temporaries
     key = _key(pk, args) if len(args) == len(pk._eager_categories) else None
     plans = pk._eager_plans
     plan = plans.get(key) if key is not None else None
@@ -70,7 +70,7 @@ def _plan(pk: "PreparedKernel", args: tuple) -> _Plan:
                 del plans[key]
                 return _plan(pk, args)
         return plan
-    bound = bind_arguments(pk, args)
+    bound = C.bind_arguments(pk, args)
     if has_temporaries(bound.keep):
         raise BindingError(f"kernel `{pk.name}`: launch() cannot bind a scheme's temporary buffer; "
                            f"record the kernel into that scheme instead")
@@ -85,7 +85,6 @@ def _plan(pk: "PreparedKernel", args: tuple) -> _Plan:
 
 def launch(pk: "PreparedKernel", args: tuple, groups: tuple) -> None:
     """Enqueue one dispatch of `pk` over `groups` workgroups (already counted, unchecked)."""
-    from .core import _check_groups, _check_in_place_grid, _check_scalar
     dev = pk.device
     if dev.closed:
         dev._check_open()
@@ -93,8 +92,8 @@ def launch(pk: "PreparedKernel", args: tuple, groups: tuple) -> None:
     d = plan.dispatches.get(groups)
     with dev._lock:
         if d is None:
-            groups = _check_groups(pk, groups)
-            _check_in_place_grid(pk, plan.bound, groups)
+            groups = C._check_groups(pk, groups)
+            C._check_in_place_grid(pk, plan.bound, groups)
             d = Dispatch(pk.target_ir, pk.compiled, list(plan.bound.args), groups, EAGER_LABEL)
             d.raw = list(args)  # type: ignore[attr-defined]  # the scalars as last given
             dev.backend.record(d)
@@ -106,7 +105,7 @@ def launch(pk: "PreparedKernel", args: tuple, groups: tuple) -> None:
             for i, ty, where in plan.scalars:
                 v = args[i]
                 if v is not raw[i] and v != raw[i]:
-                    d.args[i] = ScalarArg(ty, _check_scalar(where, ty, v))
+                    d.args[i] = ScalarArg(ty, C._check_scalar(where, ty, v))
                     raw[i] = v
                     dev.backend.update_scalar(d, i)
         faults = dev.backend.launch(d)
@@ -127,27 +126,22 @@ class LaunchBuilder:
         wg = self.pk.ir.workgroup_size
         if type(n) is int and n > 0:  # the common case, fast
             return launch(self.pk, self.args, (-(-n // wg[0]), 1, 1))
-        from .core import _groups_for
-        launch(self.pk, self.args, _groups_for(self.pk, (n, 1, 1), f"over_1d({n})"))
+        launch(self.pk, self.args, C._groups_for(self.pk, (n, 1, 1), f"over_1d({n})"))
 
     def over_2d(self, w: int, h: int) -> None:
-        from .core import _groups_for
-        launch(self.pk, self.args, _groups_for(self.pk, (w, h, 1), f"over_2d({w}, {h})"))
+        launch(self.pk, self.args, C._groups_for(self.pk, (w, h, 1), f"over_2d({w}, {h})"))
 
     def over_3d(self, w: int, h: int, d: int) -> None:
-        from .core import _groups_for
-        launch(self.pk, self.args, _groups_for(self.pk, (w, h, d), f"over_3d({w}, {h}, {d})"))
+        launch(self.pk, self.args, C._groups_for(self.pk, (w, h, d), f"over_3d({w}, {h}, {d})"))
 
     def over_tensor(self, view: Any) -> None:
-        from .core import GridError, _describe_value
         numel = getattr(view, "numel", None)
         if numel is None:
-            raise GridError(f"kernel `{self.pk.name}`: over_tensor expects a TensorView, got {_describe_value(view)}")
+            raise C.GridError(f"kernel `{self.pk.name}`: over_tensor expects a TensorView, got {C._describe_value(view)}")
         self.over_1d(int(numel))
 
     def groups(self, groups: tuple[int, int, int]) -> None:
-        from .core import _check_groups
-        launch(self.pk, self.args, _check_groups(self.pk, tuple(groups)))
+        launch(self.pk, self.args, C._check_groups(self.pk, tuple(groups)))
 
 
 # ---------------------------------------------------------------- waiting
@@ -190,7 +184,6 @@ class Submission:
     def _finish(self) -> None:
         if self._finished:
             return
-        from .core import kernel_fault
         dev = self.device
         with dev._lock:
             if self._finished:
@@ -200,12 +193,11 @@ class Submission:
             if self in dev._pending:
                 dev._pending.remove(self)
         if faults:
-            self._error = kernel_fault(self._entries, faults)
+            self._error = C.kernel_fault(self._entries, faults)
 
 
 def synchronize(dev: "Device") -> None:
     """Wait for every pending submit and eager launch; raise the first fault not yet raised."""
-    from .core import kernel_fault
     first: Optional[GoldyError] = None
     for s in list(dev._pending):
         s._finish()
@@ -221,7 +213,7 @@ def synchronize(dev: "Device") -> None:
     if faults:
         d, f = faults[0]
         f = dataclasses.replace(f, dispatch=0)
-        err = kernel_fault([_EagerNode(d)], [f])
+        err = C.kernel_fault([_EagerNode(d)], [f])
         if len(faults) > 1:
             err.args = (err.args[0] + f" ({len(faults) - 1} more faulted eager launch"
                         f"{'es' if len(faults) > 2 else ''} since the last synchronize)",)
