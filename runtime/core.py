@@ -98,6 +98,7 @@ class Device:
         self._pending: list = []  # eager.Submission handles not waited for yet
         self._eager_faults: list = []  # (Dispatch, FaultReport) of eager launches, raised at the next wait
         self._eager_launches = 0  # eager launches since the last synchronize
+        self._frees = 0  # buffers freed so far: a scheme re-checks its buffers when this moves
         log.info("goldy_import: using %s backend (%s)", name, self.backend.describe())
 
     @staticmethod
@@ -293,11 +294,13 @@ class _Allocation:
     def free(self) -> None:
         if self.external is not None:
             self.freed = True  # borrowed memory: its owner frees it
+            self.device._frees += 1
             return
         if not self.freed and not self.device.closed:
             with self.device._lock:
                 self.device.backend.free(self.handle)
         self.freed = True
+        self.device._frees += 1
 
 
 def _gpu_array(arr: np.ndarray) -> tuple[str, np.dtype, np.ndarray]:
@@ -596,14 +599,14 @@ class PreparedKernel:
         if not isinstance(label, str):
             raise BindingError(f"kernel `{self.name}`: record(scheme, label, ...) expects a str label, "
                                f"got {type(label).__name__}")
-        bound = bind_arguments(self, args)
+        bound = eager.bind(self, args)  # bind_arguments, cached by argument identity
         builder = RecordBuilder(self, scheme, label, bound)
         scheme._unfinished.append(builder)  # until its grid call: submit() refuses
         return builder
 
     def invoke(self, *args: Any) -> "InvokeBuilder":
         """Bind arguments now and choose the grid; the result is an Invocation value."""
-        return InvokeBuilder(self, bind_arguments(self, args))
+        return InvokeBuilder(self, eager.bind(self, args))
 
     def launch(self, *args: Any) -> "eager.LaunchBuilder":
         """Eager: the grid call on the result enqueues one dispatch on the device's stream
@@ -1025,6 +1028,7 @@ class Scheme:
         self._fusion: Any = None  # runtime/fusion.py AutoFusion, while automatic fusion is on
         self._auto_fusion: Optional[bool] = None  # None: $GOLDY_FUSION decides
         self._unfinished: list[RecordBuilder] = []  # records still waiting for their grid call
+        self._live_at: tuple = ()  # (version, device frees) when every bound buffer was last seen live
 
     def __repr__(self) -> str:
         return f"<Scheme on {self.device.backend_name}: {len(self.nodes)} nodes>"
@@ -1102,12 +1106,14 @@ class Scheme:
             raise GridError(f"kernel `{rb.pk.name}`: record(scheme, {rb.label!r}, ...) has no grid call, so nothing "
                             f"was recorded for it; finish it with .over_1d(n), .over_2d(w, h), .over_3d(w, h, d), "
                             f".over_tensor(view) or .groups((x, y, z)) before submit()")
-        for n in self.nodes:
+        live = (self._version, self.device._frees)
+        for n in self.nodes if live != self._live_at else ():
             for b in n.keep:
                 b = getattr(b, "buffer", b)  # a tensor view: its buffer (wgpu aborts on a destroyed one)
                 if isinstance(b, Buffer) and b._alloc.freed:
                     raise BindingError(f"node {n.index} ({n.label!r}, kernel `{n.kernel.name}`) uses a buffer "
                                        f"that was freed after recording")
+        self._live_at = live
         with self._lock:
             entries = self._entries()
             with self.device._lock:

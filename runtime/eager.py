@@ -60,7 +60,7 @@ def _key(pk: "PreparedKernel", args: tuple) -> Optional[tuple]:
     return tuple(key)
 
 
-def _plan(pk: "PreparedKernel", args: tuple) -> _Plan:
+def _plan(pk: "PreparedKernel", args: tuple, launching: bool = True) -> _Plan:
     key = _key(pk, args) if len(args) == len(pk._eager_categories) else None
     plans = pk._eager_plans
     plan = plans.get(key) if key is not None else None
@@ -68,19 +68,34 @@ def _plan(pk: "PreparedKernel", args: tuple) -> _Plan:
         for a in plan.allocs:
             if a.freed:  # bind again: that names the parameter
                 del plans[key]
-                return _plan(pk, args)
+                return _plan(pk, args, launching)
         return plan
     bound = C.bind_arguments(pk, args)
-    if has_temporaries(bound.keep):
-        raise BindingError(f"kernel `{pk.name}`: launch() cannot bind a scheme's temporary buffer; "
-                           f"record the kernel into that scheme instead")
     scalars = [(i, p.ty, pk.where[i]) for i, p in enumerate(pk.ir.params) if p.category == "scalar"]
     plan = _Plan(args, bound, scalars)
+    if has_temporaries(bound.keep):  # scheme-local: never cached
+        if launching:
+            raise BindingError(f"kernel `{pk.name}`: launch() cannot bind a scheme's temporary buffer; "
+                               f"record the kernel into that scheme instead")
+        key = None
     if key is not None:
         if len(plans) >= PLANS:
             del plans[next(iter(plans))]
         plans[key] = plan
     return plan
+
+
+def bind(pk: "PreparedKernel", args: tuple) -> Any:
+    """`core.bind_arguments` through the cache, for record and invoke: a fresh Bound whose
+    scalars are these arguments' (the cached one may hold other values)."""
+    plan = _plan(pk, args, launching=False)
+    if not plan.scalars or plan.args is args:
+        return plan.bound
+    out = list(plan.bound.args)
+    for i, ty, where in plan.scalars:
+        out[i] = ScalarArg(ty, C._check_scalar(where, ty, args[i]))
+    b = plan.bound
+    return C.Bound(out, b.keep, b.tensor_numel, b.in_place)
 
 
 def launch(pk: "PreparedKernel", args: tuple, groups: tuple) -> None:
