@@ -620,8 +620,9 @@ class CudaBackend(Backend):
         st.launch = (fn, gx, int(d.groups[1]), int(d.groups[2]), *d.kernel.workgroup_size, 0)
         if st.fault_slot is not None:
             f = self._fault_words([0], [d.compiled.abi])
-            if f.device is not None:
+            if f.device is not None:  # device memory starts undefined
                 self._cu("cuMemsetD32Async", self.drv.CUdeviceptr(f.device.ptr), 0, f.nbytes // 4, self.stream)
+                f.clean = True
             st.eager_faults = f
             st.block.set(st.fault_slot, struct.pack("<Q", f.dev_ptr))
             weakref.finalize(d, _free_faults_of, weakref.ref(self), f)
