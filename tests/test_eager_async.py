@@ -75,6 +75,29 @@ def test_eager_launches_match_the_cpu_oracle(backend, mod):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_back_to_back_launches_with_changing_scalars(backend, mod):
+    """No read in between: each launch sees its own scalar (wgpu queues them together)."""
+    dev = _dev(backend)
+    rng = np.random.default_rng(5)
+    x, y0 = rng.standard_normal(512).astype(np.float32), rng.standard_normal(512).astype(np.float32)
+    xb, yb = dev.buffer(x), dev.buffer(y0)
+    k = mod.saxpy.prepare(dev)
+    scalars = [0.5, -1.25, 2.0, 2.0, 3.5]
+    for a in scalars:
+        k.launch(xb, yb, a).over_1d(512)
+    s = gi.Scheme(dev)  # a submit after the launches runs after them
+    node = k.record(s, "after", xb, yb, 1.0).over_1d(512)
+    s.submit()
+    cpu = gi.Device("cpu")
+    cx, cy = cpu.buffer(x), cpu.buffer(y0)
+    ck = mod.saxpy.prepare(cpu)
+    for a in scalars + [1.0]:
+        ck.launch(cx, cy, a).over_1d(512)
+    assert_same(yb.numpy(), cy.numpy(), what=f"{backend} after {len(scalars)} launches and a submit")
+    assert node.index == 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_submit_without_waiting_then_read_sees_the_result(backend, mod):
     dev = _dev(backend)
     rng = np.random.default_rng(3)
