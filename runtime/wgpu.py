@@ -7,7 +7,9 @@ GPUs come before software ones and Vulkan/Metal/DX12 before OpenGL.
 Each kernel compiles once into a shader module and pipeline (the core caches the result).
 Recording a dispatch builds its bind group and its own small uniform buffer (scalars,
 lengths, offsets, tensor layouts); `update_scalar` rewrites a few bytes of that buffer, so
-nothing is re-recorded. All dispatches of a submit go into one command buffer.
+nothing is re-recorded. All dispatches of a submit go into one command buffer; eager
+launches (`launch`) wait in a list and go to the queue together, in one submit, before
+anything that could observe them (synchronize, submit, read, write, free).
 
 Trapping checks: a kernel whose IR carries check sites (ir/checks.py) has one more
 storage binding, its error word (ir/abi.py `ERROR_WORD`, FAULT_WORDS u32), bound with
