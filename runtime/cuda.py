@@ -9,7 +9,11 @@
   cuLaunchKernel / kernel graph nodes take.
 - A submitted list of dispatches (a Scheme) becomes a CUDA graph on its first submit and is
   replayed afterwards; `update_scalar` patches the node in the instantiated graph
-  (cuGraphExecKernelNodeSetParams) instead of capturing again.
+  (cuGraphExecKernelNodeSetParams) instead of capturing again. A list of one dispatch,
+  and an eager launch (`launch`), is one cuLaunchKernel of the dispatch's parameter
+  block, with an error word of its own. `enqueue` (submit without waiting) records an
+  event after the graph launch; replays of one graph may overlap (a fault in their
+  shared words is reported once, at the first wait that reads it).
 - `wrap_external(obj)` binds memory exposing `__cuda_array_interface__` (CuPy, PyTorch)
   without a copy, after checking device, dtype and contiguity.
 - Element-wise kernels are compiled with a second, batched entry (codegen/ptx/emitter.py,
@@ -265,9 +269,10 @@ class _State:
     fault_slot: Optional[int] = None  # position of the error word's address in `block`
     launch: Any = None  # eager launches: cuLaunchKernel's leading arguments (function, grid, block, shared)
     eager_faults: Optional["_Faults"] = None  # eager launches: the dispatch's own error word
+    slot_eager: bool = False  # `block` holds that word's address (a graph build may point it elsewhere)
 
 
-@dataclass
+@dataclass(eq=False)
 class _Faults:
     """A graph's error words: FAULT_WORDS u32 per checked dispatch, in mapped page-locked
     host memory (`device` None: the kernels write `host` through `dev_ptr`), or else on the
@@ -365,6 +370,7 @@ class CudaBackend(Backend):
         self._own_stream = self.stream
         self._launched: dict = {}  # id -> checked Dispatch launched eagerly since the last synchronize
         self._events: list = []  # idle events for tickets
+        self._eager_words_all: "weakref.WeakSet[_Faults]" = weakref.WeakSet()  # freed at close at the latest
 
     # ------------------------------------------------------------ driver calls
 
@@ -508,6 +514,13 @@ class CudaBackend(Backend):
     def submit(self, dispatches: list[Dispatch]) -> Optional[list[FaultReport]]:
         if not dispatches:
             return None
+        if len(dispatches) == 1:  # a graph of one node saves nothing, and costs its instantiation
+            d = dispatches[0]
+            self._current()
+            self.launch(d)
+            self._launched.pop(id(d), None)  # its word is read here
+            self._cu("cuStreamSynchronize", self.stream, kernel=d.kernel.name)
+            return self._eager_words(d) or None
         g, names = self._start(dispatches)
         try:
             self._cu("cuStreamSynchronize", self.stream, kernel=names)
@@ -541,6 +554,7 @@ class CudaBackend(Backend):
                         # the block may carry another graph's slot address since this one was built
                         n = g.faults.dispatches.index(i)
                         d.state.block.set(d.state.fault_slot, struct.pack("<Q", self._slot_ptr(g.faults, n)))
+                        d.state.slot_eager = False
                     self._cu("cuGraphExecKernelNodeSetParams", g.exec, g.nodes[i], g.params[i],
                              kernel=d.kernel.name)
                     g.versions[i] = d.state.version
@@ -601,10 +615,14 @@ class CudaBackend(Backend):
 
     def launch(self, d: Dispatch) -> None:
         """One dispatch on the stream with its prebuilt parameter block: no graph, no wait.
-        A checked dispatch has an error word of its own, read by `synchronize`."""
+        A checked dispatch has an error word of its own, read by `synchronize` (and by
+        `submit`, which launches a lone dispatch this way too)."""
         st: _State = d.state
         if st.launch is None:
             self._eager_setup(d)
+        if st.eager_faults is not None and not st.slot_eager:
+            st.block.set(st.fault_slot, struct.pack("<Q", st.eager_faults.dev_ptr))
+            st.slot_eager = True
         res = self.drv.cuLaunchKernel(*st.launch, self.stream, st.block.address, 0)
         if res[0] != self.drv.CUresult.CUDA_SUCCESS:
             self._cu("cuLaunchKernel", *st.launch, self.stream, st.block.address, 0, kernel=d.kernel.name)
@@ -624,28 +642,32 @@ class CudaBackend(Backend):
                 self._cu("cuMemsetD32Async", self.drv.CUdeviceptr(f.device.ptr), 0, f.nbytes // 4, self.stream)
                 f.clean = True
             st.eager_faults = f
-            st.block.set(st.fault_slot, struct.pack("<Q", f.dev_ptr))
+            self._eager_words_all.add(f)
             weakref.finalize(d, _free_faults_of, weakref.ref(self), f)
 
     def synchronize(self) -> list[tuple[Dispatch, FaultReport]]:
         self._current()
         self._cu("cuStreamSynchronize", self.stream)
-        out = []
         launched, self._launched = self._launched, {}
-        for d in launched.values():
-            f = d.state.eager_faults
-            if f.device is not None:
-                self._cu("cuMemcpyDtoHAsync", f.host.ctypes.data, self.drv.CUdeviceptr(f.device.ptr), f.nbytes,
-                         self.stream)
-                self._cu("cuStreamSynchronize", self.stream)
-            for r in self._collect(f) or []:
-                out.append((d, r))
-            if not f.clean:  # nothing is in flight now: clear at once
-                if f.device is None:
-                    f.host[:] = 0
-                else:
-                    self._cu("cuMemsetD32Async", self.drv.CUdeviceptr(f.device.ptr), 0, f.nbytes // 4, self.stream)
-                f.clean, f.seen = True, set()
+        return [(d, r) for d in launched.values() for r in self._eager_words(d)]
+
+    def _eager_words(self, d: Dispatch) -> list[FaultReport]:
+        """The faults in a directly launched dispatch's own error word, once its work is done
+        (the stream synchronized); the word is cleared after a fault."""
+        f = d.state.eager_faults
+        if f is None:
+            return []
+        if f.device is not None:
+            self._cu("cuMemcpyDtoHAsync", f.host.ctypes.data, self.drv.CUdeviceptr(f.device.ptr), f.nbytes,
+                     self.stream)
+            self._cu("cuStreamSynchronize", self.stream)
+        out = self._collect(f) or []
+        if not f.clean:  # nothing is in flight now: clear at once
+            if f.device is None:
+                f.host[:] = 0
+            else:
+                self._cu("cuMemsetD32Async", self.drv.CUdeviceptr(f.device.ptr), 0, f.nbytes // 4, self.stream)
+            f.clean, f.seen = True, set()
         return out
 
     def use_stream(self, stream: Any) -> None:
@@ -705,6 +727,7 @@ class CudaBackend(Backend):
                 if faults is not None and d.state.fault_slot is not None:
                     n = faults.dispatches.index(i)
                     d.state.block.set(d.state.fault_slot, struct.pack("<Q", self._slot_ptr(faults, n)))
+                    d.state.slot_eager = False
                 p = self._node_params(d)
                 deps: Optional[list] = [prev] if prev is not None else None
                 prev = self._cu("cuGraphAddKernelNode", graph, deps, 0 if deps is None else 1, p,
@@ -770,6 +793,8 @@ class CudaBackend(Backend):
         self._events = []
         for key in list(self._graphs):
             self._drop(key)
+        for f in list(self._eager_words_all):
+            self._free_faults(f)
         for m in self._modules:
             self._cu("cuModuleUnload", m)
         self._modules = []
