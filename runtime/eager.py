@@ -67,7 +67,7 @@ def _plan(pk: "PreparedKernel", args: tuple, launching: bool = True) -> _Plan:
     if plan is not None:
         for a in plan.allocs:
             if a.freed:  # bind again: that names the parameter
-                del plans[key]
+                plans.pop(key, None)
                 return _plan(pk, args, launching)
         return plan
     bound = C.bind_arguments(pk, args)
@@ -80,9 +80,16 @@ def _plan(pk: "PreparedKernel", args: tuple, launching: bool = True) -> _Plan:
         key = None
     if key is not None:
         if len(plans) >= PLANS:
-            del plans[next(iter(plans))]
+            _evict_oldest(plans)
         plans[key] = plan
     return plan
+
+
+def _evict_oldest(cache: dict) -> None:
+    try:  # another thread may be changing the cache too: losing an entry only costs a re-bind
+        cache.pop(next(iter(cache)), None)
+    except (StopIteration, RuntimeError):
+        pass
 
 
 def bind(pk: "PreparedKernel", args: tuple) -> Any:
@@ -109,11 +116,14 @@ def launch(pk: "PreparedKernel", args: tuple, groups: tuple) -> None:
         if d is None:
             groups = C._check_groups(pk, groups)
             C._check_in_place_grid(pk, plan.bound, groups)
-            d = Dispatch(pk.target_ir, pk.compiled, list(plan.bound.args), groups, EAGER_LABEL)
+            d_args = list(plan.bound.args)
+            for i, ty, where in plan.scalars:  # this call's scalars (the plan was bound with its first's)
+                d_args[i] = ScalarArg(ty, C._check_scalar(where, ty, args[i]))
+            d = Dispatch(pk.target_ir, pk.compiled, d_args, groups, EAGER_LABEL)
             d.raw = list(args)  # type: ignore[attr-defined]  # the scalars as last given
             dev.backend.record(d)
             if len(plan.dispatches) >= GRIDS:
-                del plan.dispatches[next(iter(plan.dispatches))]
+                _evict_oldest(plan.dispatches)
             plan.dispatches[groups] = d
         else:
             raw = d.raw  # type: ignore[attr-defined]

@@ -228,6 +228,8 @@ def test_the_plan_cache_is_bounded_and_keyed_by_identity(mod):
     k.launch(src, outs[0], 2, 0).over_2d(64, 1)
     k.launch(src, outs[0], 2, 1).groups((1, 1, 1))
     assert_same(outs[0].numpy(), np.arange(64, dtype=np.uint32) * 2 + 1)
+    k.launch(src, outs[-1], 5, 3).groups((2, 1, 1))  # a new grid of a cached plan: this call's scalars
+    assert_same(outs[-1].numpy(), np.arange(64, dtype=np.uint32) * 5 + 3)
 
 
 def test_generated_module_types_launch(mod):
