@@ -159,7 +159,8 @@ def entry_values(kernel: N.Kernel, args: list, uniform_ptrs: Optional[dict] = No
 
 class ParamBlock:
     """Parameter values in one host buffer, each at an offset aligned to its size, and the
-    array of pointers to them (the `void**` the driver reads)."""
+    array of pointers to them (the `void**` the driver reads). ctypes, not numpy: making
+    and patching one is on the record and launch paths."""
 
     def __init__(self, values: list[bytes]):
         offsets, pos = [], 0
@@ -168,20 +169,16 @@ class ParamBlock:
             pos = (pos + align - 1) // align * align
             offsets.append(pos)
             pos += len(v)
-        self.blob = np.zeros(max(pos, 8), dtype=np.uint8)
+        self.blob = ctypes.create_string_buffer(max(pos, 8))  # zero-filled
+        base = self._base = ctypes.addressof(self.blob)
         for off, v in zip(offsets, values):
-            self.blob[off:off + len(v)] = np.frombuffer(v, dtype=np.uint8)
+            ctypes.memmove(base + off, v, len(v))
         self.offsets = offsets
-        base = self.blob.ctypes.data
-        self.pointers = np.array([base + o for o in offsets] or [0], dtype=np.uint64)
-
-    @property
-    def address(self) -> int:
-        return int(self.pointers.ctypes.data)
+        self.pointers = (ctypes.c_uint64 * max(len(offsets), 1))(*[base + o for o in offsets])
+        self.address = ctypes.addressof(self.pointers)
 
     def set(self, slot: int, value: bytes) -> None:
-        off = self.offsets[slot]
-        self.blob[off:off + len(value)] = np.frombuffer(value, dtype=np.uint8)
+        ctypes.memmove(self._base + self.offsets[slot], value, len(value))
 
 
 def param_slots(kernel: N.Kernel) -> list[int]:

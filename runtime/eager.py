@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 PLANS = 16  # argument sets cached per prepared kernel
 GRIDS = 8  # recorded grids per argument set
 EAGER_LABEL = "eager launch"
+_OURS: Optional[frozenset] = None  # the runtime's own argument types (core's, set on first use)
 
 
 class _Plan:
@@ -49,10 +50,15 @@ class _Plan:
 def _key(pk: "PreparedKernel", args: tuple) -> Optional[tuple]:
     """The cache key of an argument tuple, or None when it must be bound afresh each time
     (uniforms and external arrays: their contents or producers' streams may change)."""
+    global _OURS
+    if _OURS is None:
+        _OURS = frozenset({C.Buffer, C.Image, C.TensorView})
     key = []
     for v, cat in zip(args, pk._eager_categories):
         if cat == "scalar":
             key.append(type(v))
+        elif type(v) in _OURS:  # (hasattr on them would raise and catch AttributeError: slow)
+            key.append(id(v))
         elif cat == "uniform" or hasattr(v, "__cuda_array_interface__"):
             return None
         else:
