@@ -879,10 +879,11 @@ def _groups_for(pk: PreparedKernel, counts: tuple[int, int, int], what: str) -> 
 def _check_groups(pk: PreparedKernel, groups: tuple[int, int, int]) -> tuple[int, int, int]:
     if len(groups) != 3:
         raise GridError(f"kernel `{pk.name}`: groups expects (x, y, z), got {groups!r}")
-    for g in groups:
-        if isinstance(g, bool) or not isinstance(g, (int, np.integer)):
-            raise GridError(f"kernel `{pk.name}`: groups expects integers, got {groups!r}")
-    if any(g <= 0 for g in groups):
+    if not (type(groups[0]) is int and type(groups[1]) is int and type(groups[2]) is int):  # else: checked
+        for g in groups:
+            if isinstance(g, bool) or not isinstance(g, (int, np.integer)):
+                raise GridError(f"kernel `{pk.name}`: groups expects integers, got {groups!r}")
+    if groups[0] <= 0 or groups[1] <= 0 or groups[2] <= 0:
         raise GridError(f"kernel `{pk.name}`: groups {tuple(groups)} is an empty grid")
     lim = pk.device.backend.limits.max_workgroups
     for axis, (g, most) in enumerate(zip(groups, lim)):
