@@ -784,7 +784,10 @@ class CudaBackend(Backend):
         if self._closed:
             return
         self._current()
-        self._cu("cuStreamSynchronize", self.stream)
+        try:  # work still queued (an external stream's user may not have waited) ends first
+            self._cu("cuStreamSynchronize", self.stream)
+        except BackendError:
+            pass
         for ev in self._events:
             self._cu("cuEventDestroy", ev)
         self._events = []
