@@ -315,3 +315,50 @@ def test_fake_use_stream_orders_after_queued_work(fake, mod):
         dev.use_stream("a string")
     with pytest.raises(gi.BindingError, match="cuda"):
         gi.Device("cpu").use_stream(0)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_pipelined_submits_of_one_scheme_match_the_cpu_oracle(backend, mod):
+    """Back-to-back `submit(wait=False)` of one scheme (overlapping replays on CUDA), with a
+    scalar changed in between, equal the same submits run one by one on the CPU."""
+    rng = np.random.default_rng(6)
+    x, y0 = rng.standard_normal(2048).astype(np.float32), rng.standard_normal(2048).astype(np.float32)
+
+    def run(dev, wait):
+        xb, yb = dev.buffer(x), dev.buffer(y0)
+        k = mod.saxpy.prepare(dev)
+        s = gi.Scheme(dev)
+        nodes = [k.record(s, f"n{i}", xb, yb, 0.25 * (i + 1)).over_1d(2048) for i in range(10)]
+        handles = []
+        for rep in range(5):
+            s.set_node_param(nodes[3], "a", float(rep) - 1.5)
+            handles.append(s.submit(wait=wait))
+        if not wait:
+            dev.synchronize()
+            assert all(h.done() for h in handles)
+        return yb.numpy()
+
+    want = run(gi.Device("cpu"), True)
+    assert_same(run(_dev(backend), False), want, what=f"{backend} pipelined submits")
+
+
+def test_cuda_use_stream_orders_with_torch():
+    backend_or_skip("cuda")
+    torch = pytest.importorskip("torch")
+    mod = gi.load_source(SRC, "eager.rs")
+    dev = device("cuda")
+    n = 1 << 20
+    x0 = torch.randn(n, device="cuda")
+    y = torch.zeros(n, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    dev.use_stream(side)
+    try:
+        with torch.cuda.stream(side):
+            x = x0 * 2.0  # the producer, on the side stream
+            mod.saxpy.prepare(dev).launch(x, y, 1.0).over_1d(n)  # after it, on the same stream
+            out = y * 1.0  # torch's consumer, after our launch
+        side.synchronize()
+    finally:
+        dev.use_stream(None)
+    assert torch.equal(out, x0 * 2.0)
