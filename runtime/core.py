@@ -1201,3 +1201,9 @@ def kernel_fault(nodes: list[Node], faults: list[Any]) -> KernelFault:
     err.index = f.index  # type: ignore[attr-defined]
     err.length = f.length  # type: ignore[attr-defined]
     return err
+
+
+# runtime/eager.py binds and checks with these, without importing this module
+eager.install(bind_arguments=bind_arguments, check_groups=_check_groups, check_in_place_grid=_check_in_place_grid,
+              check_scalar=_check_scalar, groups_for=_groups_for, describe_value=_describe_value,
+              kernel_fault=kernel_fault, own_types=frozenset({Buffer, Image, TensorView}))

@@ -18,19 +18,28 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, Optional
 
-from goldy_import.errors import BindingError, GoldyError
+from types import SimpleNamespace
 
-from . import core as C  # core imports this module first: attributes are read at call time
+from goldy_import.errors import BindingError, GoldyError, GridError
+
 from .backend import Dispatch, ScalarArg
 from .temporaries import has_temporaries
 
 if TYPE_CHECKING:
     from .core import Device, PreparedKernel
 
+# core's validators, handed over by core.py at import (`install`): this module must not
+# import core, which imports it (no import cycles between package modules)
+C = SimpleNamespace()
+
+
+def install(**core_functions: Any) -> None:
+    C.__dict__.update(core_functions)
+
+
 PLANS = 16  # argument sets cached per prepared kernel
 GRIDS = 8  # recorded grids per argument set
 EAGER_LABEL = "eager launch"
-_OURS: Optional[frozenset] = None  # the runtime's own argument types (core's, set on first use)
 
 
 class _Plan:
@@ -50,14 +59,11 @@ class _Plan:
 def _key(pk: "PreparedKernel", args: tuple) -> Optional[tuple]:
     """The cache key of an argument tuple, or None when it must be bound afresh each time
     (uniforms and external arrays: their contents or producers' streams may change)."""
-    global _OURS
-    if _OURS is None:
-        _OURS = frozenset({C.Buffer, C.Image, C.TensorView})
     key = []
     for v, cat in zip(args, pk._eager_categories):
         if cat == "scalar":
             key.append(type(v))
-        elif type(v) in _OURS:  # (hasattr on them would raise and catch AttributeError: slow)
+        elif type(v) in C.own_types:  # (hasattr on them would raise and catch AttributeError: slow)
             key.append(id(v))
         elif cat == "uniform" or hasattr(v, "__cuda_array_interface__"):
             return None
@@ -106,9 +112,8 @@ def bind(pk: "PreparedKernel", args: tuple) -> Any:
         return plan.bound
     out = list(plan.bound.args)
     for i, ty, where in plan.scalars:
-        out[i] = ScalarArg(ty, C._check_scalar(where, ty, args[i]))
-    b = plan.bound
-    return C.Bound(out, b.keep, b.tensor_numel, b.in_place)
+        out[i] = ScalarArg(ty, C.check_scalar(where, ty, args[i]))
+    return dataclasses.replace(plan.bound, args=out)
 
 
 def launch(pk: "PreparedKernel", args: tuple, groups: tuple) -> None:
@@ -120,11 +125,11 @@ def launch(pk: "PreparedKernel", args: tuple, groups: tuple) -> None:
     d = plan.dispatches.get(groups)
     with dev._lock:
         if d is None:
-            groups = C._check_groups(pk, groups)
-            C._check_in_place_grid(pk, plan.bound, groups)
+            groups = C.check_groups(pk, groups)
+            C.check_in_place_grid(pk, plan.bound, groups)
             d_args = list(plan.bound.args)
             for i, ty, where in plan.scalars:  # this call's scalars (the plan was bound with its first's)
-                d_args[i] = ScalarArg(ty, C._check_scalar(where, ty, args[i]))
+                d_args[i] = ScalarArg(ty, C.check_scalar(where, ty, args[i]))
             d = Dispatch(pk.target_ir, pk.compiled, d_args, groups, EAGER_LABEL)
             d.raw = list(args)  # type: ignore[attr-defined]  # the scalars as last given
             dev.backend.record(d)
@@ -136,7 +141,7 @@ def launch(pk: "PreparedKernel", args: tuple, groups: tuple) -> None:
             for i, ty, where in plan.scalars:
                 v = args[i]
                 if v is not raw[i] and v != raw[i]:
-                    d.args[i] = ScalarArg(ty, C._check_scalar(where, ty, v))
+                    d.args[i] = ScalarArg(ty, C.check_scalar(where, ty, v))
                     raw[i] = v
                     dev.backend.update_scalar(d, i)
         faults = dev.backend.launch(d)
@@ -157,22 +162,22 @@ class LaunchBuilder:
         wg = self.pk.ir.workgroup_size
         if type(n) is int and n > 0:  # the common case, fast
             return launch(self.pk, self.args, (-(-n // wg[0]), 1, 1))
-        launch(self.pk, self.args, C._groups_for(self.pk, (n, 1, 1), f"over_1d({n})"))
+        launch(self.pk, self.args, C.groups_for(self.pk, (n, 1, 1), f"over_1d({n})"))
 
     def over_2d(self, w: int, h: int) -> None:
-        launch(self.pk, self.args, C._groups_for(self.pk, (w, h, 1), f"over_2d({w}, {h})"))
+        launch(self.pk, self.args, C.groups_for(self.pk, (w, h, 1), f"over_2d({w}, {h})"))
 
     def over_3d(self, w: int, h: int, d: int) -> None:
-        launch(self.pk, self.args, C._groups_for(self.pk, (w, h, d), f"over_3d({w}, {h}, {d})"))
+        launch(self.pk, self.args, C.groups_for(self.pk, (w, h, d), f"over_3d({w}, {h}, {d})"))
 
     def over_tensor(self, view: Any) -> None:
         numel = getattr(view, "numel", None)
         if numel is None:
-            raise C.GridError(f"kernel `{self.pk.name}`: over_tensor expects a TensorView, got {C._describe_value(view)}")
+            raise GridError(f"kernel `{self.pk.name}`: over_tensor expects a TensorView, got {C.describe_value(view)}")
         self.over_1d(int(numel))
 
     def groups(self, groups: tuple[int, int, int]) -> None:
-        launch(self.pk, self.args, C._check_groups(self.pk, tuple(groups)))
+        launch(self.pk, self.args, C.check_groups(self.pk, tuple(groups)))
 
 
 # ---------------------------------------------------------------- waiting
