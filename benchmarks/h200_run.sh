@@ -23,4 +23,5 @@ if [ "${1:-}" = "--bench" ]; then
     python3 benchmarks/cuda_backend.py --checks-cost 2>&1 | tee "$OUT/checks_cost.log"
     python3 benchmarks/wgpu_backend.py --mib 256 --reps 10 2>&1 | tee "$OUT/wgpu_bench.log"
     python3 benchmarks/fusion.py 2>&1 | tee "$OUT/fusion.log"
+    python3 benchmarks/host_overhead.py --backend cuda 2>&1 | tee "$OUT/host_overhead.log"
 fi

@@ -19,7 +19,7 @@ from .names import PYTHON, Namer
 _METHOD_NAMES = frozenset({"self", "cls", "scheme", "label", "checks", "device"})
 # Module-level names of the launch module, which a kernel class must not shadow.
 _MODULE_NAMES = frozenset("""annotations Annotated Any ClassVar Mapping Optional Union NDArray Buffer Device Image
-InvokeBuilder RecordBuilder Scheme GeneratedKernel GeneratedPrepared check_source TensorView SOURCE_FILE
+InvokeBuilder LaunchBuilder RecordBuilder Scheme GeneratedKernel GeneratedPrepared check_source TensorView SOURCE_FILE
 SOURCE_SHA256 StructType struct_type STRUCTS""".split())
 
 _CATEGORY_RUST = {
@@ -131,6 +131,12 @@ def _kernel_class(k: N.Kernel, cls: str) -> str:
         out.append("        def invoke(self) -> InvokeBuilder:\n")
     out.append('            """Bind arguments now; the grid call gives an Invocation to record later."""\n')
     out.append(f"            return self._invoke({args})\n\n")
+    if k.params:
+        out.append(f"        def launch(\n            self,\n{params_typed},\n        ) -> LaunchBuilder:\n")
+    else:
+        out.append("        def launch(self) -> LaunchBuilder:\n")
+    out.append('            """Eager: the grid call enqueues one dispatch on the device\'s stream, without waiting."""\n')
+    out.append(f"            return self._launch({args})\n\n")
     out.append("    @classmethod\n")
     out.append(f'    def prepare(cls, device: Device, checks: Optional[bool] = None) -> "{cls}.Prepared":\n')
     out.append('        """Compile for `device` once; later calls hit the cache."""\n')
@@ -165,6 +171,7 @@ def emit_module(kernels: list[N.Kernel], source_file: str, source_sha256: str,
         "from typing import Annotated, Any, ClassVar, Mapping, Optional, Union\n\n",
         "from numpy.typing import NDArray\n\n",
         "from goldy_import.runtime.core import Buffer, Device, Image, InvokeBuilder, RecordBuilder, Scheme\n",
+        "from goldy_import.runtime.eager import LaunchBuilder\n",
         "from goldy_import.runtime.launch import GeneratedKernel, GeneratedPrepared, StructType, check_source, struct_type\n",
         "from goldy_import.runtime.tensor import TensorView\n\n",
         f"SOURCE_FILE = {shown!r}\n",

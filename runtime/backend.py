@@ -153,5 +153,34 @@ class Backend(ABC):
         recorded in a per-dispatch error word (first failure wins; CUDA without `trap`, so
         the context survives). Return one FaultReport per faulted dispatch (or None)."""
 
+    # -- asynchronous work (runtime/eager.py). The defaults run synchronously and keep the
+    # contract: a ticket's faults come back at `wait_ticket`, an eager launch's from `launch`.
+    def enqueue(self, dispatches: list[Dispatch]) -> Any:
+        """Start the dispatches as `submit` does and return a ticket without waiting."""
+        return Finished(self.submit(dispatches))
+
+    def ticket_done(self, ticket: Any) -> bool:
+        return True
+
+    def wait_ticket(self, ticket: Any) -> Optional[list[FaultReport]]:
+        """Wait for an `enqueue`d ticket; its faults, as `submit` returns them."""
+        return ticket.faults
+
+    def launch(self, d: Dispatch) -> Optional[list[FaultReport]]:
+        """Eager launch of one recorded dispatch on the device's stream. A backend that
+        returns before it ran reports its faults from `synchronize` instead."""
+        return self.submit([d])
+
+    def synchronize(self) -> list[tuple[Dispatch, FaultReport]]:
+        """Wait for all queued work; the faults of eager launches not reported yet."""
+        return []
+
     def close(self) -> None:
         """Release device resources; the core never calls the backend afterwards."""
+
+
+@dataclass
+class Finished:
+    """The ticket of work that already ran (synchronous backends)."""
+
+    faults: Optional[list[FaultReport]]

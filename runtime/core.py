@@ -29,6 +29,7 @@ from goldy_import.ir.serialize import to_json
 from . import dtypes as DT
 from .tensor import TensorView, bind_tensor, check_contracts
 from .temporaries import SchemeTemporaries, TemporaryHandle, has_temporaries
+from . import eager
 from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, Limits, ScalarArg,
                       UniformArg)
 
@@ -95,6 +96,10 @@ class Device:
         self._variants: Any = None  # runtime/specialization.py VariantCache, on first use
         self._lock = threading.RLock()
         self._next_id = 0
+        self._pending: list = []  # eager.Submission handles not waited for yet
+        self._eager_faults: list = []  # (Dispatch, FaultReport) of eager launches, raised at the next wait
+        self._eager_launches = 0  # eager launches since the last synchronize
+        self._frees = 0  # buffers freed so far: a scheme re-checks its buffers when this moves
         log.info("goldy_import: using %s backend (%s)", name, self.backend.describe())
 
     @staticmethod
@@ -129,11 +134,38 @@ class Device:
             raise GoldyError(f"device {self.backend_name} is closed")
 
     def close(self) -> None:
+        """Finish pending work, then release the device; a fault nobody observed yet is
+        raised after the device is closed."""
+        error = None
+        if not self.closed:
+            try:
+                eager.synchronize(self)
+            except GoldyError as e:
+                error = e
         with self._lock:  # after any backend call in flight
             if not self.closed:
                 self.closed = True
                 self._kernel_cache.clear()
                 self.backend.close()
+        if error is not None:
+            raise error
+
+    def synchronize(self) -> None:
+        """Wait for every pending submit and eager launch; raise the first KernelFault
+        not raised yet (an eager launch's names its kernel)."""
+        self._check_open()
+        eager.synchronize(self)
+
+    def use_stream(self, stream: Any) -> None:
+        """CUDA: queue this device's work on an external stream (a torch or CuPy stream, or
+        its handle as an int), ordered with the caller's work there without a device-wide
+        sync; `None` goes back to the device's own stream."""
+        self._check_open()
+        fn = getattr(self.backend, "use_stream", None)
+        if fn is None:
+            raise BindingError(f"the {self.backend_name} backend has no streams to share; use_stream is for cuda")
+        with self._lock:
+            fn(stream)
 
     def __enter__(self) -> "Device":
         return self
@@ -263,11 +295,13 @@ class _Allocation:
     def free(self) -> None:
         if self.external is not None:
             self.freed = True  # borrowed memory: its owner frees it
+            self.device._frees += 1
             return
         if not self.freed and not self.device.closed:
             with self.device._lock:
                 self.device.backend.free(self.handle)
         self.freed = True
+        self.device._frees += 1
 
 
 def _gpu_array(arr: np.ndarray) -> tuple[str, np.dtype, np.ndarray]:
@@ -347,6 +381,7 @@ class Buffer:
     def numpy(self) -> np.ndarray:
         """A host copy of the contents (bool buffers come back as bool)."""
         self._check_live()
+        eager.settle(self.device)
         s, _ = self.byte_range
         with self.device._lock:
             raw = self.device.backend.read(self.handle, s, self.nbytes) if self.length else b""
@@ -363,6 +398,7 @@ class Buffer:
         if len(arr) != self.length:
             raise BindingError(f"buffer.write: buffer has {self.length} elements, got {len(arr)}")
         if self.length:
+            eager.settle(self.device)
             s, _ = self.byte_range
             with self.device._lock:
                 self.device.backend.write(self.handle, s, memoryview(np.ascontiguousarray(data)).cast("B"))
@@ -546,6 +582,8 @@ class PreparedKernel:
         self.device = device
         self.compiled = compiled
         self.options = options
+        self._eager_categories = [p.category for p in self.ir.params]
+        self._eager_plans: dict = {}  # runtime/eager.py: bound arguments of recent launches
 
     def __repr__(self) -> str:
         return f"<prepared kernel {self.name} on {self.device.backend_name}>"
@@ -562,14 +600,19 @@ class PreparedKernel:
         if not isinstance(label, str):
             raise BindingError(f"kernel `{self.name}`: record(scheme, label, ...) expects a str label, "
                                f"got {type(label).__name__}")
-        bound = bind_arguments(self, args)
+        bound = eager.bind(self, args)  # bind_arguments, cached by argument identity
         builder = RecordBuilder(self, scheme, label, bound)
         scheme._unfinished.append(builder)  # until its grid call: submit() refuses
         return builder
 
     def invoke(self, *args: Any) -> "InvokeBuilder":
         """Bind arguments now and choose the grid; the result is an Invocation value."""
-        return InvokeBuilder(self, bind_arguments(self, args))
+        return InvokeBuilder(self, eager.bind(self, args))
+
+    def launch(self, *args: Any) -> "eager.LaunchBuilder":
+        """Eager: the grid call on the result enqueues one dispatch on the device's stream
+        and returns without waiting (runtime/eager.py)."""
+        return eager.LaunchBuilder(self, args)
 
 
 @dataclass
@@ -837,10 +880,11 @@ def _groups_for(pk: PreparedKernel, counts: tuple[int, int, int], what: str) -> 
 def _check_groups(pk: PreparedKernel, groups: tuple[int, int, int]) -> tuple[int, int, int]:
     if len(groups) != 3:
         raise GridError(f"kernel `{pk.name}`: groups expects (x, y, z), got {groups!r}")
-    for g in groups:
-        if isinstance(g, bool) or not isinstance(g, (int, np.integer)):
-            raise GridError(f"kernel `{pk.name}`: groups expects integers, got {groups!r}")
-    if any(g <= 0 for g in groups):
+    if not (type(groups[0]) is int and type(groups[1]) is int and type(groups[2]) is int):  # else: checked
+        for g in groups:
+            if isinstance(g, bool) or not isinstance(g, (int, np.integer)):
+                raise GridError(f"kernel `{pk.name}`: groups expects integers, got {groups!r}")
+    if groups[0] <= 0 or groups[1] <= 0 or groups[2] <= 0:
         raise GridError(f"kernel `{pk.name}`: groups {tuple(groups)} is an empty grid")
     lim = pk.device.backend.limits.max_workgroups
     for axis, (g, most) in enumerate(zip(groups, lim)):
@@ -993,6 +1037,7 @@ class Scheme:
         self._unfinished: list[RecordBuilder] = []  # records still waiting for their grid call
         self._spec: Any = None  # runtime/specialization.py Specializer, on first use
         self._specialize: Optional[str] = None  # "on" | "facts" | "off"; None: $GOLDY_SPECIALIZE decides
+        self._live_at: tuple = ()  # (version, device frees) when every bound buffer was last seen live
 
     def __repr__(self) -> str:
         return f"<Scheme on {self.device.backend_name}: {len(self.nodes)} nodes>"
@@ -1086,30 +1131,43 @@ class Scheme:
             self._fusion = AutoFusion(self)
         return self._fusion.entries()
 
-    def submit(self) -> None:
-        """Run every recorded node in order and wait for completion."""
+    def submit(self, wait: bool = True) -> Optional["eager.Submission"]:
+        """Run every recorded node in order and wait for completion; `wait=False` returns
+        a Submission (`.wait()`, `.done()`) at once instead."""
         self.device._check_open()
         if self._unfinished:
             rb = self._unfinished[0]
             raise GridError(f"kernel `{rb.pk.name}`: record(scheme, {rb.label!r}, ...) has no grid call, so nothing "
                             f"was recorded for it; finish it with .over_1d(n), .over_2d(w, h), .over_3d(w, h, d), "
                             f".over_tensor(view) or .groups((x, y, z)) before submit()")
-        for n in self.nodes:
+        live = (self._version, self.device._frees)
+        for n in self.nodes if live != self._live_at else ():
             for b in n.keep:
                 b = getattr(b, "buffer", b)  # a tensor view: its buffer (wgpu aborts on a destroyed one)
                 if isinstance(b, Buffer) and b._alloc.freed:
                     raise BindingError(f"node {n.index} ({n.label!r}, kernel `{n.kernel.name}`) uses a buffer "
                                        f"that was freed after recording")
+        self._live_at = live
         with self._lock:
             entries = self._specialized(self._entries())
             with self.device._lock:
-                faults = self.device.backend.submit([n.dispatch for n in entries])
+                if wait:
+                    faults = self.device.backend.submit([n.dispatch for n in entries])
+                else:
+                    handle = eager.Submission(self.device, self.device.backend.enqueue(
+                        [n.dispatch for n in entries]), list(entries))
+                    self.device._pending.append(handle)
             self.stats.submits += 1
             self.stats.dispatches += len(entries)
+        if not wait:
+            if self._fusion is not None and self._auto_fusion:
+                self._fusion.after_submit()
+            return handle
         if faults:
             raise kernel_fault(entries, faults)
         if self._fusion is not None and self._auto_fusion:
             self._fusion.after_submit()
+        return None
 
     def set_node_param(self, node: Node, slot_or_name: Union[int, str], value: Any) -> None:
         """Change a scalar argument of a recorded node; takes effect at the next submit."""
@@ -1158,7 +1216,7 @@ def kernel_fault(nodes: list[Node], faults: list[Any]) -> KernelFault:
     k = node.dispatch.kernel
     sites = {s.id: s for s in pipeline.kernel_info(k).sites}
     site = sites.get(f.site)
-    where = f"kernel `{k.name}` (node {node.index} {node.label!r})"
+    where = f"kernel `{k.name}` (node {node.index} {node.label!r})" if node.index >= 0 else f"kernel `{k.name}` ({node.label})"
     if site is None:
         msg = f"{where}: a run-time check failed (site {f.site})"
     else:
@@ -1182,3 +1240,9 @@ def kernel_fault(nodes: list[Node], faults: list[Any]) -> KernelFault:
     err.index = f.index  # type: ignore[attr-defined]
     err.length = f.length  # type: ignore[attr-defined]
     return err
+
+
+# runtime/eager.py binds and checks with these, without importing this module
+eager.install(bind_arguments=bind_arguments, check_groups=_check_groups, check_in_place_grid=_check_in_place_grid,
+              check_scalar=_check_scalar, groups_for=_groups_for, describe_value=_describe_value,
+              kernel_fault=kernel_fault, own_types=frozenset({Buffer, Image, TensorView}))

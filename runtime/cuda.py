@@ -9,7 +9,11 @@
   cuLaunchKernel / kernel graph nodes take.
 - A submitted list of dispatches (a Scheme) becomes a CUDA graph on its first submit and is
   replayed afterwards; `update_scalar` patches the node in the instantiated graph
-  (cuGraphExecKernelNodeSetParams) instead of capturing again.
+  (cuGraphExecKernelNodeSetParams) instead of capturing again. A list of one dispatch,
+  and an eager launch (`launch`), is one cuLaunchKernel of the dispatch's parameter
+  block, with an error word of its own. `enqueue` (submit without waiting) records an
+  event after the graph launch; replays of one graph may overlap (a fault in their
+  shared words is reported once, at the first wait that reads it).
 - `wrap_external(obj)` binds memory exposing `__cuda_array_interface__` (CuPy, PyTorch)
   without a copy, after checking device, dtype and contiguity.
 - Element-wise kernels are compiled with a second, batched entry (codegen/ptx/emitter.py,
@@ -54,10 +58,11 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir.abi import FAULT_WORDS
 from goldy_import.ir.serialize import to_json
 
-from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport, Limits, ScalarArg,
+from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport, Finished, Limits, ScalarArg,
                       UniformArg)
 
 CU_MEMHOSTALLOC_DEVICEMAP = 0x02  # cuMemHostAlloc flag: map into the device's address space
+CU_EVENT_DISABLE_TIMING = 0x02  # cuEventCreate flag: a synchronization-only event (cheaper to record)
 MAX_GRAPHS = 64  # instantiated graphs kept per backend (least recently submitted go first)
 BATCH = 4  # workgroups per block in the batched entry of element-wise kernels (codegen/ptx/emitter.py)
 
@@ -156,7 +161,8 @@ def entry_values(kernel: N.Kernel, args: list, uniform_ptrs: Optional[dict] = No
 
 class ParamBlock:
     """Parameter values in one host buffer, each at an offset aligned to its size, and the
-    array of pointers to them (the `void**` the driver reads)."""
+    array of pointers to them (the `void**` the driver reads). ctypes, not numpy: making
+    and patching one is on the record and launch paths."""
 
     def __init__(self, values: list[bytes]):
         offsets, pos = [], 0
@@ -165,20 +171,16 @@ class ParamBlock:
             pos = (pos + align - 1) // align * align
             offsets.append(pos)
             pos += len(v)
-        self.blob = np.zeros(max(pos, 8), dtype=np.uint8)
+        self.blob = ctypes.create_string_buffer(max(pos, 8))  # zero-filled
+        base = self._base = ctypes.addressof(self.blob)
         for off, v in zip(offsets, values):
-            self.blob[off:off + len(v)] = np.frombuffer(v, dtype=np.uint8)
+            ctypes.memmove(base + off, v, len(v))
         self.offsets = offsets
-        base = self.blob.ctypes.data
-        self.pointers = np.array([base + o for o in offsets] or [0], dtype=np.uint64)
-
-    @property
-    def address(self) -> int:
-        return int(self.pointers.ctypes.data)
+        self.pointers = (ctypes.c_uint64 * max(len(offsets), 1))(*[base + o for o in offsets])
+        self.address = ctypes.addressof(self.pointers)
 
     def set(self, slot: int, value: bytes) -> None:
-        off = self.offsets[slot]
-        self.blob[off:off + len(value)] = np.frombuffer(value, dtype=np.uint8)
+        ctypes.memmove(self._base + self.offsets[slot], value, len(value))
 
 
 def param_slots(kernel: N.Kernel) -> list[int]:
@@ -264,9 +266,12 @@ class _State:
     version: int = 0  # bumped by update_scalar
     batched: bool = False  # launched through the batched entry
     fault_slot: Optional[int] = None  # position of the error word's address in `block`
+    launch: Any = None  # eager launches: cuLaunchKernel's leading arguments (function, grid, block, shared)
+    eager_faults: Optional["_Faults"] = None  # eager launches: the dispatch's own error word
+    slot_eager: bool = False  # `block` holds that word's address (a graph build may point it elsewhere)
 
 
-@dataclass
+@dataclass(eq=False)
 class _Faults:
     """A graph's error words: FAULT_WORDS u32 per checked dispatch, in mapped page-locked
     host memory (`device` None: the kernels write `host` through `dev_ptr`), or else on the
@@ -278,7 +283,9 @@ class _Faults:
     dev_ptr: int  # the slots' address as the kernels see it
     dispatches: list  # dispatch index of each slot
     abis: list  # per slot: the dispatch's kernel's ABI plan (decodes its error word)
-    clean: bool = False  # known to be all zero (no memset needed before the next launch)
+    clean: bool = False  # all zero but for faults of launches in flight (no memset needed before the next)
+    seen: set = field(default_factory=set)  # slots reported since the last clear (in-flight launches share them)
+    inflight: list = field(default_factory=list)  # _Tickets of submit(wait=False) not waited for yet
 
     @property
     def nbytes(self) -> int:
@@ -294,6 +301,17 @@ class _Graph:
     versions: list
     refs: list
     faults: Optional[_Faults] = None
+    names: str = ""  # its kernels' names, for error messages
+
+
+@dataclass
+class _Ticket:
+    """One `enqueue`d replay: its graph and the event recorded after it."""
+
+    graph: _Graph
+    event: Any
+    names: str
+    faults: Optional[list] = None
 
 
 class CudaBackend(Backend):
@@ -348,6 +366,10 @@ class CudaBackend(Backend):
         self._graphs: "OrderedDict[tuple, _Graph]" = OrderedDict()
         self._modules: list = []
         self._closed = False
+        self._own_stream = self.stream
+        self._launched: dict = {}  # id -> checked Dispatch launched eagerly since the last synchronize
+        self._events: list = []  # idle events for tickets
+        self._eager_words_all: "weakref.WeakSet[_Faults]" = weakref.WeakSet()  # freed at close at the latest
 
     # ------------------------------------------------------------ driver calls
 
@@ -418,7 +440,7 @@ class CudaBackend(Backend):
             if int(ordinal) != self.ordinal:
                 raise BindingError(f"external array lives on CUDA device {int(ordinal)}, this backend uses "
                                    f"device {self.ordinal}")
-        if stream:  # producer's pending work must finish before our stream reads the memory
+        if stream and int(stream) != int(self.stream):  # the producer's pending writes come first
             self._cu("cuStreamSynchronize", self.drv.CUstream(int(stream)))
         return External(CudaMemory(ptr, 4 * n, owned=False, keep=obj), got, n, shape)
 
@@ -498,19 +520,39 @@ class CudaBackend(Backend):
     def submit(self, dispatches: list[Dispatch]) -> Optional[list[FaultReport]]:
         if not dispatches:
             return None
+        if len(dispatches) == 1:  # a graph of one node saves nothing, and costs its instantiation
+            d = dispatches[0]
+            self._current()
+            self.launch(d)
+            self._launched.pop(id(d), None)  # its word is read here
+            self._cu("cuStreamSynchronize", self.stream, kernel=d.kernel.name)
+            return self._eager_words(d) or None
+        g, names = self._start(dispatches)
+        try:
+            self._cu("cuStreamSynchronize", self.stream, kernel=names)
+        except BackendError:
+            if g.faults is not None:
+                g.faults.clean = False  # the words are unknown now
+            raise
+        return self._collect(g.faults) if g.faults is not None else None
+
+    def _start(self, dispatches: list[Dispatch]) -> tuple[_Graph, str]:
+        """Put one replay of the dispatches' graph on the stream (building it on first use)."""
         self._current()
         key = tuple(id(d) for d in dispatches)
         g = self._graphs.get(key)
         if g is not None and any(r() is not d for r, d in zip(g.refs, dispatches)):
             self._drop(key)  # ids were reused by new dispatches
             g = None
-        names = ", ".join(dict.fromkeys(d.kernel.name for d in dispatches))
         if g is None:
+            names = ", ".join(dict.fromkeys(d.kernel.name for d in dispatches))
             g = self._build(dispatches, names)
+            g.names = names
             self._graphs[key] = g
             while len(self._graphs) > MAX_GRAPHS:
                 self._drop(next(iter(self._graphs)))
         else:
+            names = g.names
             self._graphs.move_to_end(key)
             for i, d in enumerate(dispatches):
                 if d.state.version != g.versions[i]:
@@ -518,17 +560,134 @@ class CudaBackend(Backend):
                         # the block may carry another graph's slot address since this one was built
                         n = g.faults.dispatches.index(i)
                         d.state.block.set(d.state.fault_slot, struct.pack("<Q", self._slot_ptr(g.faults, n)))
+                        d.state.slot_eager = False
                     self._cu("cuGraphExecKernelNodeSetParams", g.exec, g.nodes[i], g.params[i],
                              kernel=d.kernel.name)
                     g.versions[i] = d.state.version
         faults = g.faults
         if faults is not None:
-            was_clean, faults.clean = faults.clean, False  # until a readback shows otherwise
-            self._enqueue(g, names, clear=not was_clean)
+            clear = not faults.clean
+            if clear:
+                for t in list(faults.inflight):  # their faults are read before the words are cleared
+                    self.wait_ticket(t)
+                faults.clean, faults.seen = True, set()
+            self._enqueue(g, names, clear=clear)
         else:
             self._enqueue(g, names)
-        self._cu("cuStreamSynchronize", self.stream, kernel=names)
-        return self._collect(faults) if faults is not None else None
+        return g, names
+
+    # ------------------------------------------------------------ asynchronous work
+
+    def enqueue(self, dispatches: list[Dispatch]) -> Any:
+        if not dispatches:
+            return Finished(None)
+        g, names = self._start(dispatches)
+        ev = self._events.pop() if self._events else self._cu("cuEventCreate", CU_EVENT_DISABLE_TIMING)
+        self._cu("cuEventRecord", ev, self.stream, kernel=names)
+        t = _Ticket(g, ev, names)
+        if g.faults is not None:
+            g.faults.inflight.append(t)
+        return t
+
+    def ticket_done(self, t: Any) -> bool:
+        if not isinstance(t, _Ticket) or t.event is None:
+            return True
+        err = self.drv.cuEventQuery(t.event)[0]
+        if err == self.drv.CUresult.CUDA_SUCCESS:
+            return True
+        if err == getattr(self.drv.CUresult, "CUDA_ERROR_NOT_READY", None):
+            return False
+        self._cu("cuEventQuery", t.event, kernel=t.names)  # raises, naming the driver's error
+        return True
+
+    def wait_ticket(self, t: Any) -> Optional[list[FaultReport]]:
+        if not isinstance(t, _Ticket):
+            return t.faults
+        if t.event is not None:
+            ev, t.event = t.event, None
+            f = t.graph.faults
+            try:
+                self._cu("cuEventSynchronize", ev, kernel=t.names)
+            except BackendError:
+                if f is not None:
+                    f.clean = False
+                raise
+            finally:
+                self._events.append(ev)
+                if f is not None and t in f.inflight:
+                    f.inflight.remove(t)
+            t.faults = self._collect(f) if f is not None else None
+        return t.faults
+
+    def launch(self, d: Dispatch) -> None:
+        """One dispatch on the stream with its prebuilt parameter block: no graph, no wait.
+        A checked dispatch has an error word of its own, read by `synchronize` (and by
+        `submit`, which launches a lone dispatch this way too)."""
+        st: _State = d.state
+        if st.launch is None:
+            self._eager_setup(d)
+        if st.eager_faults is not None and not st.slot_eager:
+            st.block.set(st.fault_slot, struct.pack("<Q", st.eager_faults.dev_ptr))
+            st.slot_eager = True
+        res = self.drv.cuLaunchKernel(*st.launch, self.stream, st.block.address, 0)
+        if res[0] != self.drv.CUresult.CUDA_SUCCESS:
+            self._cu("cuLaunchKernel", *st.launch, self.stream, st.block.address, 0, kernel=d.kernel.name)
+        if st.eager_faults is not None:
+            self._launched[id(d)] = d
+        return None
+
+    def _eager_setup(self, d: Dispatch) -> None:
+        st: _State = d.state
+        fn, gx = d.compiled.function, int(d.groups[0])
+        if st.batched:
+            fn, gx = d.compiled.batched, -(-gx // BATCH)
+        st.launch = (fn, gx, int(d.groups[1]), int(d.groups[2]), *d.kernel.workgroup_size, 0)
+        if st.fault_slot is not None:
+            f = self._fault_words([0], [d.compiled.abi])
+            if f.device is not None:  # device memory starts undefined
+                self._cu("cuMemsetD32Async", self.drv.CUdeviceptr(f.device.ptr), 0, f.nbytes // 4, self.stream)
+                f.clean = True
+            st.eager_faults = f
+            self._eager_words_all.add(f)
+            weakref.finalize(d, _free_faults_of, weakref.ref(self), f)
+
+    def synchronize(self) -> list[tuple[Dispatch, FaultReport]]:
+        self._current()
+        self._cu("cuStreamSynchronize", self.stream)
+        launched, self._launched = self._launched, {}
+        return [(d, r) for d in launched.values() for r in self._eager_words(d)]
+
+    def _eager_words(self, d: Dispatch) -> list[FaultReport]:
+        """The faults in a directly launched dispatch's own error word, once its work is done
+        (the stream synchronized); the word is cleared after a fault."""
+        f = d.state.eager_faults
+        if f is None:
+            return []
+        if f.device is not None:
+            self._cu("cuMemcpyDtoHAsync", f.host.ctypes.data, self.drv.CUdeviceptr(f.device.ptr), f.nbytes,
+                     self.stream)
+            self._cu("cuStreamSynchronize", self.stream)
+        out = self._collect(f) or []
+        if not f.clean:  # nothing is in flight now: clear at once
+            if f.device is None:
+                f.host[:] = 0
+            else:
+                self._cu("cuMemsetD32Async", self.drv.CUdeviceptr(f.device.ptr), 0, f.nbytes // 4, self.stream)
+            f.clean, f.seen = True, set()
+        return out
+
+    def use_stream(self, stream: Any) -> None:
+        """Queue later work on `stream` (a torch/CuPy stream, a CUstream or its int handle;
+        None: this backend's own), after the work already queued on the current one."""
+        new = self._own_stream if stream is None else self.drv.CUstream(stream_handle(stream))
+        if int(new) == int(self.stream):
+            return
+        self._current()
+        ev = self._cu("cuEventCreate", CU_EVENT_DISABLE_TIMING)
+        self._cu("cuEventRecord", ev, self.stream)
+        self._cu("cuStreamWaitEvent", new, ev, 0)
+        self._cu("cuEventDestroy", ev)  # released once the wait is done
+        self.stream = new
 
     def _enqueue(self, g: _Graph, names: str = "", clear: bool = False) -> None:
         """The stream work of one submit: clear the error words if asked, launch the graph,
@@ -554,12 +713,16 @@ class CudaBackend(Backend):
 
     def _collect(self, f: _Faults) -> Optional[list[FaultReport]]:
         """FaultReports from the error words read back after a submit."""
+        if len(f.dispatches) == 1 and not f.host[0]:  # one word, clean: the launch + wait path, cheaply
+            return None
         words = f.host.reshape(-1, FAULT_WORDS)
         hit = np.flatnonzero(words[:, 0])
         if not len(hit):
-            f.clean = True  # nothing claimed a flag, so nothing was written: still all zero
-            return None
-        return [r for n in hit if (r := f.abis[n].decode_fault(words[n], f.dispatches[n])) is not None]
+            return None  # nothing claimed a flag, so nothing was written: still all zero
+        f.clean = False
+        new = [int(n) for n in hit if int(n) not in f.seen]
+        f.seen.update(new)  # a launch still in flight shares the words: report each flag once
+        return [r for n in new if (r := f.abis[n].decode_fault(words[n], f.dispatches[n])) is not None] or None
 
     def _build(self, dispatches: list[Dispatch], names: str) -> _Graph:
         checked = [i for i, d in enumerate(dispatches) if d.state.fault_slot is not None]
@@ -572,6 +735,7 @@ class CudaBackend(Backend):
                 if faults is not None and d.state.fault_slot is not None:
                     n = faults.dispatches.index(i)
                     d.state.block.set(d.state.fault_slot, struct.pack("<Q", self._slot_ptr(faults, n)))
+                    d.state.slot_eager = False
                 p = self._node_params(d)
                 deps: Optional[list] = [prev] if prev is not None else None
                 prev = self._cu("cuGraphAddKernelNode", graph, deps, 0 if deps is None else 1, p,
@@ -631,14 +795,49 @@ class CudaBackend(Backend):
         if self._closed:
             return
         self._current()
+        try:  # work still queued (an external stream's user may not have waited) ends first
+            self._cu("cuStreamSynchronize", self.stream)
+        except BackendError:
+            pass
+        for ev in self._events:
+            self._cu("cuEventDestroy", ev)
+        self._events = []
         for key in list(self._graphs):
             self._drop(key)
+        for f in list(self._eager_words_all):
+            self._free_faults(f)
         for m in self._modules:
             self._cu("cuModuleUnload", m)
         self._modules = []
-        self._cu("cuStreamDestroy", self.stream)
+        self._cu("cuStreamDestroy", self._own_stream)
         self._closed = True
         self._cu("cuDevicePrimaryCtxRelease", self.dev)
+
+
+def stream_handle(stream: Any) -> int:
+    """The CUstream address of a torch or CuPy stream, a cuda-python CUstream or an int."""
+    if isinstance(stream, (int, np.integer)) and not isinstance(stream, bool):
+        return int(stream)
+    proto = getattr(stream, "__cuda_stream__", None)  # the CUDA stream protocol: (version, handle)
+    if proto is not None:
+        return int((proto() if callable(proto) else proto)[1])
+    for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
+        if isinstance(getattr(stream, attr, None), (int, np.integer)):
+            return int(getattr(stream, attr))
+    try:
+        return int(stream)  # cuda-python's CUstream
+    except (TypeError, ValueError):
+        raise BindingError(f"use_stream: expected a torch/CuPy stream, a CUstream or an int handle, "
+                           f"got {type(stream).__name__}") from None
+
+
+def _free_faults_of(backend_ref, f: "_Faults") -> None:
+    b = backend_ref()
+    if b is not None and not b._closed:
+        try:
+            b._free_faults(f)
+        except Exception:  # interpreter shutdown or a dead context: nothing left to free
+            pass
 
 
 def _free_all(backend_ref, mems: list) -> None:

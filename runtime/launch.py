@@ -17,6 +17,7 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir.serialize import from_json
 
 from .core import Device, InvokeBuilder, KernelDef, PreparedKernel, RecordBuilder, Scheme
+from .eager import LaunchBuilder
 from .dtypes import struct_gpu_dtype, struct_host_dtype
 
 
@@ -99,3 +100,6 @@ class GeneratedPrepared:
 
     def _invoke(self, *args: Any) -> InvokeBuilder:
         return self.prepared.invoke(*args)
+
+    def _launch(self, *args: Any) -> LaunchBuilder:
+        return LaunchBuilder(self.prepared, args)

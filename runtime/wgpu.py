@@ -7,7 +7,9 @@ GPUs come before software ones and Vulkan/Metal/DX12 before OpenGL.
 Each kernel compiles once into a shader module and pipeline (the core caches the result).
 Recording a dispatch builds its bind group and its own small uniform buffer (scalars,
 lengths, offsets, tensor layouts); `update_scalar` rewrites a few bytes of that buffer, so
-nothing is re-recorded. All dispatches of a submit go into one command buffer.
+nothing is re-recorded. All dispatches of a submit go into one command buffer; eager
+launches (`launch`) wait in a list and go to the queue together, in one submit, before
+anything that could observe them (synchronize, submit, read, write, free).
 
 Trapping checks: a kernel whose IR carries check sites (ir/checks.py) has one more
 storage binding, its error word (ir/abi.py `ERROR_WORD`, FAULT_WORDS u32), bound with
@@ -49,6 +51,7 @@ except ImportError:  # pragma: no cover - exercised where wgpu-py is missing
 INSTALL_HINT = ("pip install wgpu (wgpu-py) and a Vulkan, Metal or DX12 driver; on Debian/Ubuntu "
                 "`apt-get install mesa-vulkan-drivers` provides lavapipe, a software Vulkan device")
 
+MAX_QUEUED = 256  # eager launches waiting for one command buffer at most
 _BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 1, "OpenGL": 2}
 _TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3}
 _probe_lock = threading.Lock()
@@ -189,6 +192,10 @@ class WgpuBackend(Backend):
         self._fault_gen = 0  # bumped when the error buffer is replaced (bind groups rebuilt)
         self._lock = threading.RLock()  # one queue: submits, reads and writes take turns
         self._closed = False
+        # Eager launches wait here and go to the queue together, in one command buffer, at
+        # the next synchronize, submit, read, write, free or scalar update of one of them
+        self._queued: list[Dispatch] = []
+        self._late: list = []  # (Dispatch, FaultReport) of flushed launches, for synchronize
 
     def describe(self) -> str:
         return f"{self.info.get('device', '?')} ({self.info.get('description', '')}) via {self.info.get('backend_type', '?')}"
@@ -208,6 +215,7 @@ class WgpuBackend(Backend):
         return _Buf(buf, size)
 
     def free(self, handle: _Buf) -> None:
+        self._flush()
         try:
             handle.buffer.destroy()
         except Exception:
@@ -220,6 +228,7 @@ class WgpuBackend(Backend):
             return
         if offset < 0 or offset + n > handle.size:
             raise BackendError(f"wgpu: write of {n} bytes at {offset} outside a buffer of {handle.size} bytes")
+        self._flush()  # a queue write would land before launches still waiting
         lo, hi = offset // 4 * 4, -(-(offset + n) // 4) * 4
         if (lo, hi) != (offset, offset + n):  # queue writes are in 4-byte units: patch the edges
             block = bytearray(self.read(handle, lo, hi - lo))
@@ -235,6 +244,7 @@ class WgpuBackend(Backend):
         if nbytes == 0:
             return b""
         lo, hi = offset // 4 * 4, -(-(offset + nbytes) // 4) * 4
+        self._flush()
         with self._lock:
             try:
                 if self._staging is None or self._staging.size < hi - lo:
@@ -460,6 +470,8 @@ class WgpuBackend(Backend):
         return buf
 
     def update_scalar(self, d: Dispatch, index: int) -> None:
+        if any(q is d for q in self._queued):  # a waiting launch reads the old value
+            self._flush()
         st: _State = d.state
         a = d.args[index]
         assert isinstance(a, ScalarArg)
@@ -476,7 +488,31 @@ class WgpuBackend(Backend):
         if not dispatches:
             return None
         with self._lock:
+            self._flush()
             return self._submit(dispatches)
+
+    def launch(self, d: Dispatch) -> None:
+        with self._lock:
+            if d.state is None:
+                self.record(d)
+            self._queued.append(d)
+            if len(self._queued) >= MAX_QUEUED:
+                self._flush()
+
+    def synchronize(self) -> list:
+        with self._lock:
+            self._flush()
+            late, self._late = self._late, []
+        return late
+
+    def _flush(self) -> None:
+        """Run the waiting eager launches (one submit, which waits) and keep their faults."""
+        if not self._queued:
+            return
+        with self._lock:
+            q, self._queued = self._queued, []
+            faults = self._submit(q) if q else None
+            self._late.extend((q[f.dispatch], f) for f in faults or ())
 
     def _submit(self, dispatches: list[Dispatch]) -> Optional[list[FaultReport]]:
         try:

@@ -67,7 +67,8 @@ class FakeDriver:
         self.graphs: dict[int, list] = {}
         self.execs: dict[int, list] = {}
         self.planned: dict[str, tuple[int, int, int, int]] = {}  # function name -> (site, index, length, y)
-        self.launches: list[list[str]] = []  # entry names per graph launch
+        self.launches: list[list[str]] = []  # entry names per graph launch (one name per eager launch)
+        self.streams: list[int] = []  # the stream of each eager launch and stream wait
         self.handles = 100
         self.mapped = False  # True: cuMemHostAlloc(DEVICEMAP) works (else it fails, as without mapping)
 
@@ -259,13 +260,48 @@ class FakeDriver:
         self.calls.append("cuGraphLaunch")
         self.launches.append([n["name"] for n in self.execs[exe]])
         for n in self.execs[exe]:
-            plan = self.planned.get(n["name"])
-            if plan is None:
-                continue
-            assert n["faults"], f"{n['name']} faults but was given no error word"
-            buf, off = self._find(n["faults"])
-            if struct.unpack_from("<I", buf, off)[0] == 0:  # atom.global.cas.b32 flag, 0, 1
-                struct.pack_into("<5I", buf, off, 1, *plan)
+            self._run(n)
+        return (CUresult.CUDA_SUCCESS,)
+
+    def _run(self, n: dict) -> None:
+        plan = self.planned.get(n["name"])
+        if plan is None:
+            return
+        assert n["faults"], f"{n['name']} faults but was given no error word"
+        buf, off = self._find(n["faults"])
+        if struct.unpack_from("<I", buf, off)[0] == 0:  # atom.global.cas.b32 flag, 0, 1
+            struct.pack_into("<5I", buf, off, 1, *plan)
+
+    # -- eager launches, events, streams (work runs at once, so every event is complete)
+    def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        self.calls.append("cuLaunchKernel")
+        n = self._node(SimpleNamespace(func=f, kernelParams=int(params), gridDimX=gx, gridDimY=gy, gridDimZ=gz))
+        self.launches.append([n["name"]])
+        self.streams.append(int(stream))
+        self._run(n)
+        return (CUresult.CUDA_SUCCESS,)
+
+    def cuEventCreate(self, flags):
+        self.calls.append("cuEventCreate")
+        return CUresult.CUDA_SUCCESS, self._handle()
+
+    def cuEventRecord(self, ev, stream):
+        self.calls.append("cuEventRecord")
+        return (CUresult.CUDA_SUCCESS,)
+
+    def cuEventQuery(self, ev):
+        return (CUresult.CUDA_SUCCESS,)
+
+    def cuEventSynchronize(self, ev):
+        self.calls.append("cuEventSynchronize")
+        return (CUresult.CUDA_SUCCESS,)
+
+    def cuEventDestroy(self, ev):
+        return (CUresult.CUDA_SUCCESS,)
+
+    def cuStreamWaitEvent(self, stream, ev, flags):
+        self.calls.append("cuStreamWaitEvent")
+        self.streams.append(int(stream))
         return (CUresult.CUDA_SUCCESS,)
 
     def cuGraphExecDestroy(self, exe):

@@ -12,7 +12,7 @@ import numpy as np
 
 import goldy_import as gi
 from goldy_import.cli import _parser
-from goldy_import.runtime import core, launch
+from goldy_import.runtime import core, eager, launch
 
 REPO = Path(__file__).resolve().parent.parent
 API = (REPO / "docs" / "api.md").read_text(encoding="utf-8")
@@ -21,10 +21,11 @@ PACKAGE = ("goldy_import", "importer", "ir", "codegen", "runtime")
 FUNCTIONS = ["load", "load_source", "load_slang", "backend_available"]
 CLASSES = [gi.Device, gi.Buffer, gi.Image, gi.TensorView, gi.KernelDef, gi.PreparedKernel, core.RecordBuilder,
            core.InvokeBuilder, gi.Invocation, gi.Node, gi.Scheme, gi.KernelModule, gi.StructType,
-           launch.GeneratedKernel, launch.GeneratedPrepared]
+           launch.GeneratedKernel, launch.GeneratedPrepared, eager.LaunchBuilder, eager.Submission]
 # Constructed by the package, not by users: documented by their attributes, not their __init__.
 NOT_CONSTRUCTED = {"Buffer", "Image", "PreparedKernel", "RecordBuilder", "InvokeBuilder", "Invocation", "Node",
-                   "KernelModule", "GeneratedKernel", "GeneratedPrepared", "KernelDef", "StructType"}
+                   "KernelModule", "GeneratedKernel", "GeneratedPrepared", "KernelDef", "StructType",
+                   "LaunchBuilder", "Submission"}
 
 
 def _default(v: object) -> str:

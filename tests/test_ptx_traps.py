@@ -367,8 +367,8 @@ def test_fake_each_graph_gives_its_nodes_their_own_slots(fake):
     slots = [n["faults"] for n in drv.execs[g.exec]]
     base = g.faults.device.ptr
     assert slots == [base, base + 4 * FAULT_WORDS]
-    dev.backend.submit([second.dispatch])  # a graph of its own, with its own words
-    g2 = dev.backend._graphs[(id(second.dispatch),)]
+    dev.backend.submit([second.dispatch, first.dispatch])  # a graph of its own, with its own words
+    g2 = dev.backend._graphs[(id(second.dispatch), id(first.dispatch))]
     assert drv.execs[g2.exec][0]["faults"] == g2.faults.device.ptr != slots[1]
     s.set_node_param(second, "off", 3)
     s.submit()  # patched through cuGraphExecKernelNodeSetParams, with this graph's slot

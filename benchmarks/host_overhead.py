@@ -1,0 +1,204 @@
+"""Host overhead per tiny dispatch (issue 17), goldy-import against its peers in one process.
+
+    python benchmarks/host_overhead.py [--backend cuda|wgpu|cpu|slang] [--n 1024] [--reps 15]
+
+Rows (microseconds per dispatch, median of `reps` repeats of a timed loop of back-to-back
+calls after warm-ups; every result checked first):
+
+- launch + wait: one dispatch, then wait for it (goldy: `pk.launch(...).over_1d(n)` then
+  `dev.synchronize()`);
+- queued launch: `--burst` launches back to back and one wait, divided by `--burst`;
+- 1-node submit: a recorded one-node Scheme's `submit()`;
+- fresh Scheme + record + submit: a new Scheme, one record, one submit, every time;
+- replayed Scheme, per dispatch: a recorded 100-node Scheme's `submit()` divided by 100,
+  and with `submit(wait=False)` back to back (`--burst` submits, one wait).
+
+Peers on the cuda backend, where importable: CuPy RawKernel, torch (`y.add_(x, alpha=a)`),
+Triton and Numba (`np.row_stack = np.vstack` first, for Numba on numpy 2), each with its own
+stream synchronize. Peers that are missing print as "-". Timings only: no assertions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import goldy_import as gi
+
+RUST = """
+use goldy::gpu;
+#[goldy::compute(workgroup_size = [256, 1, 1])]
+fn saxpy(x: &[f32], y: &mut [f32], a: f32) {
+    let i = gpu::global_id().x;
+    if i < y.len() { y[i] = a * x[i] + y[i]; }
+}
+"""
+CUDA_SAXPY = r"""
+extern "C" __global__ void saxpy(const float* x, float* y, float a, unsigned n) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+"""
+
+
+def per_call_us(fn, loops: int, reps: int, per: int = 1, warm: int = 3) -> float:
+    """Median over `reps` of the time of `loops` calls of `fn`, per call and per `per`."""
+    for _ in range(warm):
+        fn()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(loops):
+            fn()
+        times.append((time.perf_counter() - t0) / loops / per * 1e6)
+    return statistics.median(times)
+
+
+def goldy_rows(args) -> dict:
+    dev = gi.Device(args.backend)
+    mod = gi.load_source(RUST, "host_overhead.rs")
+    pk = mod.saxpy.prepare(dev)
+    n, rng = args.n, np.random.default_rng(0)
+    x0, y0 = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    x, y = dev.buffer(x0), dev.buffer(y0)
+    pk.launch(x, y, 0.5).over_1d(n)
+    assert np.array_equal(y.numpy(), np.float32(0.5) * x0 + y0), "eager saxpy disagrees with numpy"
+    rows: dict = {"device": dev.describe(), "backend": dev.backend_name}
+    burst, loops, reps = args.burst, args.loops, args.reps
+
+    def launch_wait():
+        pk.launch(x, y, 0.5).over_1d(n)
+        dev.synchronize()
+
+    def queued():
+        for _ in range(burst):
+            pk.launch(x, y, 0.5).over_1d(n)
+        dev.synchronize()
+
+    one = gi.Scheme(dev)
+    pk.record(one, "one", x, y, 0.5).over_1d(n)
+
+    def fresh():
+        s = gi.Scheme(dev)
+        pk.record(s, "fresh", x, y, 0.5).over_1d(n)
+        s.submit()
+
+    many = gi.Scheme(dev)
+    for i in range(100):
+        pk.record(many, f"n{i}", x, y, 0.5).over_1d(n)
+
+    def replay_async():
+        for _ in range(burst // 10 or 1):
+            many.submit(wait=False)
+        dev.synchronize()
+
+    rows["launch + wait"] = per_call_us(launch_wait, loops, reps)
+    rows["queued launch"] = per_call_us(queued, max(1, loops // burst), reps, per=burst)
+    rows["1-node submit"] = per_call_us(one.submit, loops, reps)
+    rows["fresh Scheme + record + submit"] = per_call_us(fresh, loops, reps)
+    rows["replayed Scheme, per dispatch (100 nodes)"] = per_call_us(many.submit, max(1, loops // 20), reps, per=100)
+    rows["replayed Scheme, per dispatch (100 nodes, wait=False)"] = per_call_us(
+        replay_async, max(1, loops // 50), reps, per=100 * (burst // 10 or 1))
+    dev.close()
+    return rows
+
+
+def cupy_rows(args) -> dict:
+    import cupy as cp
+    k = cp.RawKernel(CUDA_SAXPY, "saxpy")
+    n = args.n
+    x, y = cp.random.standard_normal(n, dtype=cp.float32), cp.random.standard_normal(n, dtype=cp.float32)
+    grid, a, nn = ((n + 255) // 256,), np.float32(0.5), np.uint32(n)
+    stream = cp.cuda.get_current_stream()
+    return _peer(args, lambda: k(grid, (256,), (x, y, a, nn)), stream.synchronize)
+
+
+def torch_rows(args) -> dict:
+    import torch
+    x, y = torch.randn(args.n, device="cuda"), torch.randn(args.n, device="cuda")
+    return _peer(args, lambda: y.add_(x, alpha=0.5), torch.cuda.synchronize)
+
+
+def triton_rows(args) -> dict:
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def saxpy_t(x, y, a, n, BLOCK: tl.constexpr):
+        o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = o < n
+        tl.store(y + o, a * tl.load(x + o, mask=m) + tl.load(y + o, mask=m), mask=m)
+
+    n = args.n
+    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    grid = ((n + 255) // 256,)
+    return _peer(args, lambda: saxpy_t[grid](x, y, 0.5, n, BLOCK=256), torch.cuda.synchronize)
+
+
+def numba_rows(args) -> dict:
+    np.row_stack = np.vstack  # type: ignore[attr-defined]  # numba on numpy 2 still imports it
+    from numba import cuda
+
+    @cuda.jit
+    def saxpy_n(x, y, a):
+        i = cuda.grid(1)
+        if i < y.size:
+            y[i] = a * x[i] + y[i]
+
+    n = args.n
+    x = cuda.to_device(np.random.default_rng(1).standard_normal(n).astype(np.float32))
+    y = cuda.to_device(np.random.default_rng(2).standard_normal(n).astype(np.float32))
+    blocks = (n + 255) // 256
+    return _peer(args, lambda: saxpy_n[blocks, 256](x, y, np.float32(0.5)), cuda.synchronize)
+
+
+def _peer(args, launch, sync) -> dict:
+    burst = args.burst
+
+    def launch_wait():
+        launch()
+        sync()
+
+    def queued():
+        for _ in range(burst):
+            launch()
+        sync()
+
+    return {"launch + wait": per_call_us(launch_wait, args.loops, args.reps),
+            "queued launch": per_call_us(queued, max(1, args.loops // burst), args.reps, per=burst)}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--backend", default="auto")
+    ap.add_argument("--n", type=int, default=1024, help="elements per dispatch (tiny)")
+    ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--loops", type=int, default=1000, help="calls per timed repeat")
+    ap.add_argument("--burst", type=int, default=100, help="launches queued before one wait")
+    args = ap.parse_args()
+    ours = goldy_rows(args)
+    print(f"# host overhead per tiny dispatch ({args.n} elements), us, median of {args.reps}: {ours.pop('device')}")
+    columns = {"goldy-import": ours}
+    if ours.pop("backend") == "cuda":
+        for name, fn in (("CuPy RawKernel", cupy_rows), ("torch", torch_rows), ("Triton", triton_rows),
+                         ("Numba", numba_rows)):
+            try:
+                columns[name] = fn(args)
+            except Exception as e:  # a missing or broken peer: its column shows "-"
+                print(f"# {name} skipped: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:160])
+                columns[name] = {}
+    print("| per tiny dispatch | " + " | ".join(columns) + " |")
+    print("|---|" + "---|" * len(columns))
+    for row in ours:
+        cells = [f"{c[row]:.2f}" if row in c else "-" for c in columns.values()]
+        print(f"| {row} | " + " | ".join(cells) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
