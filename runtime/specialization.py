@@ -291,7 +291,6 @@ class Specializer:
             self.worker.start()
 
     def _compile_all(self) -> None:
-        from .core import KernelDef
         while True:
             with self.lock:
                 if self.jobs.empty():
@@ -300,7 +299,7 @@ class Specializer:
                     return
                 key, pk, scalars, tensors = self.jobs.get()
             try:
-                variant = KernelDef(specialize(pk.ir, scalars, tensors), pk.kdef.source_hash)
+                variant = type(pk.kdef)(specialize(pk.ir, scalars, tensors), pk.kdef.source_hash)  # a KernelDef (core imports this module)
                 vpk = variant.prepare(pk.device, checks=pk.options.checks)
             except GoldyError as e:
                 with self.lock:
