@@ -39,6 +39,7 @@ _LAZY = {
     "KernelBuilder": "goldy_import.builder",
     **dict.fromkeys(("FusedKernel", "FusionError", "FusionRejection", "FusionReport"), "goldy_import.runtime.fusion"),
     "expr": "goldy_import.expr",  # the module itself
+    "torch": "goldy_import.torch",  # the module itself (imports torch)
     "evaluate": "goldy_import.expr",
 }
 
