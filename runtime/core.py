@@ -412,7 +412,7 @@ class Buffer:
                    copy: Optional[bool] = None) -> Any:
         """DLPack export (runtime/dlpack.py): zero-copy on cpu and cuda, a host copy on wgpu/slang."""
         from .dlpack import export
-        return export(self, stream=stream, dl_device=dl_device, copy=copy)
+        return export(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         from .dlpack import dlpack_device

@@ -164,18 +164,21 @@ def from_dlpack(device: "Device", obj: Any) -> "Buffer":
         stream = getattr(device.backend, "stream", None)  # the producer orders its work before ours
         capsule = obj.__dlpack__(stream=int(stream) if stream is not None else None)
         return device.wrap(_Imported(capsule, where))
-    if host:
-        return device.buffer(_host_array(obj, where))  # GPU memory of its own: a copy
+    if host:  # GPU memory of its own: a copy
+        arr = _host_array(obj, where)
+        buf = device.buffer(arr)
+        buf.shape = tuple(arr.shape) if arr.ndim else (1,)
+        return buf
     raise BindingError(f"{where}: the array lives in {_KINDS.get(kind, f'DLPack device type {kind}')} {ordinal}, "
                        f"which a {device.backend_name} device cannot bind; move it to the host first "
                        f"(e.g. `t.cpu()`) or use a `cuda:{ordinal}` device")
 
 
-def _exportable(buf: "Buffer", what: str) -> None:
+def _exportable(buf: "Buffer", what: str, structs: bool = False) -> None:
     if getattr(buf, "scheme_local", False):
         raise buf._refuse(f"cannot be {what}")  # type: ignore[attr-defined]
     buf._check_live()
-    if buf.elem.startswith("struct"):
+    if buf.elem.startswith("struct") and not structs:
         raise BindingError(f"{buf!r} cannot be {what}: DLPack has no struct element type; export each field "
                            f"from buffer.numpy() instead")
 
@@ -191,7 +194,8 @@ def dlpack_device(buf: "Buffer") -> tuple[int, int]:
     return KDL_CPU, 0  # cpu memory itself; wgpu and slang export host copies
 
 
-def export(buf: "Buffer", *, stream: Any = None, dl_device: Any = None, copy: Optional[bool] = None) -> Any:
+def export(buf: "Buffer", *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+           copy: Optional[bool] = None) -> Any:
     _exportable(buf, "exported through DLPack")
     name = buf.device.backend_name
     here = dlpack_device(buf)
@@ -212,7 +216,9 @@ def export(buf: "Buffer", *, stream: Any = None, dl_device: Any = None, copy: Op
         if copy is False:
             raise BufferError(f"{buf!r}: {name} memory is not host-addressable; DLPack export copies it (copy=False)")
         host = buf.numpy().reshape(_shape(buf))
-    return host.__dlpack__(stream=stream)
+    if max_version is None:
+        return host.__dlpack__(stream=stream)
+    return host.__dlpack__(stream=stream, max_version=max_version)  # versioned: marks it writable
 
 
 def copy_to(buf: "Buffer", device: "Device") -> "Buffer":
@@ -221,7 +227,7 @@ def copy_to(buf: "Buffer", device: "Device") -> "Buffer":
         raise BindingError(f"buffer.to(device) expects a goldy_import.Device, got {type(device).__name__}")
     if buf.device is device:
         return buf
-    _exportable(buf, "copied to another device")
+    _exportable(buf, "copied to another device", structs=True)  # the same GPU layout on every backend
     device._check_open()
     out = device._alloc(buf.length, buf.elem, buf.dtype, buf.read_only)
     out.shape = buf.shape
