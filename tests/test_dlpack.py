@@ -188,3 +188,39 @@ def test_capsules_free_what_they_hold():
     assert (cai["data"][0], cai["shape"], cai["typestr"], imported.device) == (a.ctypes.data + 4, (5,), "<i4", (1, 0))
     del imported
     assert len(D._live) == before
+
+
+def test_cuda_paths_against_a_fake_driver(monkeypatch):
+    """runtime/dlpack.py's CUDA export and import, here without a GPU (tests/fake_cuda.py)."""
+    from fake_cuda import FakeDriver
+    from goldy_import.runtime import cuda as C
+    drv = FakeDriver()
+    monkeypatch.setattr(C, "_driver", lambda: drv)
+    with gi.Device("cuda:0") as dev:
+        assert dev.name == "cuda:0"
+        with pytest.raises(gi.BackendUnavailable, match=r"no CUDA device 1 \(`cuda:1`\): this machine has 1"):
+            gi.Device("cuda:1")
+        x = np.random.default_rng().standard_normal(32).astype(np.float32)
+        buf = dev.buffer(x)
+        assert buf.__dlpack_device__() == (D.KDL_CUDA, 0)
+        imported = D._Imported(buf[8:24].__dlpack__(), "test")  # what a consumer reads from the capsule
+        cai = imported.__cuda_array_interface__
+        assert imported.device == (D.KDL_CUDA, 0) and cai["shape"] == (16,)
+        assert cai["data"][0] == buf._alloc.address() + 32
+
+        class OnGpu:  # a CUDA producer handing out our own capsule
+            def __dlpack__(self, stream=None, **_):
+                assert stream is not None  # it is asked to order its work before the backend's stream
+                return buf[8:24].__dlpack__()
+
+            def __dlpack_device__(self):
+                return (D.KDL_CUDA, 0)
+
+        again = dev.from_dlpack(OnGpu())  # zero-copy: the same device memory
+        assert again._alloc.address() == buf._alloc.address() + 32
+        np.testing.assert_array_equal(again.numpy(), x[8:24])
+        on_cpu = buf.to(gi.Device("cpu"))
+        np.testing.assert_array_equal(on_cpu.numpy(), x)
+        np.testing.assert_array_equal(dev.from_dlpack(x[::-1].copy()).numpy(), x[::-1])  # host memory: a copy
+        with pytest.raises(gi.BindingError, match="lives in CUDA device 0, which a cpu device cannot bind"):
+            gi.Device("cpu").from_dlpack(OnGpu())
