@@ -64,5 +64,11 @@ def __getattr__(name: str) -> Any:
     return value
 
 
+def load_ipython_extension(ipython: Any) -> None:
+    """`%load_ext goldy_import`: the `%%goldy` cell magic (goldy_import/notebook.py)."""
+    from .notebook import load_ipython_extension as load
+    load(ipython)
+
+
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
