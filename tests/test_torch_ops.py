@@ -202,3 +202,12 @@ def test_cuda_graph_capture(torch, ops, cuda):
     g.replay()
     torch.cuda.synchronize()
     assert torch.equal(static_out, 2.0 * x)
+
+
+def test_docs_api_md_documents_the_torch_api(torch):
+    from test_api_docs import API, render
+    spans = [render(gi.torch.custom_op, "gi.torch.custom_op"), render(gi.torch.device_for, "gi.torch.device_for")]
+    spans += [render(v, f"GoldyOp.{a}") for a, v in vars(gi.torch.GoldyOp).items()
+              if inspect.isfunction(v) and not a.startswith("_")]
+    missing = [s for s in spans if f"`{s}`" not in API]
+    assert not missing, "docs/api.md lacks:\n" + "\n".join(missing)
