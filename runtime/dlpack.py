@@ -216,9 +216,12 @@ def export(buf: "Buffer", *, stream: Any = None, max_version: Any = None, dl_dev
         if copy is False:
             raise BufferError(f"{buf!r}: {name} memory is not host-addressable; DLPack export copies it (copy=False)")
         host = buf.numpy().reshape(_shape(buf))
-    if max_version is None:
-        return host.__dlpack__(stream=stream)
-    return host.__dlpack__(stream=stream, max_version=max_version)  # versioned: marks it writable
+    if max_version is not None:
+        try:
+            return host.__dlpack__(stream=stream, max_version=max_version)  # versioned: marks it writable
+        except TypeError:  # numpy < 2.1
+            pass
+    return host.__dlpack__(stream=stream)
 
 
 def copy_to(buf: "Buffer", device: "Device") -> "Buffer":
