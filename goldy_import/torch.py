@@ -13,6 +13,7 @@ Importing goldy_import does not import torch; this module does.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import threading
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
@@ -187,13 +188,17 @@ class GoldyOp:
         if len(extents) > 3:
             raise GridError(f"op {self.qualname}: grid {extents} has more than 3 extents")
         everything = {**named, **outs}
-        bound = [_bind(pk, i, p, everything[p.name]) for i, p in enumerate(self.kernel.ir.params)]
-        scheme = Scheme(dev)
-        rb = pk.record(scheme, self.qualname, *bound)
-        (rb.over_1d, rb.over_2d, rb.over_3d)[len(extents) - 1](*extents)
-        stream = torch.cuda.current_stream(place).cuda_stream if place.type == "cuda" else None
-        _submit(scheme, stream)
+        on_gpu = place.type == "cuda"
+        with torch.cuda.device(place) if on_gpu else _nothing():  # torch exports from its current GPU only
+            bound = [_bind(pk, i, p, everything[p.name]) for i, p in enumerate(self.kernel.ir.params)]
+            scheme = Scheme(dev)
+            rb = pk.record(scheme, self.qualname, *bound)
+            (rb.over_1d, rb.over_2d, rb.over_3d)[len(extents) - 1](*extents)
+            _submit(scheme, torch.cuda.current_stream(place).cuda_stream if on_gpu else None)
         return _result(list(outs.values()))
+
+
+_nothing = contextlib.nullcontext
 
 
 def _result(outs: list) -> Any:

@@ -160,7 +160,7 @@ def from_dlpack(device: "Device", obj: Any) -> "Buffer":
                                f"(call `.contiguous()` / `numpy.ascontiguousarray` first)")
         flat = arr.reshape(-1).view(np.uint8)  # a view: the kernels write the producer's memory
         return device._borrow(flat, arr.size, elem, tuple(arr.shape), obj, read_only=not arr.flags.writeable)
-    if device.backend_name == "cuda" and kind == KDL_CUDA:
+    if device.backend_name == "cuda" and kind == KDL_CUDA and ordinal == device.backend.ordinal:
         stream = getattr(device.backend, "stream", None)  # the producer orders its work before ours
         capsule = obj.__dlpack__(stream=int(stream) if stream is not None else None)
         return device.wrap(_Imported(capsule, where))
@@ -170,7 +170,7 @@ def from_dlpack(device: "Device", obj: Any) -> "Buffer":
         buf.shape = tuple(arr.shape) if arr.ndim else (1,)
         return buf
     raise BindingError(f"{where}: the array lives in {_KINDS.get(kind, f'DLPack device type {kind}')} {ordinal}, "
-                       f"which a {device.backend_name} device cannot bind; move it to the host first "
+                       f"which a {device.name} device cannot bind; move it to the host first "
                        f"(e.g. `t.cpu()`) or use a `cuda:{ordinal}` device")
 
 

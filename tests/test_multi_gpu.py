@@ -76,6 +76,12 @@ def test_two_gpus():
     torch = package_or_skip("torch")
     if torch.cuda.device_count() >= 2:  # DLPack knows the ordinal: a cuda:1 tensor binds on cuda:1 only
         t = torch.randn(64, device="cuda:1")
-        assert d1.from_dlpack(t).length == 64
-        with pytest.raises(gi.BindingError, match="CUDA device 1"):
+        with torch.cuda.device(1):  # torch exports from its current GPU only
+            assert d1.from_dlpack(t).length == 64
+        with pytest.raises(gi.BindingError, match="CUDA device 1, which a cuda:0 device cannot bind"):
             d0.from_dlpack(t)
+        op = gi.torch.custom_op(mod.fma)  # a cuda:1 tensor's op runs on cuda:1
+        assert gi.torch.device_for(t).name == "cuda:1"
+        x1, y1 = torch.from_numpy(x).to("cuda:1"), torch.from_numpy(y).to("cuda:1")
+        op(x1, y1, 2.0)
+        np.testing.assert_array_equal(y1.cpu().numpy(), ref)
