@@ -406,6 +406,8 @@ class Buffer:
     def to(self, device: Device) -> "Buffer":
         """This buffer on `device`: itself if it lives there, else a copy (runtime/dlpack.py)."""
         from .dlpack import copy_to
+        if not isinstance(device, Device):
+            raise BindingError(f"buffer.to(device) expects a goldy_import.Device, got {type(device).__name__}")
         return copy_to(self, device)
 
     def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,

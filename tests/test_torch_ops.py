@@ -93,6 +93,15 @@ def test_eager_cpu_tensors(torch, ops):
     assert torch.equal(ops["scale"](xt, 2.0), 2.0 * xt)
 
 
+def test_opcheck_schema_fake_and_aot_dispatch(torch, ops):
+    """torch's own checks of a custom op: schema (mutations declared), fake implementation
+    against the real one, autograd registration, AOT dispatch with dynamic shapes."""
+    cases = {"scale": (torch.randn(100), 2.0), "saxpy": (torch.randn(100), torch.randn(100), 2.0),
+             "rowsum": (torch.randn(10, 3),), "add": (torch.randint(-9, 9, (7,), dtype=torch.int32),) * 2}
+    for name, args in cases.items():
+        torch.library.opcheck(ops[name].op, args)
+
+
 def test_errors_are_goldy_errors(torch, ops):
     with pytest.raises(gi.BindingError, match=r"kernel `scale` parameter `x` \(&\[f32\]\): expected a torch.float32"):
         ops["scale"](torch.zeros(8, dtype=torch.int32), 1.0)
