@@ -45,6 +45,7 @@ def test_quickstart_notebook_runs_and_prints_what_it_shows(shell):
 
 def test_magic_binds_kernels_and_renders_diagnostics(shell):
     assert _run(shell, "%load_ext goldy_import")[0].success
+    assert _run(shell, "%load_ext goldy_import.notebook")[0].success  # the module itself works too
     ok, _, err = _run(shell, "%%goldy mod\n#[goldy::gpu]\nstruct P { a: f32 }\n"
                              "#[goldy::compute(workgroup_size = [64, 1, 1])]\n"
                              "fn first(p: &[P], out: &mut [f32]) { let i = gpu::global_id().x; "
