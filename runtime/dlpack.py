@@ -104,7 +104,11 @@ class _Imported:
     """A consumed capsule: its tensor as `__cuda_array_interface__`; frees it when dropped."""
 
     def __init__(self, capsule: Any, where: str):
-        address = _capsule_pointer(capsule, _NAME)
+        try:
+            address = _capsule_pointer(capsule, _NAME)
+        except (ValueError, TypeError):
+            raise BindingError(f"{where}: the producer's __dlpack__() gave {type(capsule).__name__}, not an "
+                               f"unconsumed 'dltensor' capsule") from None
         mt = DLManagedTensor.from_address(address)
         _capsule_rename(capsule, _USED)  # ours now: the capsule will not free it
         self._address, self._mt = address, mt
@@ -122,9 +126,12 @@ class _Imported:
                                          "stream": None}
 
     def __del__(self) -> None:
-        deleter = self._mt.deleter
-        if ctypes.cast(deleter, ctypes.c_void_p).value:
-            deleter(self._address)
+        try:
+            deleter = self._mt.deleter
+            if ctypes.cast(deleter, ctypes.c_void_p).value:
+                deleter(self._address)
+        except Exception:  # interpreter shutdown: nothing left to free
+            pass
 
 
 def _producer_device(obj: Any, where: str) -> tuple[int, int]:

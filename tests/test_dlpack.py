@@ -118,6 +118,12 @@ def test_torch_round_trip():
     for backend in ("wgpu", "slang"):
         copy = torch.from_dlpack(device(backend).from_dlpack(t))
         assert torch.equal(copy, t) and copy.data_ptr() != t.data_ptr()
+    a = np.random.default_rng().standard_normal(6).astype(np.float32)  # torch reads the capsules the
+    before = len(D._live)                                               # cuda backend makes (here of host memory)
+    got = torch.from_dlpack(_Producer(D.make_capsule(a.ctypes.data, (2, 3), "f32", (D.KDL_CPU, 0), a)))
+    assert got.data_ptr() == a.ctypes.data and torch.equal(got, torch.from_numpy(a).reshape(2, 3))
+    del got
+    assert len(D._live) == before
 
 
 def test_refusals(mod):
@@ -163,21 +169,23 @@ def test_copies_between_devices_keep_every_type(backend, mod):
         mod.touch.prepare(cpu).record(gi.Scheme(cpu), "wrong device", there, cpu.empty(100, np.uint32))
 
 
+class _Producer:
+    """Hands out a capsule made by runtime/dlpack.py."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, stream=None, **_):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (D.KDL_CPU, 0)
+
+
 def test_capsules_free_what_they_hold():
     a = np.arange(6, dtype=np.float32)
-
-    class Producer:
-        def __init__(self, capsule):
-            self.capsule = capsule
-
-        def __dlpack__(self, stream=None, **_):
-            return self.capsule
-
-        def __dlpack_device__(self):
-            return (D.KDL_CPU, 0)
-
     before = len(D._live)
-    got = np.from_dlpack(Producer(D.make_capsule(a.ctypes.data, (2, 3), "f32", (D.KDL_CPU, 0), a)))
+    got = np.from_dlpack(_Producer(D.make_capsule(a.ctypes.data, (2, 3), "f32", (D.KDL_CPU, 0), a)))
     assert got.shape == (2, 3) and np.shares_memory(got, a) and len(D._live) == before + 1
     del got  # the consumer calls the deleter
     assert len(D._live) == before
@@ -188,6 +196,8 @@ def test_capsules_free_what_they_hold():
     assert (cai["data"][0], cai["shape"], cai["typestr"], imported.device) == (a.ctypes.data + 4, (5,), "<i4", (1, 0))
     del imported
     assert len(D._live) == before
+    with pytest.raises(gi.BindingError, match="not an unconsumed 'dltensor' capsule"):
+        D._Imported(object(), "test")
 
 
 def test_cuda_paths_against_a_fake_driver(monkeypatch):
