@@ -29,7 +29,9 @@ class GoldyMagics(Magics):
         name = line.strip()
         if name and not name.isidentifier():
             raise UsageError(f"%%goldy takes an optional module name (a Python identifier), got {name!r}")
-        filename = f"cell_{self.shell.execution_count}.rs"
+        shell = self.shell
+        assert shell is not None  # a registered magic has its shell
+        filename = f"cell_{shell.execution_count}.rs"
         try:
             mod = load_source(cell, filename)
         except DiagnosticError as e:
@@ -37,7 +39,7 @@ class GoldyMagics(Magics):
         bound: dict[str, Any] = {**mod.structs, **{cls.__name__: cls for cls in mod.kernels.values()}}
         if name:
             bound[name] = mod
-        self.shell.user_ns.update(bound)
+        shell.user_ns.update(bound)
         if mod.result is not None and mod.result.diagnostics:  # warnings
             print(mod.result.render(), file=sys.stderr)
 

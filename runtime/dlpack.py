@@ -167,7 +167,7 @@ def from_dlpack(device: "Device", obj: Any) -> "Buffer":
                                f"(call `.contiguous()` / `numpy.ascontiguousarray` first)")
         flat = arr.reshape(-1).view(np.uint8)  # a view: the kernels write the producer's memory
         return device._borrow(flat, arr.size, elem, tuple(arr.shape), obj, read_only=not arr.flags.writeable)
-    if device.backend_name == "cuda" and kind == KDL_CUDA and ordinal == device.backend.ordinal:
+    if device.backend_name == "cuda" and kind == KDL_CUDA and ordinal == getattr(device.backend, "ordinal", 0):
         stream = getattr(device.backend, "stream", None)  # the producer orders its work before ours
         capsule = obj.__dlpack__(stream=int(stream) if stream is not None else None)
         return device.wrap(_Imported(capsule, where))
@@ -197,7 +197,7 @@ def _shape(buf: "Buffer") -> tuple:
 
 def dlpack_device(buf: "Buffer") -> tuple[int, int]:
     if buf.device.backend_name == "cuda":
-        return KDL_CUDA, int(buf.device.backend.ordinal)
+        return KDL_CUDA, int(getattr(buf.device.backend, "ordinal", 0))
     return KDL_CPU, 0  # cpu memory itself; wgpu and slang export host copies
 
 
@@ -212,7 +212,9 @@ def export(buf: "Buffer", *, stream: Any = None, max_version: Any = None, dl_dev
         if copy:
             raise BufferError(f"{buf!r}: a copying export of CUDA memory is not supported (copy=True)")
         s, _ = buf.byte_range
-        return make_capsule(buf._alloc.address() + s, _shape(buf), buf.elem, here, buf)
+        base = buf._alloc.address()
+        assert base is not None  # CudaMemory has one
+        return make_capsule(base + s, _shape(buf), buf.elem, here, buf)
     if name == "cpu":
         s, e = buf.byte_range
         dtype = np.dtype(np.uint32) if buf.elem == "bool" else buf.dtype
