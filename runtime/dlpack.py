@@ -143,8 +143,17 @@ def _producer_device(obj: Any, where: str) -> tuple[int, int]:
     return int(kind), int(ordinal)
 
 
+def _producer(where: str, export: Any) -> Any:
+    """`export()`, with the producer's refusal (BufferError: needs grad, another GPU is
+    current, ...) as a BindingError."""
+    try:
+        return export()
+    except BufferError as e:
+        raise BindingError(f"{where}: the producer refused to export: {e}") from None
+
+
 def _host_array(obj: Any, where: str) -> np.ndarray:
-    arr = np.from_dlpack(obj)
+    arr = _producer(where, lambda: np.from_dlpack(obj))
     if arr.dtype.kind == "b":
         raise BindingError(f"{where}: a bool array is one byte per element, a bool buffer one u32 per element; "
                            f"convert it first (e.g. `.to(torch.int32)`), or copy with device.buffer(array)")
@@ -169,7 +178,7 @@ def from_dlpack(device: "Device", obj: Any) -> "Buffer":
         return device._borrow(flat, arr.size, elem, tuple(arr.shape), obj, read_only=not arr.flags.writeable)
     if device.backend_name == "cuda" and kind == KDL_CUDA and ordinal == getattr(device.backend, "ordinal", 0):
         stream = getattr(device.backend, "stream", None)  # the producer orders its work before ours
-        capsule = obj.__dlpack__(stream=int(stream) if stream is not None else None)
+        capsule = _producer(where, lambda: obj.__dlpack__(stream=int(stream) if stream is not None else None))
         return device.wrap(_Imported(capsule, where))
     if host:  # GPU memory of its own: a copy
         arr = _host_array(obj, where)

@@ -113,6 +113,8 @@ def test_torch_round_trip():
     t = torch.randn(3, 5)
     buf = dev.from_dlpack(t)
     assert buf.shape == (3, 5) and buf.length == 15
+    with pytest.raises(gi.BindingError, match="refused to export: .*detach"):
+        dev.from_dlpack(torch.zeros(4, requires_grad=True))
     back = torch.from_dlpack(buf)
     assert back.data_ptr() == t.data_ptr() and torch.equal(back, t)
     for backend in ("wgpu", "slang"):
