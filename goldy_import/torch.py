@@ -52,13 +52,16 @@ def device_for(t: torch.Tensor) -> Device:
     return dev
 
 
+_SUBMIT_TAKES_STREAM = "stream" in inspect.signature(Scheme.submit).parameters
+
+
 def _submit(scheme: Scheme, stream: Optional[int]) -> None:
     """The one place the op meets torch's CUDA stream. Today: the tensors were bound with
     torch ordering its work before the backend's stream (runtime/dlpack.py), and submit
     waits for the backend's own stream only (no device-wide sync). Where Scheme.submit takes
     an external stream (async submit), the launch goes on torch's current stream instead,
     which is what CUDA graph capture records."""
-    if stream is not None and "stream" in inspect.signature(scheme.submit).parameters:
+    if stream is not None and _SUBMIT_TAKES_STREAM:
         scheme.submit(stream=stream)  # type: ignore[call-arg]
     else:
         scheme.submit()
