@@ -184,7 +184,7 @@ def test_cuda_tensors_eager(torch, ops, cuda):
     assert torch.equal(y, want)
     m = torch.randn(300, 17, device=cuda)
     np.testing.assert_array_equal(ops["rowsum"](m).cpu().numpy(), _rowsum(m.cpu().numpy()))
-    with pytest.raises(gi.BindingError, match="tensor on cpu"):
+    with pytest.raises(gi.BindingError, match="parameter `y`: tensor on cuda:0, the others on cpu"):
         ops["saxpy"](torch.zeros(8), torch.zeros(8, device=cuda), 1.0)
     with pytest.raises(gi.KernelFault, match="kernel `shifted`"):
         ops["shifted"](torch.randn(8, device=cuda))
