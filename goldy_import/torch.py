@@ -83,8 +83,12 @@ class GoldyOp:
         self.inputs = [p for p in params if p.name not in outputs]
         self.mutated = [p.name for p in self.inputs if p.category in OUTPUT_CATEGORIES]
         self.schema = _schema(kernel, self.inputs, len(outputs))
-        ns, name = qualname.split("::")
-        self.op = getattr(getattr(torch.ops, ns), name).default
+
+    @property
+    def op(self) -> Any:
+        """The registered `torch.ops.<ns>.<name>.default` overload."""
+        ns, name = self.qualname.split("::")
+        return getattr(getattr(torch.ops, ns), name).default
 
     def __repr__(self) -> str:
         return f"<goldy op {self.qualname}{self.schema}>"
@@ -295,12 +299,10 @@ def custom_op(kernel: Union[KernelDef, PreparedKernel], *, outputs: Any = (), gr
         lib = _libraries.get(ns)
         if lib is None:
             lib = _libraries[ns] = torch.library.Library(ns, "FRAGMENT")
-        inputs = [p for p in kernel.ir.params if p.name not in spec]
-        lib.define(opname + _schema(kernel, inputs, len(spec)))
-        holder: dict[str, GoldyOp] = {}
-        impl = lambda *a: holder["op"].run(*a)  # noqa: E731
-        lib.impl(opname, impl, "CPU")
-        lib.impl(opname, impl, "CUDA")
-        torch.library.register_fake(qualname, lambda *a: holder["op"].fake(*a), lib=lib)
-        op = holder["op"] = _ops[qualname] = GoldyOp(kernel, qualname, spec, grid, checks)
+        op = GoldyOp(kernel, qualname, spec, grid, checks)
+        lib.define(opname + op.schema)
+        lib.impl(opname, op.run, "CPU")
+        lib.impl(opname, op.run, "CUDA")
+        torch.library.register_fake(qualname, op.fake, lib=lib)
+        _ops[qualname] = op
     return op
