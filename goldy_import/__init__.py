@@ -39,6 +39,7 @@ _LAZY = {
     "KernelBuilder": "goldy_import.builder",
     **dict.fromkeys(("FusedKernel", "FusionError", "FusionRejection", "FusionReport"), "goldy_import.runtime.fusion"),
     "expr": "goldy_import.expr",  # the module itself
+    "torch": "goldy_import.torch",  # the module itself (imports torch)
     "evaluate": "goldy_import.expr",
 }
 
@@ -61,6 +62,12 @@ def __getattr__(name: str) -> Any:
     value = loaded if module == f"{__name__}.{name}" else getattr(loaded, name)
     globals()[name] = value  # later look-ups skip this function
     return value
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """`%load_ext goldy_import`: the `%%goldy` cell magic (goldy_import/notebook.py)."""
+    from .notebook import load_ipython_extension as load
+    load(ipython)
 
 
 def __dir__() -> list[str]:

@@ -53,8 +53,21 @@ def _load_backend_module(name: str) -> Any:
             f"backend `{name}` is not available: {e}; install it with: {INSTALL_HINTS.get(name, '')}") from None
 
 
+def parse_device_name(name: str) -> tuple[str, dict]:
+    """`"cuda:1"` -> ("cuda", {"device": 1}); a bare backend name -> (name, {}). Only cuda
+    takes an ordinal (the backend raises BackendUnavailable when that GPU is not there)."""
+    base, sep, ordinal = name.lower().partition(":")
+    if not sep:
+        return base, {}
+    if base != "cuda" or not ordinal.isdigit():
+        raise BackendUnavailable(f"device name {name!r}: only cuda takes a device ordinal "
+                                 f"(`cuda:0`, `cuda:1`, ...); expected one of {', '.join(BACKEND_NAMES)} or 'auto'")
+    return base, {"device": int(ordinal)}
+
+
 def backend_available(name: str) -> bool:
     try:
+        name, _ = parse_device_name(name)
         mod = _load_backend_module(name)
     except GoldyError:
         return False
@@ -66,10 +79,11 @@ def backend_available(name: str) -> bool:
 
 
 class Device:
-    """A place to run kernels: `Device("cpu" | "wgpu" | "cuda" | "slang" | "auto", **options)`.
+    """A place to run kernels: `Device("cpu" | "wgpu" | "cuda" | "cuda:N" | "slang" | "auto", **options)`.
 
     `auto` takes `$GOLDY_BACKEND` if set, else CUDA if a GPU is there, else a hardware wgpu
-    adapter, else the CPU; `device.backend_name` says which (also logged)."""
+    adapter, else the CPU; `device.backend_name` says which (also logged), `device.name`
+    the backend with its GPU ordinal (`cuda:1`)."""
 
     def __init__(self, backend: str = "auto", **options: Any):
         if not isinstance(backend, str):
@@ -80,9 +94,11 @@ class Device:
             name = self._pick_auto()
             if os.environ.get("GOLDY_BACKEND"):
                 asked = f"{os.environ['GOLDY_BACKEND']!r} (from GOLDY_BACKEND={os.environ['GOLDY_BACKEND']})"
+        name, parsed = parse_device_name(name)
         if name not in BACKEND_NAMES:
             raise BackendUnavailable(
                 f"unknown backend {asked}: expected one of {', '.join(BACKEND_NAMES)} or 'auto'")
+        options = {**parsed, **options}
         mod = _load_backend_module(name)
         try:
             self.backend: Backend = mod.BACKEND(**options)
@@ -91,6 +107,7 @@ class Device:
         except TypeError as e:
             raise BindingError(f"Device({name!r}): bad option: {e}") from None
         self.backend_name = name
+        self.name = f"{name}:{self.backend.ordinal}" if hasattr(self.backend, "ordinal") else name
         self.closed = False
         self._kernel_cache: dict[tuple, Any] = {}
         self._variants: Any = None  # runtime/specialization.py VariantCache, on first use
@@ -246,13 +263,27 @@ class Device:
             raise BindingError(f"the {self.backend_name} backend cannot bind external device arrays "
                                f"({type(obj).__name__}); copy it with device.buffer(numpy_array)")
         ext = fn(obj, elem)
+        return self._borrow(ext.handle, ext.length, ext.elem, tuple(ext.shape), obj)
+
+    def _borrow(self, handle: Any, length: int, elem: str, shape: tuple, owner: Any,
+                read_only: bool = False) -> "Buffer":
+        """A Buffer over memory that `owner` keeps alive (and frees): wrapped or DLPack arrays."""
         with self._lock:
             self._next_id += 1
             ident = self._next_id
-        alloc = _Allocation(self, ext.handle, 4 * ext.length, ident, external=obj)
-        buf = Buffer(alloc, 0, ext.length, ext.elem, DT.SCALAR_DTYPES[ext.elem], False)
-        buf.shape = tuple(ext.shape)
+        dtype = DT.SCALAR_DTYPES[elem]
+        alloc = _Allocation(self, handle, dtype.itemsize * length, ident, external=owner)
+        buf = Buffer(alloc, 0, length, elem, dtype, read_only)
+        buf.shape = shape
         return buf
+
+    def from_dlpack(self, obj: Any) -> "Buffer":
+        """A Buffer of any DLPack producer's array (`__dlpack__`: torch, numpy, CuPy, JAX):
+        zero-copy where its memory is this device's (host memory on cpu, this GPU on cuda),
+        else a copy through the host (wgpu, slang); runtime/dlpack.py."""
+        from .dlpack import from_dlpack
+        self._check_open()
+        return from_dlpack(self, obj)
 
     def _alloc(self, n: int, elem: str, gpu_dtype: np.dtype, read_only: bool) -> "Buffer":
         nbytes = n * gpu_dtype.itemsize
@@ -289,6 +320,8 @@ class _Allocation:
     def address(self) -> Optional[int]:
         """Device address of the allocation where the backend exposes one (for aliasing
         checks between wrapped external arrays)."""
+        if isinstance(self.handle, np.ndarray):  # cpu backend: host memory (borrowed via DLPack)
+            return int(self.handle.ctypes.data)
         ptr = getattr(self.handle, "ptr", None)
         return int(ptr) if isinstance(ptr, (int, np.integer)) else None
 
@@ -406,6 +439,23 @@ class Buffer:
     def free(self) -> None:
         """Release the memory now; binding the buffer afterwards raises BindingError."""
         self._alloc.free()
+
+    def to(self, device: Device) -> "Buffer":
+        """This buffer on `device`: itself if it lives there, else a copy (runtime/dlpack.py)."""
+        from .dlpack import copy_to
+        if not isinstance(device, Device):
+            raise BindingError(f"buffer.to(device) expects a goldy_import.Device, got {type(device).__name__}")
+        return copy_to(self, device)
+
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: Optional[bool] = None) -> Any:
+        """DLPack export (runtime/dlpack.py): zero-copy on cpu and cuda, a host copy on wgpu/slang."""
+        from .dlpack import export
+        return export(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        from .dlpack import dlpack_device
+        return dlpack_device(self)
 
 
 class Temporary(Buffer):

@@ -332,7 +332,8 @@ class CudaBackend(Backend):
             raise BackendUnavailable(f"CUDA driver unusable: {e}") from None
         count = self._cu("cuDeviceGetCount")
         if count <= device:
-            raise BackendUnavailable(f"no CUDA device {device} ({count} found)")
+            raise BackendUnavailable(f"no CUDA device {device} (`cuda:{device}`): this machine has {count} "
+                                     f"(cuda:0 .. cuda:{count - 1})" if count else "no CUDA device found")
         self.ordinal = device
         self.dev = self._cu("cuDeviceGet", device)
         self.ctx = self._cu("cuDevicePrimaryCtxRetain", self.dev)

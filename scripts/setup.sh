@@ -13,6 +13,18 @@ fi
 "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
 "$VENV/bin/python" -m pip install -q -e ".[test]"
 
+# PyTorch for tests/test_torch_ops.py, only where pip has torch==2.13.0 without a download
+# (a local wheelhouse, e.g. its CPU build): never PyPI's multi-GB CUDA build. GOLDY_TORCH=0
+# skips it (the torch tests then skip; without torch they fail when CI is set).
+if [ "${GOLDY_TORCH:-1}" != 0 ] && ! "$VENV/bin/python" -c "import torch" >/dev/null 2>&1; then
+    if timeout 300 "$VENV/bin/python" -m pip install -q --no-index --no-deps "torch==2.13.0" >/dev/null 2>&1; then
+        timeout 300 "$VENV/bin/python" -m pip install -q "torch==2.13.0" \
+            || echo "setup: torch's dependencies did not install; the torch tests may fail" >&2
+    else
+        echo "setup: torch==2.13.0 is not available without a download: not installed (GOLDY_TORCH=0 silences this)" >&2
+    fi
+fi
+
 # A Vulkan driver for wgpu: lavapipe when nothing else is there.
 if ! ls /usr/share/vulkan/icd.d/*.json >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

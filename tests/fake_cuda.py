@@ -183,6 +183,10 @@ class FakeDriver:
         self.mem.pop(int(p), None)
         return (CUresult.CUDA_SUCCESS,)
 
+    def cuPointerGetAttribute(self, attr, ptr):  # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: one device
+        self._find(int(ptr))
+        return CUresult.CUDA_SUCCESS, 0
+
     def cuMemcpyHtoDAsync(self, dst, src, n, stream):
         buf, off = self._find(int(dst))
         buf[off:off + n] = ctypes.string_at(src, n)

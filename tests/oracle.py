@@ -72,6 +72,20 @@ def backend_or_skip(name: str) -> None:
     pytest.skip(f"backend {name} is not available here")
 
 
+def package_or_skip(module: str) -> Any:
+    """Import an optional test package (torch, IPython). Missing, it skips, except in CI
+    (`CI` set) or when GOLDY_REQUIRE_BACKENDS names it: then it fails, unless
+    GOLDY_<MODULE>=0 opts out (scripts/setup.sh installs torch only where it is cheap)."""
+    if os.environ.get(f"GOLDY_{module.upper()}") == "0":
+        pytest.skip(f"{module} tests are switched off (GOLDY_{module.upper()}=0)")
+    try:
+        return __import__(module)
+    except ImportError as e:
+        if os.environ.get("CI") or module.lower() in required_backends():
+            pytest.fail(f"{module} is required here (CI or GOLDY_REQUIRE_BACKENDS) but does not import: {e}")
+        pytest.skip(f"{module} is not installed")
+
+
 _devices: dict[str, gi.Device] = {}
 
 
