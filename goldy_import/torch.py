@@ -14,7 +14,6 @@ Importing goldy_import does not import torch; this module does.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import threading
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
@@ -52,19 +51,16 @@ def device_for(t: torch.Tensor) -> Device:
     return dev
 
 
-_SUBMIT_TAKES_STREAM = "stream" in inspect.signature(Scheme.submit).parameters
-
-
 def _submit(scheme: Scheme, stream: Optional[int]) -> None:
-    """The one place the op meets torch's CUDA stream. Today: the tensors were bound with
-    torch ordering its work before the backend's stream (runtime/dlpack.py), and submit
-    waits for the backend's own stream only (no device-wide sync). Where Scheme.submit takes
-    an external stream (async submit), the launch goes on torch's current stream instead,
-    which is what CUDA graph capture records."""
-    if stream is not None and _SUBMIT_TAKES_STREAM:
-        scheme.submit(stream=stream)  # type: ignore[call-arg]
-    else:
+    """The one place the op meets torch's CUDA stream. On a GPU the dispatch is queued on
+    torch's current stream (`Device.use_stream`) and not waited for, so it is ordered with
+    torch's work, needs no device-wide sync, and is recorded by CUDA graph capture; a fault
+    is raised at the device's next synchronize or read. On the CPU it runs at once."""
+    if stream is None:
         scheme.submit()
+        return
+    scheme.device.use_stream(stream)
+    scheme.submit(wait=False)
 
 
 class GoldyOp:
