@@ -38,6 +38,7 @@ from goldy_import.ir.mathlib import FUNCTIONS
 from goldy_import.ir.rules import call_rule
 
 from . import rt
+from .loops import reduction_accumulators
 from ..guard import emitter, emitting
 from ..names import ascii_ident
 
@@ -87,6 +88,8 @@ def _san(name: str) -> str:
 
 
 class _Emitter:
+    one_pass_loops = True  # reduction loops in one pass (codegen/cpu/loops.py); False: the SIMT loop only
+
     def __init__(self, k: N.Kernel):
         self.k = k
         self.structs = {s.name: s for s in k.structs}
@@ -456,7 +459,28 @@ class _Emitter:
         self.loop(s, None, None)
 
     def s_For(self, s: N.For) -> None:
-        self.loop(s, None, self.scalar(s.start))
+        accs = reduction_accumulators(self.k, s) if self.one_pass_loops else None
+        if accs is None:
+            self.loop(s, None, self.scalar(s.start))
+            return
+        # a reduction loop: in one pass when the trip count is uniform (codegen/cpu/loops.py)
+        start, end = self.forced(self.scalar(s.start)), self.forced(self.scalar(s.end))
+        v = self.local_names(s.var)[0]
+        self.emit(f"if rt.uniform_trips({start}, {end}):")
+        self.ind += 1
+        self.emit(f"for {v} in rt.iteration_blocks({start}, {end}, {s.inclusive}, {_NP_TYPE[s.ty]}, G):")
+        self.ind += 1
+        for b in s.body:
+            if isinstance(b, N.Let):
+                self.s_Let(b)
+            else:
+                n = self.local_names(b.target.name)[0]
+                self.emit(f"{n} = {self.masked(f'rt.accumulate({n}, {self.scalar(b.value.rhs)}, {v}.shape[0])', n)}")
+        self.ind -= 2
+        self.emit("else:")
+        self.ind += 1
+        self.loop(s, None, start)
+        self.ind -= 1
 
     def s_Break(self, s) -> None:
         self.emit(f"{self.loops[-1][0]} = rt.f_or({self.loops[-1][0]}, {self.M})")
