@@ -74,3 +74,16 @@ def test_one_pass_loops_match_the_simt_loop_on_random_kernels(monkeypatch):
                 if p is not None:
                     assert_bits(f, p, f"{name}, case {case}, n={n}\n{gk.source}")
     assert used >= 10, f"only {used} of 50 kernels took the one-pass path"
+
+
+def test_a_failed_check_in_a_one_pass_loop_reports_what_the_simt_loop_does(monkeypatch):
+    r = np.random.default_rng(8)
+    rows, n = 70, 50
+    w = r.standard_normal(rows * n - 75).astype(np.float32)  # the last rows run past the end
+    args = [w, r.standard_normal(n).astype(np.float32), np.zeros(rows, np.float32), rows, n]
+    faults = []
+    for one_pass in (True, False):
+        with pytest.raises(gi.KernelFault) as e:
+            run(GEMV, "gemv", args, ("over_1d", rows), one_pass, monkeypatch)
+        faults.append(str(e.value))
+    assert faults[0] == faults[1] and "`w`" in faults[0]

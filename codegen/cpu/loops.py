@@ -4,13 +4,14 @@ The SIMT form (codegen/cpu/emitter.py `loop`) runs a per-thread loop one iterati
 over all lanes: for a GEMV row loop that is several numpy calls per iteration, each on a
 few hundred lanes, so the interpreter overhead dominates. When the trip count is the same
 on every lane (the bounds are lane-invariant at run time: numpy scalars) and the body is
-only `let`s and accumulations `acc = acc + E` (f32, no exits, stores, collectives, atomics,
-checks or workgroup memory; E reads no accumulator), nothing in the body depends on an
+only `let`s and accumulations `acc = acc + E` (f32, no exits, stores, collectives, atomics
+or workgroup memory; E reads no accumulator), nothing in the body depends on an
 earlier iteration except the sums. Then the loop variable becomes the whole iteration
 range as an (n, 1, 1) array (broadcast against the (W, S) lanes), every term is computed
 at once, and the sums are taken with `np.add.accumulate` along the iteration axis: one
-rounded f32 add per iteration in iteration order, the same bits as the SIMT loop. The SIMT
-loop stays as the fallback (lane-varying bounds) and as the oracle it is tested against
+rounded f32 add per iteration in iteration order, the same bits as the SIMT loop. A failed
+trapping check reruns the loop the SIMT way (codegen/cpu/emitter.py `s_For`), so the fault
+reported is the one the SIMT order meets first. The SIMT loop stays as the fallback (lane-varying bounds) and as the oracle it is tested against
 (tests/test_cpu_loops.py).
 """
 
@@ -23,6 +24,7 @@ import numpy as np
 from goldy_import.ir import nodes as N
 
 BLOCK_ELEMENTS = 1 << 21  # terms per block of iterations: bounds the temporaries' memory
+MANY_LANES = 2048  # from here `accumulate` adds row by row (np.add.accumulate is slow on them)
 
 
 def reduction_accumulators(k: N.Kernel, s: N.Stmt) -> Optional[list[str]]:
@@ -47,8 +49,6 @@ def reduction_accumulators(k: N.Kernel, s: N.Stmt) -> Optional[list[str]]:
         return None
     for e in terms:
         for x in N.walk_expr(e):
-            if getattr(x, "check", -1) >= 0:
-                return None
             if isinstance(x, N.Var) and x.name in accs:
                 return None  # a term reading a sum: a loop-carried dependence
             if isinstance(x, N.Load) and k.workgroup_array(x.resource) is not None:
@@ -78,13 +78,72 @@ def iteration_blocks(start, end, inclusive: bool, dtype, G) -> Iterator[np.ndarr
 
 
 def accumulate(acc, terms, count: int):
-    """`acc + terms[0] + terms[1] + ...`, each add rounded to f32, left to right per lane."""
+    """`acc + terms[0] + terms[1] + ...`, each add rounded to f32, left to right per lane:
+    over many lanes one add per iteration (a row of lanes at a time), over few lanes
+    `np.add.accumulate` along the iterations (its overhead per call beats the loop's)."""
     terms = np.asarray(terms, dtype=np.float32)
     if terms.ndim < 3:  # a term not reading the loop variable: the same every iteration
         terms = terms.reshape((1,) * (3 - terms.ndim) + terms.shape)
     lanes = np.broadcast_shapes(np.shape(acc), terms.shape[1:])
-    buf = np.empty((count + 1,) + lanes, np.float32)
-    buf[0] = acc
-    buf[1:] = terms
+    if terms.shape[0] == 1 and count > 1:
+        terms = np.broadcast_to(terms, (count,) + terms.shape[1:])
+    if int(np.prod(lanes)) >= MANY_LANES:
+        for t in range(count):
+            acc = acc + terms[t]
+        return np.broadcast_to(acc, lanes).astype(np.float32)
+    buf = np.empty((count,) + lanes, np.float32)
+    buf[...] = terms
+    buf[0] = acc + buf[0]
     np.add.accumulate(buf, axis=0, out=buf)
-    return buf[-1]
+    return buf[-1].copy()
+
+
+def span_base(index: N.Expr, var: str) -> Optional[N.Expr]:
+    """`b` where a load index is `b + var` or `var + b` (u32, `b` not reading `var`): the
+    load then reads a run of consecutive elements per lane (`ld_span`)."""
+    if not (isinstance(index, N.Binary) and index.op == "add" and index.ty == "u32" and index.check < 0):
+        return None
+    for here, other in ((index.rhs, index.lhs), (index.lhs, index.rhs)):
+        if isinstance(here, N.Var) and here.name == var and \
+                not any(isinstance(x, N.Var) and x.name == var for x in N.walk_expr(other)):
+            return other
+    return None
+
+
+def ld_span(a: np.ndarray, base, J: np.ndarray, chk=None):
+    """`a[base + J]` (rt.ld's meaning) for lane-invariant-in-J `base` (u32, (W, S)) and an
+    iteration block J (k, 1, 1). Where `base` steps by a constant d >= 0 from lane to lane
+    (row-major GEMV rows: base = i * n), the in-range lanes are a strided view of `a`; the
+    lanes past the end go through rt.ld's rules (0, and a trap on active lanes)."""
+    from .rt import ld, _trap
+    if np.ndim(base) != 2 or base.dtype != np.uint32 or a.ndim != 1:
+        return ld(a, base + J, chk)
+    flat = base.reshape(-1)
+    size, k, n, j0 = flat.size, J.shape[0], a.shape[0], int(J[0, 0, 0])
+    b0 = int(flat[0])
+    d = int(flat[1]) - b0 if size > 1 else 0
+    if d < 0 or not np.array_equal(flat, b0 + d * np.arange(size, dtype=np.int64)):
+        return ld(a, base + J, chk)
+    first = b0 + j0  # element of lane 0 at J[0]; lane l's run is [first + d*l, first + d*l + k)
+    if first + k > n:
+        good = 0
+    else:
+        good = size if d == 0 else min(size, (n - k - first) // d + 1)
+    isz = a.itemsize
+    if good == size:  # every lane in range: a view, nothing copied
+        return np.lib.stride_tricks.as_strided(a[first:], shape=(k,) + base.shape,
+                                               strides=(isz, d * base.shape[1] * isz, d * isz), writeable=False)
+    out = np.empty((k, size), a.dtype)
+    if good:
+        out[:, :good] = np.lib.stride_tricks.as_strided(a[first:], shape=(k, good), strides=(isz, d * isz),
+                                                        writeable=False)
+    idx = flat[good:].reshape(1, -1) + J.reshape(k, 1)  # u32 wraps as the SIMT form does
+    out[:, good:] = a.take(idx, mode="clip") if n else 0
+    bad = idx >= n
+    if bad.any():
+        out[:, good:][bad] = 0
+        if chk is not None:
+            whole = np.zeros((k, size), bool)
+            whole[:, good:] = bad
+            _trap(chk, whole.reshape((k,) + base.shape), base + J, n)
+    return out.reshape((k,) + base.shape)
