@@ -25,6 +25,7 @@ from goldy_import.ir import nodes as N
 
 BLOCK_ELEMENTS = 1 << 21  # terms per block of iterations: bounds the temporaries' memory
 MANY_LANES = 2048  # from here `accumulate` adds row by row (np.add.accumulate is slow on them)
+LANE_BLOCK = 1024  # lanes per block of those adds: a block's terms stay in cache
 
 
 def reduction_accumulators(k: N.Kernel, s: N.Stmt) -> Optional[list[str]]:
@@ -79,18 +80,32 @@ def iteration_blocks(start, end, inclusive: bool, dtype, G) -> Iterator[np.ndarr
 
 def accumulate(acc, terms, count: int):
     """`acc + terms[0] + terms[1] + ...`, each add rounded to f32, left to right per lane:
-    over many lanes one add per iteration (a row of lanes at a time), over few lanes
-    `np.add.accumulate` along the iterations (its overhead per call beats the loop's)."""
+    one add per iteration over a row of lanes where the terms are iteration-major (as
+    `ld_span` gives them) or the lanes many (then copied so, a cache-sized block of lanes
+    at a time); otherwise `np.add.accumulate` along the iterations."""
     terms = np.asarray(terms, dtype=np.float32)
     if terms.ndim < 3:  # a term not reading the loop variable: the same every iteration
         terms = terms.reshape((1,) * (3 - terms.ndim) + terms.shape)
     lanes = np.broadcast_shapes(np.shape(acc), terms.shape[1:])
     if terms.shape[0] == 1 and count > 1:
         terms = np.broadcast_to(terms, (count,) + terms.shape[1:])
-    if int(np.prod(lanes)) >= MANY_LANES:
-        for t in range(count):
-            acc = acc + terms[t]
-        return np.broadcast_to(acc, lanes).astype(np.float32)
+    size = int(np.prod(lanes))
+    rows = np.broadcast_to(terms, (count,) + lanes).reshape(count, size)
+    if rows.strides[1] == rows.itemsize or size >= MANY_LANES:
+        start = np.broadcast_to(np.asarray(acc, np.float32), lanes).reshape(size)
+        if rows.strides[1] == rows.itemsize:  # rows of lanes contiguous already
+            a = start + rows[0]
+            for t in range(1, count):
+                a += rows[t]  # rounded to f32 per add, in iteration order
+            return a.reshape(lanes)
+        out = np.empty(size, np.float32)
+        for l0 in range(0, size, LANE_BLOCK):
+            blk = np.ascontiguousarray(rows[:, l0:l0 + LANE_BLOCK])
+            a = start[l0:l0 + LANE_BLOCK] + blk[0]
+            for t in range(1, count):
+                a += blk[t]
+            out[l0:l0 + LANE_BLOCK] = a
+        return out.reshape(lanes)
     buf = np.empty((count,) + lanes, np.float32)
     buf[...] = terms
     buf[0] = acc + buf[0]
@@ -113,8 +128,9 @@ def span_base(index: N.Expr, var: str) -> Optional[N.Expr]:
 def ld_span(a: np.ndarray, base, J: np.ndarray, chk=None):
     """`a[base + J]` (rt.ld's meaning) for lane-invariant-in-J `base` (u32, (W, S)) and an
     iteration block J (k, 1, 1). Where `base` steps by a constant d >= 0 from lane to lane
-    (row-major GEMV rows: base = i * n), the in-range lanes are a strided view of `a`; the
-    lanes past the end go through rt.ld's rules (0, and a trap on active lanes)."""
+    (row-major GEMV rows: base = i * n), the in-range lanes are copied from a strided view
+    of `a` (no index arrays, no gather); the lanes past the end go through rt.ld's rules
+    (0, and a trap on active lanes)."""
     from .rt import ld, _trap
     if np.ndim(base) != 2 or base.dtype != np.uint32 or a.ndim != 1:
         return ld(a, base + J, chk)
@@ -130,13 +146,13 @@ def ld_span(a: np.ndarray, base, J: np.ndarray, chk=None):
     else:
         good = size if d == 0 else min(size, (n - k - first) // d + 1)
     isz = a.itemsize
-    if good == size:  # every lane in range: a view, nothing copied
-        return np.lib.stride_tricks.as_strided(a[first:], shape=(k,) + base.shape,
-                                               strides=(isz, d * base.shape[1] * isz, d * isz), writeable=False)
-    out = np.empty((k, size), a.dtype)
+    out = np.empty((k, size), a.dtype)  # iteration-major, as `accumulate` adds it
     if good:
-        out[:, :good] = np.lib.stride_tricks.as_strided(a[first:], shape=(k, good), strides=(isz, d * isz),
-                                                        writeable=False)
+        src = np.lib.stride_tricks.as_strided(a[first:], shape=(k, good), strides=(isz, d * isz), writeable=False)
+        for l0 in range(0, good, LANE_BLOCK):  # a transposing copy, a cache-sized block of lanes at a time
+            out[:, l0:min(good, l0 + LANE_BLOCK)] = src[:, l0:l0 + LANE_BLOCK]
+    if good == size:
+        return out.reshape((k,) + base.shape)
     idx = flat[good:].reshape(1, -1) + J.reshape(k, 1)  # u32 wraps as the SIMT form does
     out[:, good:] = a.take(idx, mode="clip") if n else 0
     bad = idx >= n
