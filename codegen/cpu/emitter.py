@@ -473,10 +473,12 @@ class _Emitter:
         self.nloop += 1
         saved, simt = f"_F{self.nloop}", f"simt{self.nloop}"
         self.emit(f"{simt} = not rt.uniform_trips({start}, {end})")
+        checked = any(getattr(x, "check", -1) >= 0 for b in s.body for e in N.stmt_exprs(b) for x in N.walk_expr(e))
         self.emit(f"if not {simt}:")
         self.ind += 1
-        self.emit(f"{saved} = ({', '.join(['F'] + sums)},)")
-        self.emit("F = rt.Faults()")
+        if checked:
+            self.emit(f"{saved} = ({', '.join(['F'] + sums)},)")
+            self.emit("F = rt.Faults()")
         self.emit(f"for {v} in rt.iteration_blocks({start}, {end}, {s.inclusive}, {_NP_TYPE[s.ty]}, G):")
         self.ind += 1
         self.span_var = s.var
@@ -488,10 +490,11 @@ class _Emitter:
                 self.emit(f"{n} = {self.masked(f'rt.accumulate({n}, {self.scalar(b.value.rhs)}, {v}.shape[0])', n)}")
         self.span_var = None
         self.ind -= 1
-        self.emit(f"{simt} = F.hit is not None")
-        self.emit(f"F = {saved}[0]")
-        self.emit(f"if {simt}:")
-        self.emit(f"    ({', '.join(sums)},) = {saved}[1:]")
+        if checked:
+            self.emit(f"{simt} = F.hit is not None")
+            self.emit(f"F = {saved}[0]")
+            self.emit(f"if {simt}:")
+            self.emit(f"    ({', '.join(sums)},) = {saved}[1:]")
         self.ind -= 1
         self.emit(f"if {simt}:")
         self.ind += 1
