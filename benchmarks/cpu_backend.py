@@ -1,6 +1,6 @@
 """CPU backend benchmark: the numpy oracle against plain numpy doing the same job.
 
-    python benchmarks/cpu_backend.py [--reps 15] [--chunks 65536,262144] [--only racecheck] [--append]
+    python benchmarks/cpu_backend.py [--reps 15] [--chunks 65536,262144] [--only racecheck|loops] [--append]
 
 Large kernels (timed through the public API: one recorded Scheme, `submit()` per rep):
   saxpy over 2^24 f32            vs numpy `a * x + y`          target <= 3x
@@ -9,6 +9,12 @@ Large kernels (timed through the public API: one recorded Scheme, `submit()` per
 Per-dispatch cost of a tiny kernel (256-thread saxpy): backend submit of a recorded
 dispatch, `Scheme.submit()` of one node, a fresh record + submit, and a 100-node Scheme
 per node. Target: record + submit under 50 us.
+Loop-heavy kernels (`--only loops`): the per-row GEMV loop as users write it
+(`for j in 0..n { acc = acc + w[i * n + j] * x[j]; }`) at the decode step's shapes, the
+one-pass reduction loop (codegen/cpu/loops.py) against the SIMT loop it replaces and
+against numpy `w @ x` (BLAS; not bit-identical: it sums in another order). Target: within
+3x of plain numpy (benchmarks/decode.py times the whole decode step). CPU time of this
+process (`time.process_time`), as the 2-core machine is shared.
 Racecheck (`Device("cpu", racecheck=True)`): every example of rust_examples/ at its demo
 size, against a plain CPU run of the same recorded Scheme. Target: within 5x.
 
@@ -51,6 +57,16 @@ fn wg_sum(x: &[f32], out: &mut [f32]) {
     let v = if i < x.len() { x[i] } else { 0.0 };
     let total = gpu::workgroup_sum::<256>(v, scratch);
     if gpu::local_id().x == 0 { out[gpu::workgroup_id().x] = total; }
+}
+
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn gemv(w: &[f32], x: &[f32], out: &mut [f32], rows: u32, n: u32) {
+    let i = gpu::global_id().x;
+    if i < rows {
+        let mut acc = 0.0;
+        for j in 0..n { acc = acc + w[i * n + j] * x[j]; }
+        out[i] = acc;
+    }
 }
 
 #[goldy::compute(workgroup_size = [256, 1, 1])]
@@ -116,6 +132,49 @@ def large(kernels, chunk: int, reps: int, rng) -> list[str]:
     rows.append(f"| atomic_add histogram 2^20 u32, 256 bins | {chunk} | {k * 1e3:.2f} ({km * 1e3:.2f}) | "
                 f"`np.bincount` {r * 1e3:.2f} ({rm * 1e3:.2f}) | {k / r:.2f}x |")
     return rows
+
+
+def loops(reps: int, rng) -> list[str]:
+    from goldy_import.codegen.cpu import emitter as E
+    rows_out = []
+    for rows, n in ((768, 288), (288, 768), (32000, 288)):
+        w = rng.standard_normal(rows * n).astype(np.float32)
+        x = rng.standard_normal(n).astype(np.float32)
+        want = np.zeros(rows, np.float32)
+        for j in range(n):  # Rust's order: one rounded add per j
+            want = want + w.reshape(rows, n)[:, j] * x[j]
+        runs = []
+        for one_pass in (True, False):
+            E._Emitter.one_pass_loops = one_pass
+            E._CACHE.clear()
+            try:
+                dev = gi.Device("cpu")
+                out = dev.zeros(rows)
+                s = gi.Scheme(dev)
+                gi.load_source(RUST, "cpu_bench.rs").gemv.prepare(dev).record(
+                    s, "gemv", dev.buffer(w), dev.buffer(x), out, rows, n).over_1d(rows)
+                s.submit()
+            finally:
+                E._Emitter.one_pass_loops = True
+                E._CACHE.clear()
+            assert np.array_equal(out.numpy().view(np.uint32), want.view(np.uint32)), "gemv"
+            runs.append(s.submit)
+        W = w.reshape(rows, n)
+        (f, fm), (p, pm), (b, bm) = timed_cpu([runs[0], runs[1], lambda: W @ x], max(3, reps // 3))
+        rows_out.append(f"| gemv {rows} x {n} | {f * 1e3:.2f} ({fm * 1e3:.2f}) | {p * 1e3:.1f} ({pm * 1e3:.1f}) | "
+                        f"{b * 1e3:.3f} ({bm * 1e3:.3f}) | {p / f:.0f}x | {f / b:.1f}x |")
+    return rows_out
+
+
+def timed_cpu(fns, reps: int) -> list[tuple[float, float]]:
+    """(best, median) CPU seconds of this process for each function, runs interleaved."""
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(reps):
+        for t, f in zip(times, fns):
+            t0 = time.process_time()
+            f()
+            t.append(time.process_time() - t0)
+    return [(min(t), statistics.median(t)) for t in times]
 
 
 def tiny(kernels, reps: int) -> list[str]:
@@ -208,7 +267,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--chunks", default=str(C.CHUNK_THREADS), help="comma-separated threads per chunk")
-    ap.add_argument("--only", choices=("racecheck",), help="run only this part")
+    ap.add_argument("--only", choices=("racecheck", "loops"), help="run only this part")
     ap.add_argument("--append", action="store_true", help="append to benchmarks/RESULTS.md")
     args = ap.parse_args()
     kernels = gi.load_source(RUST, "cpu_bench.rs")
@@ -222,9 +281,15 @@ def main() -> None:
         lines += ["", "| per dispatch, tiny kernel | us, best (median) |", "|---|---|"]
         lines += tiny(kernels, args.reps)
         lines += [""]
-    lines += ["| racecheck: example | plain cpu ms, best (median) | racecheck ms, best (median) | cost |",
-              "|---|---|---|---|"]
-    lines += racecheck(args.reps, rng)
+    if args.only in (None, "loops"):
+        lines += ["| loop-heavy kernel | one-pass loop ms, best (median) | SIMT loop ms | numpy `w @ x` ms | "
+                  "one-pass speed-up | vs numpy |", "|---|---|---|---|---|---|"]
+        lines += loops(args.reps, rng)
+        lines += [""]
+    if args.only in (None, "racecheck"):
+        lines += ["| racecheck: example | plain cpu ms, best (median) | racecheck ms, best (median) | cost |",
+                  "|---|---|---|---|"]
+        lines += racecheck(args.reps, rng)
     table = "\n".join(lines)
     print(f"machine: {machine()}\n")
     print(table)

@@ -39,6 +39,7 @@ from goldy_import.ir import abi as A
 from goldy_import.ir import nodes as N
 from goldy_import.ir.abi import FAULT_WORDS
 
+from .grid_fold import U32, fold as fold_grid, grid_words, needs_fold
 from .quiet import ensure_xdg_runtime_dir
 from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport, ImageArg, Limits, ScalarArg,
                       TensorArg, UniformArg)
@@ -117,6 +118,7 @@ class _Compiled:
     kernel: N.Kernel
     abi: A.WgslPlan  # bindings, uniform block and error word (ir/abi.py), made once
     variants: dict[frozenset, _Variant] = field(default_factory=dict)
+    folded: dict[frozenset, _Variant] = field(default_factory=dict)  # for grids past the cap (grid_fold.py)
 
 
 @dataclass
@@ -127,6 +129,7 @@ class _State:
     packed: bytearray
     entries: list = field(default_factory=list)  # bind group entries, less the error word
     fault_gen: int = -1  # generation of the error buffer the bind group holds (checked kernels)
+    groups: tuple = ()  # the dispatch's workgroups as dispatched (folded where the grid is past the cap)
 
 
 class WgpuBackend(Backend):
@@ -166,11 +169,12 @@ class WgpuBackend(Backend):
         self._align = int(dl.get("min-storage-buffer-offset-alignment", 256))
         self._max_binding = int(dl["max-storage-buffer-binding-size"])
         groups = int(dl["max-compute-workgroups-per-dimension"])
+        self.dispatch_cap = groups  # per dispatch dimension; larger grids are folded (grid_fold.py)
         self.limits = Limits(
             max_workgroup_size=(int(dl["max-compute-workgroup-size-x"]), int(dl["max-compute-workgroup-size-y"]),
                                 int(dl["max-compute-workgroup-size-z"])),
             max_invocations_per_workgroup=int(dl["max-compute-invocations-per-workgroup"]),
-            max_workgroups=(groups, groups, groups),
+            max_workgroups=(U32 - 1, U32 - 1, U32 - 1),  # the logical grid: folded past dispatch_cap
             max_storage_buffers_per_stage=int(dl["max-storage-buffers-per-shader-stage"]),
             max_workgroup_storage_bytes=int(dl["max-compute-workgroup-storage-size"]),
             # every buffer must fit one storage binding
@@ -273,11 +277,12 @@ class WgpuBackend(Backend):
         self._variant(c, frozenset())  # compile now, so errors surface at prepare time
         return c
 
-    def _variant(self, c: _Compiled, force: frozenset) -> _Variant:
-        v = c.variants.get(force)
+    def _variant(self, c: _Compiled, force: frozenset, fold: bool = False) -> _Variant:
+        variants = c.folded if fold else c.variants
+        v = variants.get(force)
         if v is not None:
             return v
-        module = emit_wgsl_module(c.kernel, force, c.abi, exact_subnormals=self.flushes_subnormals)
+        module = emit_wgsl_module(c.kernel, force, c.abi, exact_subnormals=self.flushes_subnormals, fold_grid=fold)
         shader = self.shader_module(module)
         entries = []
         for b in module.bindings:
@@ -295,6 +300,9 @@ class WgpuBackend(Backend):
             entries.append({"binding": module.fault_binding, "visibility": wgpu.ShaderStage.COMPUTE,
                             "buffer": {"type": "storage", "has_dynamic_offset": True,
                                        "min_binding_size": 4 * FAULT_WORDS}})
+        if module.grid_binding is not None:
+            entries.append({"binding": module.grid_binding, "visibility": wgpu.ShaderStage.COMPUTE,
+                            "buffer": {"type": "uniform"}})
         try:
             layout = self.device.create_bind_group_layout(entries=entries)
             pipeline = self.device.create_compute_pipeline(
@@ -302,7 +310,7 @@ class WgpuBackend(Backend):
                 compute={"module": shader, "entry_point": module.entry_point}, label=c.kernel.name)
         except Exception as e:
             raise BackendError(shader_error_message(module, str(e))) from None
-        v = c.variants[force] = _Variant(module, pipeline, layout)
+        v = variants[force] = _Variant(module, pipeline, layout)
         return v
 
     @functools.cached_property
@@ -349,7 +357,9 @@ class WgpuBackend(Backend):
     def record(self, d: Dispatch) -> None:
         k = d.kernel
         force = self._aliased_reads(k, d.args)
-        variant = self._variant(d.compiled, force)
+        fold = needs_fold(d.groups, (self.dispatch_cap,) * 3)
+        groups = fold_grid(k.name, d.groups, k.workgroup_size, self.dispatch_cap) if fold else d.groups
+        variant = self._variant(d.compiled, force, fold)
         module = variant.module
         offsets: dict[int, int] = {}  # param -> element offset of element 0 inside its binding
         entries = []
@@ -392,7 +402,10 @@ class WgpuBackend(Backend):
                 self.queue.write_buffer(ubuf, 0, packed)
                 entries.append({"binding": module.uniform_binding,
                                 "resource": {"buffer": ubuf, "offset": 0, "size": len(packed)}})
-            state = _State(variant, None, ubuf, packed, entries)
+            if module.grid_binding is not None:
+                gbuf = self.device.create_buffer_with_data(data=grid_words(d.groups), usage=wgpu.BufferUsage.UNIFORM)
+                entries.append({"binding": module.grid_binding, "resource": {"buffer": gbuf, "offset": 0, "size": 16}})
+            state = _State(variant, None, ubuf, packed, entries, groups=groups)
             self._bind_group(state, k.name)
         except GoldyError:
             raise
@@ -537,7 +550,7 @@ class WgpuBackend(Backend):
                     cpass.set_bind_group(0, st.bind_group, [slot[i] * self._fault_stride])
                 else:
                     cpass.set_bind_group(0, st.bind_group)
-                cpass.dispatch_workgroups(*d.groups)
+                cpass.dispatch_workgroups(*st.groups)
             cpass.end()
             if not checked:
                 enc.copy_buffer_to_buffer(self._fence_src, 0, self._fence_dst, 0, 4)

@@ -217,6 +217,7 @@ class _Gen:
         self.in_range = False  # i < n holds (the body); false in the prelude
         self.uniform = False  # drawing a uniform expression: uniform names, no loads
         self.last: Optional[_Var] = None  # the value a workgroup operation just produced
+        self.reductions = False  # draw reduction loops too (tests/test_cpu_loops.py)
 
     def num(self, lo: int, hi: int) -> int:
         return _int(self.draw, lo, hi)
@@ -549,6 +550,8 @@ class _Gen:
         if loop is not None:
             kinds += ["break", "continue"]
         kinds.append("return")
+        if self.reductions:
+            kinds += ["reduce", "reduce"]
         kind = self.pick(kinds)
         depth = self.max_depth
         if kind == "let":
@@ -605,8 +608,33 @@ class _Gen:
             body = self.block(indent + 1, "while", nesting + 1)
             self.scopes.pop()
             return lines + body + [f"{pad}}}"]
+        if kind == "reduce":
+            return self.reduction(pad)
         word = {"break": "break", "continue": "continue", "return": "return"}[kind]
         return [f"{pad}if {self.expr('bool', depth)} {{", f"{pad}    {word};", f"{pad}}}"]
+
+    def reduction(self, pad: str) -> list[str]:
+        """`let mut s = e; for j in lo..hi { let t = e(j); s = s + e(j, t); }`: the CPU
+        backend's one-pass reduction loop (codegen/cpu/loops.py); bounds constant, from the
+        scalars (uniform) or from `i` (lane-varying: the SIMT fallback)."""
+        ty = self.pick(["u32", "i32"])
+        acc, j = self.fresh("s"), self.fresh("j")
+        lines = [f"{pad}let mut {acc}: f32 = {self.expr('f32', 2)};"]
+        lo = _int_text(self.num(-3 if ty == "i32" else 0, 3), ty)
+        hi = self.pick([_int_text(self.num(0, 40), ty), f"({'pu' if ty == 'u32' else 'pi'} % {_int_text(37, ty)})",
+                        f"(i as {ty} % {_int_text(9, ty)})"])
+        self.scopes.append([_Var(j, ty, False)])
+        body = []
+        for _ in range(self.num(0, 2)):
+            t = self.fresh("t")
+            tty = self.pick(TYPES)
+            body.append(f"{pad}    let {t}: {tty} = {self.expr(tty, self.max_depth)};")
+            self.declare(t, tty)
+        op = self.pick([f"{acc} = {acc} + ", f"{acc} += "])
+        body.append(f"{pad}    {op}{self.expr('f32', self.max_depth)};")
+        self.scopes.pop()
+        self.declare(acc, "f32", mutable=True)
+        return lines + [f"{pad}for {j} in {lo}..{'=' if self.flip() else ''}{hi} {{"] + body + [f"{pad}}}"]
 
     @staticmethod
     def compound_ops(ty: str) -> list[str]:
@@ -625,15 +653,18 @@ def kernels(draw, max_depth: int = 3, max_stmts: int = 10, max_phases: int = 3,
 
 
 def sample(rng: random.Random, max_depth: int = 3, max_stmts: int = 10, max_phases: int = 3,
-           avoid: frozenset = frozenset()) -> GenKernel:
-    """One kernel drawn with a plain `random.Random` (no shrinking)."""
-    return build(RandomDraw(rng), max_depth, max_stmts, max_phases, avoid)
+           avoid: frozenset = frozenset(), reductions: bool = False) -> GenKernel:
+    """One kernel drawn with a plain `random.Random` (no shrinking); `reductions`: reduction
+    loops among the statements."""
+    return build(RandomDraw(rng), max_depth, max_stmts, max_phases, avoid, reductions)
 
 
-def build(draw, max_depth: int, max_stmts: int, max_phases: int, avoid: frozenset) -> GenKernel:
+def build(draw, max_depth: int, max_stmts: int, max_phases: int, avoid: frozenset,
+          reductions: bool = False) -> GenKernel:
     wg = _pick(draw, WORKGROUP_SIZES)
     unchecked = _int(draw, 0, 3) == 0
     g = _Gen(draw, max_depth, max_stmts, wg, unchecked, avoid)
+    g.reductions = reductions
     # one mutable accumulator per type, live for the whole kernel: assignments, compound
     # assignments and reads across loops and branches have something to work on
     prelude = []

@@ -38,6 +38,7 @@ from goldy_import.ir.mathlib import FUNCTIONS
 from goldy_import.ir.rules import call_rule
 
 from . import rt
+from .loops import reduction_accumulators, span_base
 from ..guard import emitter, emitting
 from ..names import ascii_ident
 
@@ -87,6 +88,9 @@ def _san(name: str) -> str:
 
 
 class _Emitter:
+    one_pass_loops = True  # reduction loops in one pass (codegen/cpu/loops.py); False: the SIMT loop only
+    span_var: Optional[str] = None  # the loop variable of the one-pass loop being emitted
+
     def __init__(self, k: N.Kernel):
         self.k = k
         self.structs = {s.name: s for s in k.structs}
@@ -456,7 +460,46 @@ class _Emitter:
         self.loop(s, None, None)
 
     def s_For(self, s: N.For) -> None:
-        self.loop(s, None, self.scalar(s.start))
+        accs = reduction_accumulators(self.k, s) if self.one_pass_loops else None
+        if accs is None:
+            self.loop(s, None, self.scalar(s.start))
+            return
+        # a reduction loop: in one pass when the trip count is uniform (codegen/cpu/loops.py).
+        # Checks record into a private Faults: on a failure the SIMT loop reruns from the
+        # saved sums, so the dispatch reports the failure in SIMT order.
+        start, end = self.forced(self.scalar(s.start)), self.forced(self.scalar(s.end))
+        v = self.local_names(s.var)[0]
+        sums = [self.local_names(a)[0] for a in accs]
+        self.nloop += 1
+        saved, simt = f"_F{self.nloop}", f"simt{self.nloop}"
+        self.emit(f"{simt} = not rt.uniform_trips({start}, {end})")
+        checked = any(getattr(x, "check", -1) >= 0 for b in s.body for e in N.stmt_exprs(b) for x in N.walk_expr(e))
+        self.emit(f"if not {simt}:")
+        self.ind += 1
+        if checked:
+            self.emit(f"{saved} = ({', '.join(['F'] + sums)},)")
+            self.emit("F = rt.Faults()")
+        self.emit(f"for {v} in rt.iteration_blocks({start}, {end}, {s.inclusive}, {_NP_TYPE[s.ty]}, G):")
+        self.ind += 1
+        self.span_var = s.var
+        for b in s.body:
+            if isinstance(b, N.Let):
+                self.s_Let(b)
+            else:
+                n = self.local_names(b.target.name)[0]
+                self.emit(f"{n} = {self.masked(f'rt.accumulate({n}, {self.scalar(b.value.rhs)}, {v}.shape[0])', n)}")
+        self.span_var = None
+        self.ind -= 1
+        if checked:
+            self.emit(f"{simt} = F.hit is not None")
+            self.emit(f"F = {saved}[0]")
+            self.emit(f"if {simt}:")
+            self.emit(f"    ({', '.join(sums)},) = {saved}[1:]")
+        self.ind -= 1
+        self.emit(f"if {simt}:")
+        self.ind += 1
+        self.loop(s, None, start)
+        self.ind -= 1
 
     def s_Break(self, s) -> None:
         self.emit(f"{self.loops[-1][0]} = rt.f_or({self.loops[-1][0]}, {self.M})")
@@ -549,6 +592,9 @@ class _Emitter:
             call = f"rt.ld_n_lin({comps}, G{c})" if lin else f"rt.ld_n({comps}, {idx}{c})"
             return self.unpack(call, count)
         pre = "rt.ld_t" if p.category in N.TENSOR_CATEGORIES else "rt.ld"
+        base = span_base(e.index, self.span_var) if self.span_var and pre == "rt.ld" and not lin else None
+        if base is not None and p.ty != "bool":  # a run of elements per lane (codegen/cpu/loops.py)
+            return [self.mk(f"rt.ld_span(p_{r}, {self.scalar(base)}, {self.local_names(self.span_var)[0]}{c})")]
         a = f"{pre}_lin(p_{r}, G{c})" if lin else f"{pre}(p_{r}, {idx}{c})"
         if p.ty == "bool":
             return [self.mk(f"({a} != {self.const('u32', 0)})")]

@@ -38,6 +38,7 @@ class RaceSite:
 
 
 class RaceEmitter(_Emitter):
+    one_pass_loops = False  # every access tracked per iteration, with (W, S) lanes
     def __init__(self, k: N.Kernel):
         super().__init__(k)
         self.race_sites: list[RaceSite] = []

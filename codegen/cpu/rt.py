@@ -17,6 +17,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .loops import accumulate, iteration_blocks, ld_span, uniform_trips  # noqa: F401 (reduction loops in one pass)
 from .math import evaluate as evaluate_math, evaluate_rule
 
 TRUE = np.True_

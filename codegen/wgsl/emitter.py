@@ -121,6 +121,7 @@ class WgslModule:
     uniform_size: int
     line_spans: dict[int, N.Span] = field(default_factory=dict)  # 1-based WGSL line -> Rust span
     fault_binding: Optional[int] = None  # the error word's binding (kernels with check sites)
+    grid_binding: Optional[int] = None  # folded grids: `gi_grid`, the logical grid (runtime/grid_fold.py)
 
     def span_of_line(self, line: int) -> Optional[N.Span]:
         return self.line_spans.get(line)
@@ -132,15 +133,20 @@ def emit_wgsl(kernel: N.Kernel) -> str:
 
 @emitter("WGSL")
 def emit_wgsl_module(kernel: N.Kernel, force_writable: frozenset = frozenset(),
-                     abi: Optional[A.WgslPlan] = None, exact_subnormals: bool = False) -> WgslModule:
+                     abi: Optional[A.WgslPlan] = None, exact_subnormals: bool = False,
+                     fold_grid: bool = False) -> WgslModule:
     """`force_writable`: parameter indices to declare read_write even though the kernel only
     reads them (WebGPU forbids binding one buffer read-only and writable in one dispatch).
     `abi`: the kernel's `ir.abi.plan(kernel, "wgsl")`, where the caller already has it.
     `exact_subnormals`: for a driver that flushes f32 subnormals (the wgpu backend probes
     it), redo `+ - *` exactly where an operand or the result is zero or subnormal (`fop`).
+    `fold_grid`: the dispatch grid is a folding of the logical one (grids beyond the device's
+    per-dimension cap, runtime/grid_fold.py); the ids are rebuilt from it (`_Emitter.fold_prologue`).
     Collectives are lowered to plain IR first (ir/legalize.py; already-lowered IR is unchanged)."""
     kernel = for_target(kernel, "wgsl").kernel
-    return _Emitter(kernel, force_writable, abi or A.plan(kernel, "wgsl"), exact_subnormals).module()
+    em = _Emitter(kernel, force_writable, abi or A.plan(kernel, "wgsl"), exact_subnormals)
+    em.fold_grid = fold_grid
+    return em.module()
 
 
 # ---------------------------------------------------------------- types and literals
@@ -299,6 +305,7 @@ class _Emitter:
     def __init__(self, k: N.Kernel, force_writable: frozenset, abi: A.WgslPlan, exact_subnormals: bool = False):
         self.k = k
         self.exact_subnormals = exact_subnormals
+        self.fold_grid = False  # see emit_wgsl_module
         self.force_writable = force_writable
         self.abi = abi
         self.structs = {s.name: s for s in k.structs}
@@ -403,6 +410,11 @@ class _Emitter:
         if ubinding is not None:
             head.append(f"@group(0) @binding({ubinding}) var<uniform> gi_u: gi_Uniforms;")
         fbinding = block.fault_binding
+        gbinding = None
+        if self.fold_grid:  # after every other binding: the plan's numbers stay as they are
+            gbinding = 1 + max([b.binding for b in bindings] + [x for x in (ubinding, fbinding) if x is not None],
+                               default=-1)
+            head.append(f"@group(0) @binding({gbinding}) var<uniform> gi_grid: vec4<u32>;  // logical grid, workgroups")
         if fbinding is not None:
             head.append(f"@group(0) @binding({fbinding}) var<storage, read_write> gi_faults: "
                         f"array<atomic<u32>, {A.FAULT_WORDS}>;")
@@ -419,13 +431,13 @@ class _Emitter:
         head.append(f"fn {self.entry}({', '.join(self.entry_args())}) {{")
         out = list(head)
         spans: dict[int, N.Span] = {}
-        for text, sp in self.prologue() + body:
+        for text, sp in self.fold_prologue() + self.prologue() + body:
             out.append(text)
             if sp is not None:
                 spans[len(out)] = sp
         out.append("}")
         return WgslModule("\n".join(out) + "\n", k.name, self.entry, k.source_file, bindings, fields, ubinding,
-                          block.size, spans, fbinding)
+                          block.size, spans, fbinding, gbinding)
 
     def elem_decl(self, p: N.Param) -> str:
         st = storage_type(p.ty, self.names)
@@ -458,11 +470,30 @@ class _Emitter:
     def entry_args(self) -> list[str]:
         b = set(self.k.builtins)
         args = []
+        if self.fold_grid:  # the folded ids; the logical ones are rebuilt (fold_prologue)
+            return ["@builtin(workgroup_id) gi_fold_id: vec3<u32>", "@builtin(num_workgroups) gi_fold_n: vec3<u32>",
+                    "@builtin(local_invocation_id) gi_local_id: vec3<u32>"]
         for name, wgsl in (("global_id", "global_invocation_id"), ("local_id", "local_invocation_id"),
                            ("workgroup_id", "workgroup_id"), ("num_workgroups", "num_workgroups")):
             if name in b:
                 args.append(f"@builtin({wgsl}) gi_{name}: vec3<u32>")
         return args
+
+    def fold_prologue(self) -> list[tuple[str, Optional[N.Span]]]:
+        """The logical workgroup of a folded dispatch: its linear index in the folded grid,
+        split over the logical grid `gi_grid.xyz` (`gi_grid.w` workgroups in all). A padding
+        workgroup returns as a whole (its index is workgroup-uniform), so barriers stay in
+        uniform control flow."""
+        if not self.fold_grid:
+            return []
+        wx, wy, wz = self.k.workgroup_size
+        lines = ["    let gi_fold = gi_fold_id.x + gi_fold_n.x * (gi_fold_id.y + gi_fold_n.y * gi_fold_id.z);",
+                 "    if (gi_fold >= gi_grid.w) { return; }",
+                 "    let gi_workgroup_id = vec3<u32>(gi_fold % gi_grid.x, gi_fold / gi_grid.x % gi_grid.y, "
+                 "gi_fold / gi_grid.x / gi_grid.y);",
+                 "    let gi_num_workgroups = gi_grid.xyz;",
+                 f"    let gi_global_id = gi_workgroup_id * vec3<u32>({wx}u, {wy}u, {wz}u) + gi_local_id;"]
+        return [(t, None) for t in lines]
 
     def prologue(self) -> list[tuple[str, Optional[N.Span]]]:
         """Scalar parameters read once from the uniform block, under their Rust names."""

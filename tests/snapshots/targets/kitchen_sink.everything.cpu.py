@@ -93,24 +93,31 @@ def k_everything(G, R, F):
         brk3 = rt.f_or(brk3, m10)
         m9 = rt.m_exit(m9, brk3)
     # line 37: for
-    _t4 = U3
-    v_q = U0
-    m11 = rt.m_and(None, v_q <= _t4)
-    while True:
-        if not rt.m_any(m11):
-            break
-        m12 = m11
-        # line 37: assign
-        v_f = rt.sel(m12, (v_f + rt.u2f(v_q)), v_f)
-        m11 = rt.m_andnot(m11, v_q == _t4)
-        v_q = rt.sel(m11, v_q + U1, v_q)
+    _t4 = U0
+    _t5 = U3
+    simt4 = not rt.uniform_trips(_t4, _t5)
+    if not simt4:
+        for v_q in rt.iteration_blocks(_t4, _t5, True, np.uint32, G):
+            v_f = rt.accumulate(v_f, rt.u2f(v_q), v_q.shape[0])
+    if simt4:
+        _t6 = U3
+        v_q = _t4
+        m11 = rt.m_and(None, v_q <= _t6)
+        while True:
+            if not rt.m_any(m11):
+                break
+            m12 = m11
+            # line 37: assign
+            v_f = rt.sel(m12, (v_f + rt.u2f(v_q)), v_f)
+            m11 = rt.m_andnot(m11, v_q == _t6)
+            v_q = rt.sel(m11, v_q + U1, v_q)
     # line 38: let
-    (_t5, _t6, _t7, _t8, _t9,) = rt.ld_n(p_verts[0:5], rt.urem(G.gid_x, n_verts, (F, 1, None, ())), (F, 2, None, ()))
-    v_v__position_x = _t5
-    v_v__position_y = _t6
-    v_v__position_z = _t7
-    v_v__uv_x = _t8
-    v_v__uv_y = _t9
+    (_t7, _t8, _t9, _t10, _t11,) = rt.ld_n(p_verts[0:5], rt.urem(G.gid_x, n_verts, (F, 1, None, ())), (F, 2, None, ()))
+    v_v__position_x = _t7
+    v_v__position_y = _t8
+    v_v__position_z = _t9
+    v_v__uv_x = _t10
+    v_v__uv_y = _t11
     # line 39: let
     v_pos_x = v_v__position_x
     v_pos_y = v_v__position_y
@@ -122,9 +129,9 @@ def k_everything(G, R, F):
     # line 42: let
     v__t0 = F0_0
     # line 42: if
-    _t10 = rt.cmp_lin(G, s_n, 'lt')
-    m13 = rt.m_and(None, _t10)
-    m14 = rt.m_andnot(None, _t10)
+    _t12 = rt.cmp_lin(G, s_n, 'lt')
+    m13 = rt.m_and(None, _t12)
+    m14 = rt.m_andnot(None, _t12)
     if rt.m_any(m13):
         # line 42: assign
         v__t0 = rt.sel(m13, rt.ld_lin(p_out, G, (F, 3, m13, ())).copy(), v__t0)
@@ -134,8 +141,8 @@ def k_everything(G, R, F):
     # line 42: let
     v_sel2 = v__t0
     # line 43: let
-    _t11 = (rt.fma(np.sqrt(rt.fmin(rt.fmax(((v_s * v_sel) + v_sel2), F0_5), F2_0)), F2_0, F1_0) + rt.from_bits(U1065353216))
-    v_c = (_t11 + F0_0010000000474974513)
+    _t13 = (rt.fma(np.sqrt(rt.fmin(rt.fmax(((v_s * v_sel) + v_sel2), F0_5), F2_0)), F2_0, F1_0) + rt.from_bits(U1065353216))
+    v_c = (_t13 + F0_0010000000474974513)
     # line 44: let
     v_bits = (rt.shr_u32(rt.to_bits(v_c), U3) ^ (U255 & rt.shl_u32(v_acc, U2)))
     # line 45: let
@@ -173,36 +180,36 @@ def k_everything(G, R, F):
     v_tv_z = ((((v_m_c02 * v_vv_x) + (v_m_c12 * v_vv_y)) + (v_m_c22 * v_vv_z)) + (v_m_c32 * v_vv_w))
     v_tv_w = ((((v_m_c03 * v_vv_x) + (v_m_c13 * v_vv_y)) + (v_m_c23 * v_vv_z)) + (v_m_c33 * v_vv_w))
     # line 50: store
-    _t12 = (rt.ld_t(p_t, rt.urem(G.gid_x, n_t, (F, 4, None, ())), (F, 5, None, ())) + rt.u2f((rt.tdim(d_t, U0) + r_t)))
-    _t13 = (((_t12 + u_p__scale) + v_tv_w) + ((((v_vv_x * v_ww_x) + (v_vv_y * v_ww_y)) + (v_vv_z * v_ww_z)) + (v_vv_w * v_ww_w)))
-    rt.st_w_lid(w_scratch, G, (_t13 + np.sqrt((((v_vv_x * v_vv_x) + (v_vv_y * v_vv_y)) + (v_vv_z * v_vv_z)))), None)
+    _t14 = (rt.ld_t(p_t, rt.urem(G.gid_x, n_t, (F, 4, None, ())), (F, 5, None, ())) + rt.u2f((rt.tdim(d_t, U0) + r_t)))
+    _t15 = (((_t14 + u_p__scale) + v_tv_w) + ((((v_vv_x * v_ww_x) + (v_vv_y * v_ww_y)) + (v_vv_z * v_ww_z)) + (v_vv_w * v_ww_w)))
+    rt.st_w_lid(w_scratch, G, (_t15 + np.sqrt((((v_vv_x * v_vv_x) + (v_vv_y * v_vv_y)) + (v_vv_z * v_vv_z)))), None)
     # line 51: barrier
     pass  # workgroup_barrier: statements run in lock step, writes are visible
     # line 52: let
     v_total = F0_0
     # line 52: reduce
-    _t14 = rt.reduce(w_scratch, G, 256, rt.ld_w_lid(w_scratch, G), None, np.add, True)
-    v_total = _t14
+    _t16 = rt.reduce(w_scratch, G, 256, rt.ld_w_lid(w_scratch, G), None, np.add, True)
+    v_total = _t16
     # line 53: let
     v_mx = F0_0
     # line 53: reduce
-    _t15 = rt.reduce(w_scratch, G, 256, v_total, None, np.fmax, True)
-    v_mx = _t15
+    _t17 = rt.reduce(w_scratch, G, 256, v_total, None, np.fmax, True)
+    v_mx = _t17
     # line 55: if
-    _t16 = rt.cmp_lin(G, n_out, 'ge')
-    m15 = rt.m_and(None, _t16)
+    _t18 = rt.cmp_lin(G, n_out, 'ge')
+    m15 = rt.m_and(None, _t18)
     if rt.m_any(m15):
         # line 55: return
         ret = rt.f_or(ret, m15)
     m16 = rt.m_exit(None, ret)
     # line 56: store
-    _t17 = (((((v_mx + rt.fclamp(v_f, F0_0, F1_0)) + F3_1415927410125732) + rt.u2f(v_bits)) + rt.i2f(v_kk)) + rt.pow(F2_0, F3_0))
-    rt.st_lin(p_out, G, _t17, m16)
+    _t19 = (((((v_mx + rt.fclamp(v_f, F0_0, F1_0)) + F3_1415927410125732) + rt.u2f(v_bits)) + rt.i2f(v_kk)) + rt.pow(F2_0, F3_0))
+    rt.st_lin(p_out, G, _t19, m16)
     # line 57: let
     v_old = U0
     # line 57: atomicadd
-    _t18 = rt.atomic_add(p_hist, G, rt.urem(v_bits, n_hist, (F, 6, m16, ())), U1, m16, True, (F, 7, m16, ()))
-    v_old = rt.sel(m16, _t18, v_old)
+    _t20 = rt.atomic_add(p_hist, G, rt.urem(v_bits, n_hist, (F, 6, m16, ())), U1, m16, True, (F, 7, m16, ()))
+    v_old = rt.sel(m16, _t20, v_old)
     # line 58: atomicadd
     rt.atomic_add(p_hist, G, U0, v_old, m16, False, (F, 8, m16, ()))
     # line 59: store
@@ -228,24 +235,24 @@ def k_everything(G, R, F):
     # line 68: store
     rt.st_lin(p_out, G, (rt.ld_lin(p_out, G) + (((v_x_1 + rt.u2f(v_vec3_y)) + rt.i2f(I2147483647)) + rt.u2f(U4294967295))), m16)
     # line 69: if
-    _t19 = (~s_flag)
-    _t20 = (G.gid_x == U0)
-    _t21 = (_t19 & (_t20 | (s_k != I2)))
-    m17 = rt.m_and(m16, _t21)
-    m18 = rt.m_andnot(m16, _t21)
+    _t21 = (~s_flag)
+    _t22 = (G.gid_x == U0)
+    _t23 = (_t21 & (_t22 | (s_k != I2)))
+    m17 = rt.m_and(m16, _t23)
+    m18 = rt.m_andnot(m16, _t23)
     if rt.m_any(m17):
         # line 69: store
-        _t22 = F0_0
-        rt.st(p_out, U0, _t22, m17, (F, 13, m17, ()))
+        _t24 = F0_0
+        rt.st(p_out, U0, _t24, m17, (F, 13, m17, ()))
     if rt.m_any(m18):
         # line 69: if
         m19 = rt.m_and(m18, s_flag)
         m20 = rt.m_andnot(m18, s_flag)
         if rt.m_any(m19):
             # line 69: store
-            _t23 = F1_0
-            rt.st(p_out, U1, _t23, m19, (F, 14, m19, ()))
+            _t25 = F1_0
+            rt.st(p_out, U1, _t25, m19, (F, 14, m19, ()))
         if rt.m_any(m20):
             # line 69: store
-            _t24 = Fm0_0
-            rt.st(p_out, U2, _t24, m20, (F, 15, m20, ()))
+            _t26 = Fm0_0
+            rt.st(p_out, U2, _t26, m20, (F, 15, m20, ()))

@@ -1,0 +1,324 @@
+"""Decode-step benchmark: a Llama-style FP32 transformer, one token at a time.
+
+    python benchmarks/decode.py [--backend cpu|wgpu|cuda] [--small] [--tokens 32] [--no-torch]
+
+The model is llama2.c's `forward` at stories15M sizes (dim 288, 6 layers, 6 heads, hidden
+768, vocab 32000, seq 256; `--small`: a toy size for a quick check) with random weights,
+written as a user porting it would (benchmarks/llama_decode.rs): embedding gather, RMSNorm
+with `workgroup_sum`, naive per-row GEMV loops, RoPE from host tables, attention scores,
+`workgroup_softmax_in_place`, the weighted values, SwiGLU, the classifier: 3 + 14 per layer
+dispatches (87 at stories15M). The step is recorded once as a Scheme and replayed per token;
+`token`, `pos` and the KV-cache offsets change through `set_node_param`.
+
+Checked before timing: the logits of the first tokens against a plain-numpy float32 model
+of the same math (within `RTOL` of the largest logit: summation orders differ), and on a
+backend other than cpu bit for bit against the cpu backend (every backend computes the
+same operations in the same order, the math library included). Tokens/s = timed tokens /
+wall time of `submit()` plus the logits readback, per token, after `--warmup` tokens, with
+and without `set_automatic_fusion(True)`; plain numpy, PyTorch eager and `torch.compile`
+of the same model run the same token sequence in the same process (torch when importable,
+on the cuda device for `--backend cuda`, else on the CPU).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+import goldy_import as gi
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RTOL = 2e-3  # numpy reference vs goldy-import: relative to the largest |logit|
+
+
+@dataclass(frozen=True)
+class Config:
+    dim: int
+    layers: int
+    heads: int
+    hidden: int
+    vocab: int
+    seq: int
+
+    @property
+    def head_size(self) -> int:
+        return self.dim // self.heads
+
+
+STORIES15M = Config(dim=288, layers=6, heads=6, hidden=768, vocab=32000, seq=256)
+SMALL = Config(dim=64, layers=2, heads=4, hidden=96, vocab=512, seq=32)
+EPS = np.float32(1e-5)
+
+
+def weights(cfg: Config, seed: int = 0) -> dict:
+    """Random weights, scaled so activations stay O(1); RoPE tables as llama2.c makes them."""
+    rng = np.random.default_rng(seed)
+
+    def mat(*shape):
+        return (rng.standard_normal(shape) / np.sqrt(shape[-1])).astype(np.float32)
+
+    L, d, h = cfg.layers, cfg.dim, cfg.hidden
+    half = cfg.head_size // 2
+    freq = 1.0 / (10000.0 ** (np.arange(half) * 2.0 / cfg.head_size))
+    ang = np.arange(cfg.seq)[:, None] * freq[None, :]
+    return {
+        "emb": rng.standard_normal((cfg.vocab, d)).astype(np.float32),
+        "rms_att": (1 + 0.1 * rng.standard_normal((L, d))).astype(np.float32),
+        "wq": mat(L, d, d), "wk": mat(L, d, d), "wv": mat(L, d, d), "wo": mat(L, d, d),
+        "rms_ffn": (1 + 0.1 * rng.standard_normal((L, d))).astype(np.float32),
+        "w1": mat(L, h, d), "w3": mat(L, h, d), "w2": mat(L, d, h),
+        "rms_final": (1 + 0.1 * rng.standard_normal(d)).astype(np.float32),
+        "wcls": mat(cfg.vocab, d),
+        "cos": np.cos(ang).astype(np.float32), "sin": np.sin(ang).astype(np.float32),
+    }
+
+
+# ---------------------------------------------------------------- goldy-import
+
+
+class GoldyDecoder:
+    """The recorded step on one device; `step(token, pos)` gives the logits."""
+
+    def __init__(self, dev: gi.Device, cfg: Config, W: dict, fusion: bool = False):
+        self.cfg, self.dev = cfg, dev
+        m = gi.load(os.path.join(HERE, "llama_decode.rs"))
+        k = {name: getattr(m, name).prepare(dev) for name in
+             ("embed", "rmsnorm", "matvec", "matvec_add", "rope", "scores", "softmax_rows", "mix", "swiglu")}
+        d, h, L, S, hs = cfg.dim, cfg.hidden, cfg.layers, cfg.seq, cfg.head_size
+        B = {name: dev.buffer(np.ascontiguousarray(a).reshape(-1)) for name, a in W.items()
+             if name not in ("wq", "wk", "wv", "wo", "w1", "w2", "w3", "rms_att", "rms_ffn")}
+        layer = [{name: dev.buffer(np.ascontiguousarray(W[name][l]).reshape(-1))
+                  for name in ("wq", "wk", "wv", "wo", "w1", "w2", "w3", "rms_att", "rms_ffn")} for l in range(L)]
+        x, xb, q, xb2 = (dev.zeros(d) for _ in range(4))
+        hb, hb2 = dev.zeros(h), dev.zeros(h)
+        att = dev.zeros(cfg.heads * S)
+        kc, vc = dev.zeros(L * S * d), dev.zeros(L * S * d)
+        self.logits = dev.zeros(cfg.vocab)
+        s = self.scheme = gi.Scheme(dev)
+        self.token_nodes, self.pos_nodes, self.cache_nodes = [], [], []
+        self.token_nodes.append(k["embed"].record(s, "embed", B["emb"], x, 0, d).over_1d(d))
+        scale = float(1.0 / np.sqrt(np.float32(hs)))
+        for l in range(L):
+            w, base = layer[l], l * S * d
+            k["rmsnorm"].record(s, f"l{l} att norm", x, w["rms_att"], xb, d, float(EPS)).groups((1, 1, 1))
+            k["matvec"].record(s, f"l{l} q", w["wq"], xb, q, d, d, 0).over_1d(d)
+            self.cache_nodes.append((k["matvec"].record(s, f"l{l} k", w["wk"], xb, kc, d, d, base).over_1d(d), base))
+            self.cache_nodes.append((k["matvec"].record(s, f"l{l} v", w["wv"], xb, vc, d, d, base).over_1d(d), base))
+            rope = k["rope"].record(s, f"l{l} rope", q, kc, B["cos"], B["sin"], 0, d, hs, base).over_1d(d // 2)
+            self.pos_nodes.append(rope)
+            self.cache_nodes.append((rope, base))
+            self.pos_nodes.append(k["scores"].record(s, f"l{l} scores", q, kc, att, 0, cfg.heads, hs, S, base,
+                                                     scale).over_1d(cfg.heads * S))
+            self.pos_nodes.append(k["softmax_rows"].record(s, f"l{l} softmax", att, 0, S).groups((cfg.heads, 1, 1)))
+            self.pos_nodes.append(k["mix"].record(s, f"l{l} mix", att, vc, xb2, 0, d, hs, S, base).over_1d(d))
+            k["matvec_add"].record(s, f"l{l} wo", w["wo"], xb2, x, d, d).over_1d(d)
+            k["rmsnorm"].record(s, f"l{l} ffn norm", x, w["rms_ffn"], xb, d, float(EPS)).groups((1, 1, 1))
+            k["matvec"].record(s, f"l{l} w1", w["w1"], xb, hb, h, d, 0).over_1d(h)
+            k["matvec"].record(s, f"l{l} w3", w["w3"], xb, hb2, h, d, 0).over_1d(h)
+            k["swiglu"].record(s, f"l{l} swiglu", hb, hb2, h).over_1d(h)
+            k["matvec_add"].record(s, f"l{l} w2", w["w2"], hb, x, d, h).over_1d(d)
+        k["rmsnorm"].record(s, "final norm", x, B["rms_final"], xb, d, float(EPS)).groups((1, 1, 1))
+        k["matvec"].record(s, "classifier", B["wcls"], xb, self.logits, cfg.vocab, d, 0).over_1d(cfg.vocab)
+        if fusion:
+            s.set_automatic_fusion(True)
+
+    @property
+    def dispatches(self) -> int:
+        return len(self.scheme.nodes)
+
+    def step(self, token: int, pos: int) -> np.ndarray:
+        s, d = self.scheme, self.cfg.dim
+        for n in self.token_nodes:
+            s.set_node_param(n, "token", token)
+        for n in self.pos_nodes:
+            s.set_node_param(n, "pos", pos)
+        for n, base in self.cache_nodes:
+            s.set_node_param(n, "koff" if n.kernel.name == "rope" else "off", base + pos * d)
+        s.submit()
+        return self.logits.numpy()
+
+
+# ---------------------------------------------------------------- references
+
+
+class NumpyDecoder:
+    """The same model in plain numpy float32 (llama2.c's forward)."""
+
+    def __init__(self, cfg: Config, W: dict):
+        self.cfg, self.W = cfg, W
+        self.kc = np.zeros((cfg.layers, cfg.seq, cfg.dim), np.float32)
+        self.vc = np.zeros_like(self.kc)
+
+    @staticmethod
+    def rmsnorm(x, w):
+        return x * (np.float32(1) / np.sqrt(np.mean(x * x, dtype=np.float32) + EPS)) * w
+
+    def rope(self, v, pos):
+        c, s = self.W["cos"][pos], self.W["sin"][pos]
+        pairs = v.reshape(self.cfg.heads, -1, 2)
+        a, b = pairs[..., 0], pairs[..., 1]
+        return np.stack([a * c - b * s, a * s + b * c], -1).reshape(-1)
+
+    def step(self, token: int, pos: int) -> np.ndarray:
+        cfg, W = self.cfg, self.W
+        H, hs = cfg.heads, cfg.head_size
+        x = W["emb"][token].copy()
+        scale = np.float32(1.0 / np.sqrt(np.float32(hs)))
+        for l in range(cfg.layers):
+            xb = self.rmsnorm(x, W["rms_att"][l])
+            q = self.rope(W["wq"][l] @ xb, pos)
+            self.kc[l, pos] = self.rope(W["wk"][l] @ xb, pos)
+            self.vc[l, pos] = W["wv"][l] @ xb
+            K = self.kc[l, :pos + 1].reshape(pos + 1, H, hs)
+            V = self.vc[l, :pos + 1].reshape(pos + 1, H, hs)
+            att = np.einsum("hd,thd->ht", q.reshape(H, hs), K) * scale
+            att = np.exp(att - att.max(1, keepdims=True))
+            att /= att.sum(1, keepdims=True)
+            x = x + W["wo"][l] @ np.einsum("ht,thd->hd", att, V).reshape(-1)
+            xb = self.rmsnorm(x, W["rms_ffn"][l])
+            a, b = W["w1"][l] @ xb, W["w3"][l] @ xb
+            x = x + W["w2"][l] @ (a / (np.float32(1) + np.exp(-a)) * b)
+        return W["wcls"] @ self.rmsnorm(x, W["rms_final"])
+
+
+def torch_decoders(cfg: Config, W: dict, device: str):
+    """(eager step, compiled step) of the same model in PyTorch, or None without torch."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    T = {k: torch.from_numpy(v).to(device) for k, v in W.items()}
+    kc = torch.zeros((cfg.layers, cfg.seq, cfg.dim), device=device)
+    vc = torch.zeros_like(kc)
+    H, hs = cfg.heads, cfg.head_size
+
+    def rms(x, w):
+        return x * torch.rsqrt((x * x).mean() + float(EPS)) * w
+
+    def rope(v, c, s):
+        p = v.view(H, -1, 2)
+        a, b = p[..., 0], p[..., 1]
+        return torch.stack([a * c - b * s, a * s + b * c], -1).reshape(-1)
+
+    def step(token: int, pos: int):
+        x = T["emb"][token]
+        c, s = T["cos"][pos], T["sin"][pos]
+        for l in range(cfg.layers):
+            xb = rms(x, T["rms_att"][l])
+            q = rope(T["wq"][l] @ xb, c, s)
+            kc[l, pos] = rope(T["wk"][l] @ xb, c, s)
+            vc[l, pos] = T["wv"][l] @ xb
+            K = kc[l, :pos + 1].view(pos + 1, H, hs)
+            V = vc[l, :pos + 1].view(pos + 1, H, hs)
+            att = torch.softmax(torch.einsum("hd,thd->ht", q.view(H, hs), K) / hs ** 0.5, -1)
+            x = x + T["wo"][l] @ torch.einsum("ht,thd->hd", att, V).reshape(-1)
+            xb = rms(x, T["rms_ffn"][l])
+            x = x + T["w2"][l] @ (torch.nn.functional.silu(T["w1"][l] @ xb) * (T["w3"][l] @ xb))
+        return T["wcls"] @ rms(x, T["rms_final"])
+
+    def run(fn):
+        def go(token, pos):
+            with torch.no_grad():
+                return fn(token, pos).cpu().numpy()
+        return go
+
+    compiled = torch.compile(step, dynamic=True)
+    return run(step), run(compiled)
+
+
+# ---------------------------------------------------------------- driver
+
+
+def tokens_for(cfg: Config, count: int, seed: int = 1) -> list[int]:
+    return [int(t) for t in np.random.default_rng(seed).integers(0, cfg.vocab, count)]
+
+
+def check(cfg: Config, W: dict, backend_dev: gi.Device, steps: int, fusion: bool) -> None:
+    """The first `steps` tokens: numpy within RTOL, and the cpu backend's bits off cpu."""
+    toks = tokens_for(cfg, steps)
+    ref, got = NumpyDecoder(cfg, W), GoldyDecoder(backend_dev, cfg, W, fusion)
+    cpu = GoldyDecoder(gi.Device("cpu"), cfg, W) if backend_dev.backend_name != "cpu" else None
+    for pos, t in enumerate(toks):
+        g, r = got.step(t, pos), ref.step(t, pos)
+        bound = RTOL * float(np.abs(r).max())
+        err = float(np.abs(g - r).max())
+        if not err <= bound:
+            raise AssertionError(f"pos {pos}: logits differ from the numpy model by {err:.3g} (bound {bound:.3g})")
+        if cpu is not None:
+            c = cpu.step(t, pos)
+            if not np.array_equal(g.view(np.uint32), c.view(np.uint32)):
+                bad = int(np.count_nonzero(g.view(np.uint32) != c.view(np.uint32)))
+                raise AssertionError(f"pos {pos}: {bad} logits differ from the cpu backend's bits")
+
+
+def rate(step, toks: list[int], warmup: int) -> float:
+    """Tokens/s over toks[warmup:], each step reading its logits back."""
+    for pos in range(warmup):
+        step(toks[pos], pos)
+    t0 = time.perf_counter()
+    for pos in range(warmup, len(toks)):
+        step(toks[pos], pos)
+    return (len(toks) - warmup) / (time.perf_counter() - t0)
+
+
+def main(argv=None) -> list[str]:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--backend", default="cpu", choices=("cpu", "wgpu", "cuda", "slang"))
+    ap.add_argument("--small", action="store_true", help="a toy model (quick check)")
+    ap.add_argument("--tokens", type=int, default=32, help="timed tokens")
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--check-steps", type=int, default=3)
+    ap.add_argument("--no-torch", action="store_true")
+    a = ap.parse_args(argv)
+    cfg = SMALL if a.small else STORIES15M
+    total = a.warmup + a.tokens
+    if total > cfg.seq:
+        ap.error(f"--warmup + --tokens = {total} exceeds the sequence length {cfg.seq}")
+    W = weights(cfg)
+    dev = gi.Device(a.backend)
+    toks = tokens_for(cfg, total, seed=2)
+    for fusion in (False, True):
+        check(cfg, W, dev, a.check_steps, fusion)
+    rows = []
+    for fusion in (False, True):
+        dec = GoldyDecoder(dev, cfg, W, fusion)
+        if fusion:
+            dec.step(toks[0], 0)
+            dec.scheme.wait_for_fusion()
+        st = dec.scheme.stats
+        s0, d0 = st.submits, st.dispatches
+        tps = rate(dec.step, toks, a.warmup)
+        per = (st.dispatches - d0) / max(1, st.submits - s0)
+        rows.append(f"| goldy-import {a.backend}{', automatic fusion' if fusion else ''} | "
+                    f"{dec.dispatches} recorded, {per:.0f} per token | {tps:.1f} |")
+    rows.append(f"| plain numpy (float32, BLAS matvec) | | {rate(NumpyDecoder(cfg, W).step, toks, a.warmup):.1f} |")
+    torch_dev = "cuda" if a.backend == "cuda" else "cpu"
+    pair = None if a.no_torch else torch_decoders(cfg, W, torch_dev)
+    if pair is None:
+        rows.append("| PyTorch | skipped (not importable or --no-torch) | |")
+    else:
+        for name, fn in zip(("PyTorch eager", "torch.compile"), pair):
+            r = NumpyDecoder(cfg, W).step(toks[0], 0)
+            try:
+                g = fn(toks[0], 0)  # pos 0 again below: the cache row is overwritten
+            except Exception as e:  # e.g. no compiler toolchain for torch.compile
+                rows.append(f"| {name} ({torch_dev}) | failed: {type(e).__name__}: {str(e)[:80]} | |")
+                continue
+            assert np.abs(g - r).max() <= RTOL * np.abs(r).max(), f"{name} disagrees with the numpy model"
+            rows.append(f"| {name} ({torch_dev}) | | {rate(fn, toks, a.warmup):.1f} |")
+    size = "small" if a.small else "stories15M"
+    print(f"decode step, {size} {cfg}, {a.tokens} timed tokens after {a.warmup}; {platform.node()}, "
+          f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores; device {dev.describe()}")
+    print("| implementation | dispatches | tokens/s |\n|---|---|---|")
+    print("\n".join(rows))
+    return rows
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
