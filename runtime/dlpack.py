@@ -178,7 +178,9 @@ def from_dlpack(device: "Device", obj: Any) -> "Buffer":
         return device._borrow(flat, arr.size, elem, tuple(arr.shape), obj, read_only=not arr.flags.writeable)
     if device.backend_name == "cuda" and kind == KDL_CUDA and ordinal == getattr(device.backend, "ordinal", 0):
         stream = getattr(device.backend, "stream", None)  # the producer orders its work before ours
-        capsule = _producer(where, lambda: obj.__dlpack__(stream=int(stream) if stream is not None else None))
+        # DLPack spells CUDA's legacy default stream (handle 0, torch's default) as 1; 0 is invalid
+        handle = None if stream is None else (int(stream) or 1)
+        capsule = _producer(where, lambda: obj.__dlpack__(stream=handle))
         return device.wrap(_Imported(capsule, where))
     if host:  # GPU memory of its own: a copy
         arr = _host_array(obj, where)
