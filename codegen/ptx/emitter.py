@@ -706,7 +706,7 @@ class _Emitter:
         elif isinstance(s, N.Reduce):
             v = self.expr(s.value)[0]
             self.flush_traps()
-            r = self.collective(s.op, s.value.ty, s.n, v, s.scratch, id(s) in self.uni.aligned)
+            r = self.collective(s.op, s.value.ty, s.n, [v], s.scratch, id(s) in self.uni.aligned)
             self.move(self.local(s.target), [r])
         elif isinstance(s, N.Atomic):
             self.atomic(s)
@@ -926,34 +926,41 @@ class _Emitter:
 
     # ------------------------------------------------------------ collectives
 
-    def collective(self, op: str, ty: str, n: int, v: str, scratch: str, aligned: bool) -> str:
+    def collective(self, op: str, ty: str, n: int, vs: list[str], scratch: str, aligned: bool,
+                   lids: Optional[list[str]] = None) -> str:
+        """The tree over the lanes' values `vs`, lane `lids[c]` holding `vs[c]` (one lane per
+        thread: [self.lid]; the lanes entry: the thread's copies, see codegen/ptx/lanes.py)."""
         b = self.b
         kind = SCALAR_KIND[ty]
-        v = self.reg_of(v, kind)
+        st = ty if ty != "i32" else "u32"
+        vs = [self.reg_of(v, kind) for v in vs]
+        lids = [self.reg_of(x, "r") for x in (lids or [self.lid])]
         arr = self.k.workgroup_array(scratch)
         assert arr is not None  # the verifier checked the name
         size = arr.size
         base = self.new("r", f"mov.u32 {{}}, S_{self.names(scratch)};")
-        my = self.new("r", "mad.lo.s32 {}, {}, 4, {};", self.reg_of(self.lid, "r"), base)
-        in_scratch = self.lt_u(self.lid, str(size))
+        mys = [self.new("r", "mad.lo.s32 {}, {}, 4, {};", lid, base) for lid in lids]
+        ins = [self.lt_u(lid, str(size)) for lid in lids]
         wg = self.k.workgroup_size[0] * self.k.workgroup_size[1] * self.k.workgroup_size[2]
         levels = n.bit_length() - 1
         first = 0
-        keep = v
+        keeps = list(vs)
         if aligned and n >= 32 and wg % 32 == 0 and wg >= n:
             # levels 0..4 in registers: lane l combines with lane l + 2^s (lower lane left),
             # and remembers the value the tree would leave in scratch[l]
-            acc = v
-            in_n = self.lt_u(self.lid, str(n))
-            keep = self.copy(v)
-            for s in range(5):
-                other = self.new(kind, f"shfl.sync.down.b32 {{}}, {{}}, {1 << s}, 31, 0xffffffff;", acc)
-                acc = self.combine(op, ty, acc, other)
-                low = self.new("r", f"and.b32 {{}}, {{}}, {(2 << s) - 1};", self.lid)
-                hit = self.pred_and(in_n, self.new("p", "setp.eq.u32 {}, {}, 0;", low))
-                b.op(f"@{hit} {MOV[kind]} {keep}, {acc};")
+            for c, (v, lid) in enumerate(zip(vs, lids)):
+                acc = v
+                in_n = self.lt_u(lid, str(n))
+                keeps[c] = keep = self.copy(v)
+                for s in range(5):
+                    other = self.new(kind, f"shfl.sync.down.b32 {{}}, {{}}, {1 << s}, 31, 0xffffffff;", acc)
+                    acc = self.combine(op, ty, acc, other)
+                    low = self.new("r", f"and.b32 {{}}, {{}}, {(2 << s) - 1};", lid)
+                    hit = self.pred_and(in_n, self.new("p", "setp.eq.u32 {}, {}, 0;", low))
+                    b.op(f"@{hit} {MOV[kind]} {keep}, {acc};")
             first = 5
-        b.op(f"@{in_scratch} st.shared.{ty if ty != 'i32' else 'u32'} [{my}], {keep};")
+        for in_scratch, my, keep in zip(ins, mys, keeps):
+            b.op(f"@{in_scratch} st.shared.{st} [{my}], {keep};")
         self.barrier(aligned)
         if first and levels > first:
             # levels 5.. combine scratch[32j] with scratch[32j + 2^s]: the same tree over the
@@ -962,17 +969,18 @@ class _Emitter:
             first = levels
             self.barrier(aligned)
         for s in range(first, levels):
-            low = self.new("r", f"and.b32 {{}}, {{}}, {(2 << s) - 1};", self.lid)
-            hit = self.pred_and(self.lt_u(self.lid, str(n)), self.new("p", "setp.eq.u32 {}, {}, 0;", low))
-            skip = b.label("tree")
-            b.op(f"@!{hit} bra {skip};")
-            st = ty if ty != "i32" else "u32"
-            a = self.new(kind, f"ld.shared.{st} {{}}, [{my}];")
-            c = self.new(kind, f"ld.shared.{st} {{}}, [{my}+{4 << s}];")
-            b.op(f"st.shared.{st} [{my}], {self.combine(op, ty, a, c)};")
-            b.place(skip)
+            # a level's writes (lanes l % 2^(s+1) == 0) and reads (l + 2^s) are disjoint slots:
+            # the copies of the lanes entry may take their turns in any order
+            for lid, my in zip(lids, mys):
+                low = self.new("r", f"and.b32 {{}}, {{}}, {(2 << s) - 1};", lid)
+                hit = self.pred_and(self.lt_u(lid, str(n)), self.new("p", "setp.eq.u32 {}, {}, 0;", low))
+                skip = b.label("tree")
+                b.op(f"@!{hit} bra {skip};")
+                a = self.new(kind, f"ld.shared.{st} {{}}, [{my}];")
+                c = self.new(kind, f"ld.shared.{st} {{}}, [{my}+{4 << s}];")
+                b.op(f"st.shared.{st} [{my}], {self.combine(op, ty, a, c)};")
+                b.place(skip)
             self.barrier(aligned)
-        st = ty if ty != "i32" else "u32"
         r = self.new(kind, f"ld.shared.{st} {{}}, [{base}];")
         self.barrier(aligned)
         return r
