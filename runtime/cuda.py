@@ -17,6 +17,9 @@
   `batch_min_threads` threads (BATCH full waves of the device) launches it with
   ceil(groups.x / BATCH) blocks, smaller ones the plain entry. Both entries check the
   same sites and report the same faults.
+- Kernels with collectives in a workgroup of [x, 1, 1] that qualify (codegen/ptx/lanes.py)
+  also get a lanes entry: LANE_THREADS threads per block, each running x / LANE_THREADS
+  lanes of the workgroup in lock step; every dispatch of such a kernel launches it.
 - Trapping checks (issue 9): a kernel whose IR carries check sites takes one more
   parameter, `p_faults`, the address of its dispatch's error word (ir/abi.py `ERROR_WORD`,
   FAULT_WORDS u32). Each graph (one submitted list of dispatches, i.e. a
@@ -46,7 +49,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from goldy_import.codegen.ptx import batch_entry, emit_ptx, entry_name
+from goldy_import.codegen.ptx import batch_entry, emit_ptx, entry_name, lanes_entry, lanes_in
 from goldy_import.errors import BackendError, BackendUnavailable, BindingError
 from goldy_import.ir import abi as A
 from goldy_import.ir import nodes as N
@@ -57,6 +60,7 @@ from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport,
 
 CU_MEMHOSTALLOC_DEVICEMAP = 0x02  # cuMemHostAlloc flag: map into the device's address space
 MAX_GRAPHS = 64  # instantiated graphs kept per backend (least recently submitted go first)
+LANE_THREADS = 128  # threads per block of a collective kernel's lanes entry (codegen/ptx/lanes.py)
 BATCH = 4  # workgroups per block in the batched entry of element-wise kernels (codegen/ptx/emitter.py)
 
 
@@ -241,6 +245,8 @@ class CudaCompiled:
     function: Any
     abi: A.PtxPlan  # the .params and the error word (ir/abi.py), made once
     batched: Any = None  # the `batch_entry` function where the kernel is batchable
+    lanes: int = 1  # lanes per thread of its lanes entry (codegen/ptx/lanes.py), 1: none
+    lanes_fn: Any = None  # that entry, launched with workgroup_size.x / lanes threads
 
     @property
     def slots(self) -> tuple[int, ...]:  # each IR parameter's first .param
@@ -424,7 +430,8 @@ class CudaBackend(Backend):
 
     def compile(self, kernel: N.Kernel, options: CompileOptions) -> CudaCompiled:
         abi = A.plan(kernel, "ptx")
-        ptx = emit_ptx(kernel, target=self.target, ptx_version=self.ptx_version, batch=BATCH, abi=abi)
+        ptx = emit_ptx(kernel, target=self.target, ptx_version=self.ptx_version, batch=BATCH, abi=abi,
+                       lane_threads=LANE_THREADS)
         self._current()
         image = np.frombuffer(ptx.encode() + b"\0", dtype=np.uint8)
         try:
@@ -443,7 +450,11 @@ class CudaBackend(Backend):
         batched = None
         if f".entry {batch_entry(kernel, BATCH)}(" in ptx:
             batched = self._cu("cuModuleGetFunction", module, batch_entry(kernel, BATCH).encode(), kernel=kernel.name)
-        return CudaCompiled(kernel, ptx, module, fn, abi, batched)
+        lanes = lanes_in(ptx, kernel)
+        lanes_fn = None
+        if lanes > 1:
+            lanes_fn = self._cu("cuModuleGetFunction", module, lanes_entry(kernel, lanes).encode(), kernel=kernel.name)
+        return CudaCompiled(kernel, ptx, module, fn, abi, batched, lanes, lanes_fn)
 
     def record(self, d: Dispatch) -> None:
         self._current()
@@ -481,6 +492,9 @@ class CudaBackend(Backend):
             p.func = d.compiled.batched
             p.gridDimX = -(-int(d.groups[0]) // BATCH)
         p.blockDimX, p.blockDimY, p.blockDimZ = d.kernel.workgroup_size
+        if getattr(d.compiled, "lanes_fn", None) is not None:
+            p.func = d.compiled.lanes_fn  # several lanes of the workgroup per thread
+            p.blockDimX = d.kernel.workgroup_size[0] // d.compiled.lanes
         p.sharedMemBytes = 0
         p.kernelParams = d.state.block.address
         p.extra = 0
