@@ -5,9 +5,12 @@ It knows the instructions the emitter writes for collective and element-wise ker
 (loads, stores, integer and `.rn` float arithmetic, compares, predicates, `shfl.sync.down`,
 `bar.sync`, branches) and raises NotImplementedError on anything else, so a test that
 passes ran every instruction with the PTX ISA's meaning. Scheduling: each step runs the
-instruction at the lowest program counter among the threads not waiting at a barrier
-(threads that branched apart reconverge there, as in structured code); a barrier releases
-when every thread that has not exited waits at one; a full-mask `shfl.sync` demands all 32
+instruction at the lowest program counter among the threads of one warp not waiting at a
+barrier (threads that branched apart reconverge there, as in structured code), and a warp
+runs until all its threads wait or have exited before the next one starts (warps in
+ascending order in even blocks, descending in odd ones), so a missing barrier shows as a
+read of what another warp has not written yet (shared memory starts poisoned) or has
+already overwritten; a barrier releases when every thread that has not exited waits at one; a full-mask `shfl.sync` demands all 32
 lanes of the warp at the same instruction. Float arithmetic is numpy float32 (round to
 nearest even, subnormals kept), as the `.rn` forms without `.ftz` are.
 """
@@ -326,10 +329,12 @@ class Block:
 
     # -- the scheduler
 
-    def run(self, limit: int = 10_000_000) -> None:
+    def run(self, descending: bool = False, limit: int = 10_000_000) -> None:
         code, labels = self.e.code, self.e.labels
         pc = np.zeros(self.n, dtype=np.int64)
         state = np.zeros(self.n, dtype=np.int8)  # 0 running, 1 at a barrier, 2 exited
+        warp = np.arange(self.n) // 32
+        order = warp if not descending else warp.max() - warp
         for _ in range(limit):
             running = state == 0
             if not running.any():
@@ -337,6 +342,7 @@ class Block:
                     return
                 state[state == 1] = 0  # every thread not exited waits: the barrier releases
                 continue
+            running &= order == order[running].min()  # the first warp with threads to run
             p = pc[running].min()
             m = running & (pc == p)
             ins = code[p]
@@ -410,7 +416,7 @@ def run(ptx: str, name: str, buffers: list[np.ndarray], scalars: dict[str, bytes
     for z in range(gz):
         for y in range(gy):
             for x in range(gx):
-                Block(e, mem, params, (x, y, z), (gx, gy, gz), block).run()
+                Block(e, mem, params, (x, y, z), (gx, gy, gz), block).run(descending=bool((x + y + z) % 2))
     out = [b.view(buffers[i].dtype).reshape(buffers[i].shape) for i, b in enumerate(mem.bufs[:len(buffers)])]
     faults = [b for i, b in enumerate(mem.bufs) if i >= len(buffers)]
     if faults and faults[0].any():

@@ -204,3 +204,23 @@ def test_cuda_softmax_and_reductions_match_the_oracle(n):
         x[stride + 2] = np.nan
         oracle.check_against_cpu("cuda", SOFTMAX.format(n=n), f"softmax_{n}", [x, stride, count],
                                  ("groups", (groups, 1, 1)))
+
+
+def test_the_interpreter_catches_wrong_lanes_shuffles_and_missing_barriers():
+    """ptx_sim would fail these tests for the mistakes a lanes entry could make."""
+    n = 256
+    src = SOFTMAX.format(n=n)
+    k = oracle.kernel_ir(src, f"softmax_{n}")
+    ptx, (_, name) = entries(k, 64)
+    x = (np.random.default_rng(seed()).standard_normal(3 * 300) * 4).astype(np.float32)
+    want = oracle.run_kernel("cpu", src, f"softmax_{n}", [x.copy(), 300, 290], ("groups", (3, 1, 1)))[0]
+    head, tail = ptx.split(".entry " + name)
+    for wrong in (tail.replace(", 128;", ", 129;", 1),           # copy 2's lane
+                  tail.replace(", 2, 31, 0xffffffff", ", 4, 31, 0xffffffff", 1),
+                  tail.replace("bar.sync 0;", "", 2)):
+        try:
+            got = ptx_sim.run(head + ".entry " + name + wrong, name, [x.copy()],
+                              {"p1_stride": u32(300), "p2_count": u32(290)}, (3, 1, 1))[0]
+        except AssertionError:
+            continue
+        assert not np.array_equal(got.view(np.uint32), want.view(np.uint32))
