@@ -3,7 +3,10 @@
     python benchmarks/cuda_backend.py [--mib 256] [--reps 20] [--matmul 4096] [--checks-cost]
 
 Prints one table: device-to-device copy bandwidth (the ceiling), then saxpy, a 3-op
-element-wise chain, a workgroup_sum reduction and row softmaxes over >= 256 MiB arrays:
+element-wise chain, a workgroup_sum reduction, the complete two-pass sum (block_sum then
+sum_partials, one graph), row softmaxes over >= 256 MiB arrays (the collective form on the
+lanes entry, codegen/ptx/lanes.py, and on its plain entry), and a GEMV written one row per
+thread (64 MiB matrix, vs torch.mv):
 GB/s (bytes each kernel must move / median time) and % of the copy ceiling, for the Rust
 kernels through goldy-import's CUDA backend, the same algorithms in CUDA C
 (benchmarks/cuda_ref/kernels.cu, `nvcc -O3 -arch=sm_90`), CuPy and PyTorch. Element-wise
@@ -77,6 +80,28 @@ fn row_softmax(buf: &mut [f32], count: u32) {
     let s = gpu::workgroup_array::<f32, 1024>();
     let row = gpu::workgroup_id().x;
     gpu::workgroup_softmax_in_place::<1024>(buf, row * count, count, s);
+}
+
+/// the second pass of the complete sum: one workgroup of 1024 lanes folds every partial
+#[goldy::compute(workgroup_size = [1024, 1, 1])]
+fn sum_partials(partial: &[f32], total: &mut [f32]) {
+    let s = gpu::workgroup_array::<f32, 1024>();
+    let lane = gpu::local_id().x;
+    let mut acc = 0.0;
+    for j in 0..partial.len() / 1024 { acc += partial[j * 1024 + lane]; }
+    let t = gpu::workgroup_sum::<1024>(acc, s);
+    if lane == 0 { total[0] = t; }
+}
+
+/// y = W x, one row per thread, as a user porting a decode step writes it
+#[goldy::compute(workgroup_size = [256, 1, 1])]
+fn gemv(w: &[f32], x: &[f32], y: &mut [f32], n: u32) {
+    let i = gpu::global_id().x;
+    if i < y.len() {
+        let mut acc = 0.0;
+        for j in 0..n { acc = acc + w[i * n + j] * x[j]; }
+        y[i] = acc;
+    }
 }
 
 #[goldy::compute(workgroup_size = [256, 1, 1])]
@@ -325,11 +350,13 @@ def main() -> int:
     print(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC  {b.describe()}")
     print(f"# arrays of {n} f32 ({n * 4 / 2**20:.0f} MiB), median of {reps} after 3 warm-ups", flush=True)
 
-    def ours(kernel, bind, groups, module=None, batched=True, checks=None):
+    def ours(kernel, bind, groups, module=None, batched=True, checks=None, lanes=True, then=None):
         """Record one dispatch, submit it once (builds its graph), return a thunk doing what
         each later submit puts on the stream (graph launch, error-word readback if
         checked), and the scheme. `batched=False` keeps element-wise kernels on their plain
-        entry; `checks` goes to prepare (None: the default, on)."""
+        entry, `lanes=False` collective kernels on theirs (one lane per thread: no lanes
+        entry, codegen/ptx/lanes.py); `checks` goes to prepare (None: the default, on);
+        `then` (kernel, bind, groups) records a second dispatch into the same scheme."""
         pk = getattr(module or mod, kernel).prepare(dev, checks=checks)
         scheme = gi.Scheme(dev)
         saved = b.batch_min_threads
@@ -337,9 +364,14 @@ def main() -> int:
             b.batch_min_threads = 1 << 62
         try:
             node = pk.record(scheme, kernel, *bind).groups(groups)
+            if then is not None:
+                getattr(module or mod, then[0]).prepare(dev, checks=checks).record(scheme, then[0], *then[1]).groups(then[2])
         finally:
             b.batch_min_threads = saved
         assert node.dispatch.state.batched == (batched and node.dispatch.compiled.batched is not None)
+        if not lanes:
+            for nd in scheme.nodes:
+                nd.dispatch.state.lanes = False
         scheme.submit()
         g = b._graphs[tuple(id(nd.dispatch) for nd in scheme.nodes)]
         assert g.faults is None or g.faults.clean  # steady state: no clearing before a launch
@@ -481,6 +513,14 @@ def main() -> int:
     t_th = th_time(lambda: tx.sum()) if torch else None
     rows_out.append(("workgroup_sum reduction", gbps(nb, t_ours), gbps(nb, t_ref), gbps(nb, t_cp) if cp else None,
                      gbps(nb, t_th) if torch else None, "cupy/torch: full sum"))
+    # the complete sum: block_sum, then sum_partials (one 1024-lane workgroup), one graph
+    total = dev.empty(1, np.float32)
+    run, _s = ours("block_sum", [x, partial, PER_THREAD], (blocks, 1, 1),
+                   then=("sum_partials", [partial, total], (1, 1, 1)))
+    np.testing.assert_allclose(total.numpy()[0], x0.astype(np.float64).sum(), rtol=1e-4, atol=1e-2)
+    t_two = ev.median_ms(run, stream, reps)
+    rows_out.append(("full sum, both passes", gbps(nb, t_two), None, gbps(nb, t_cp) if cp else None,
+                     gbps(nb, t_th) if torch else None, "block_sum + sum_partials (1 workgroup), one graph"))
 
     # ------------------------------------------------------------ row softmax (in place)
     nb = 8 * n
@@ -505,7 +545,13 @@ def main() -> int:
     t_th = th_time(lambda: torch.softmax(tx.view(-1, ROW), dim=1)) if torch else None
     rows_out.append((f"row softmax ({ROW}), collective", gbps(nb, t_ours), gbps(nb, t_ref),
                      gbps(nb, t_cp) if cp else None, gbps(nb, t_th) if torch else None,
-                     "1 element/thread; torch out of place; cupy 5 kernels"))
+                     "1 element/lane, lanes entry; torch out of place; cupy 5 kernels"))
+    sm.write(x0)
+    run, _s = ours("row_softmax", [sm, ROW], (rows, 1, 1), lanes=False)
+    np.testing.assert_allclose(sm.numpy(), want, rtol=1e-5, atol=1e-9)
+    t_plain = ev.median_ms(run, stream, reps)
+    rows_out.append(("row softmax, 1 lane/thread", gbps(nb, t_plain), gbps(nb, t_ref), None, None,
+                     "the plain entry: 1024 threads per block, as before the lanes entry"))
     for width, per in SOFTMAX_SHAPES:
         sm.write(x0)
         run, _s = ours(f"softmax_{width}x{per}", [sm], (rows, 1, 1))
@@ -521,6 +567,23 @@ def main() -> int:
             t_ref = ev.median_ms(ref, stream, reps)
         rows_out.append((f"row softmax {width} thr x {per} val", gbps(nb, t_ours), gbps(nb, t_ref) if t_ref else None,
                          None, None, "values in registers, 1 read + 1 write"))
+
+    # ------------------------------------------------------------ GEMV, one row per thread
+    gn = 4096  # W: gn x gn f32 (64 MiB), read once per run
+    w0 = rng.standard_normal(gn * gn).astype(np.float32)
+    v0 = rng.standard_normal(gn).astype(np.float32)
+    gw, gv, gy = dev.buffer(w0), dev.buffer(v0), dev.empty(gn, np.float32)
+    run, _s = ours("gemv", [gw, gv, gy, gn], (gn // 256, 1, 1))
+    exact = w0.reshape(gn, gn).astype(np.float64) @ v0.astype(np.float64)
+    bound = 1.01 * gn * 2.0**-24 * (np.abs(w0.reshape(gn, gn)).astype(np.float64) @ np.abs(v0).astype(np.float64))
+    assert (np.abs(gy.numpy() - exact) <= bound).all(), "gemv wrong"
+    t_ours = ev.median_ms(run, stream, reps)
+    t_th = None
+    if torch:
+        tw, tv = torch.from_numpy(w0).cuda().view(gn, gn), torch.from_numpy(v0).cuda()
+        t_th = th_time(lambda: torch.mv(tw, tv))
+    rows_out.append((f"GEMV {gn}x{gn}, 1 row/thread", gbps(4 * gn * gn, t_ours), None, None,
+                     gbps(4 * gn * gn, t_th) if torch else None, "naive loop as users write it; torch.mv"))
 
     # ------------------------------------------------------------ cost of trapping checks
     y.write(y0)

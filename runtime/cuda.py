@@ -17,9 +17,10 @@
   `batch_min_threads` threads (BATCH full waves of the device) launches it with
   ceil(groups.x / BATCH) blocks, smaller ones the plain entry. Both entries check the
   same sites and report the same faults.
-- Kernels with collectives in a workgroup of [x, 1, 1] that qualify (codegen/ptx/lanes.py)
-  also get a lanes entry: LANE_THREADS threads per block, each running x / LANE_THREADS
-  lanes of the workgroup in lock step; every dispatch of such a kernel launches it.
+- Kernels with collectives in a workgroup of [x, 1, 1], x >= LANES_FROM, that qualify
+  (codegen/ptx/lanes.py) also get a lanes entry: LANE_THREADS threads per block, each
+  running x / LANE_THREADS lanes of the workgroup in lock step; a dispatch of at least
+  `lanes_min_threads` lanes (a full wave of the plain entry) launches it.
 - Trapping checks (issue 9): a kernel whose IR carries check sites takes one more
   parameter, `p_faults`, the address of its dispatch's error word (ir/abi.py `ERROR_WORD`,
   FAULT_WORDS u32). Each graph (one submitted list of dispatches, i.e. a
@@ -61,6 +62,7 @@ from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport,
 CU_MEMHOSTALLOC_DEVICEMAP = 0x02  # cuMemHostAlloc flag: map into the device's address space
 MAX_GRAPHS = 64  # instantiated graphs kept per backend (least recently submitted go first)
 LANE_THREADS = 128  # threads per block of a collective kernel's lanes entry (codegen/ptx/lanes.py)
+LANES_FROM = 512  # workgroups of at least this many lanes get one (smaller ones fill an SM already)
 BATCH = 4  # workgroups per block in the batched entry of element-wise kernels (codegen/ptx/emitter.py)
 
 
@@ -267,6 +269,7 @@ class _State:
     uniforms: list = field(default_factory=list)
     version: int = 0  # bumped by update_scalar
     batched: bool = False  # launched through the batched entry
+    lanes: bool = False  # launched through the lanes entry
     fault_slot: Optional[int] = None  # position of the error word's address in `block`
 
 
@@ -348,6 +351,9 @@ class CudaBackend(Backend):
         # every multiprocessor as busy as before. Tests set it to 0 to batch everything.
         sms = attr("CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT")
         per_sm = attr("CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR")
+        # ... and one of at least this many lanes a collective kernel's lanes entry: a full
+        # wave of the plain entry (a smaller grid runs faster with every lane a thread)
+        self.lanes_min_threads = sms * per_sm
         self.batch_min_threads = BATCH * sms * per_sm
         self._graphs: "OrderedDict[tuple, _Graph]" = OrderedDict()
         self._modules: list = []
@@ -430,8 +436,9 @@ class CudaBackend(Backend):
 
     def compile(self, kernel: N.Kernel, options: CompileOptions) -> CudaCompiled:
         abi = A.plan(kernel, "ptx")
+        wg = kernel.workgroup_size[0] * kernel.workgroup_size[1] * kernel.workgroup_size[2]
         ptx = emit_ptx(kernel, target=self.target, ptx_version=self.ptx_version, batch=BATCH, abi=abi,
-                       lane_threads=LANE_THREADS)
+                       lane_threads=LANE_THREADS if wg >= LANES_FROM else 0)
         self._current()
         image = np.frombuffer(ptx.encode() + b"\0", dtype=np.uint8)
         try:
@@ -473,7 +480,9 @@ class CudaBackend(Backend):
         wx, wy, wz = d.kernel.workgroup_size
         threads = int(d.groups[0]) * int(d.groups[1]) * int(d.groups[2]) * wx * wy * wz
         batched = getattr(d.compiled, "batched", None) is not None and threads >= self.batch_min_threads
-        d.state = _State(block, uniforms, batched=batched, fault_slot=len(values) - 2 if abi.checked else None)
+        lanes = getattr(d.compiled, "lanes_fn", None) is not None and threads >= self.lanes_min_threads
+        d.state = _State(block, uniforms, batched=batched, lanes=lanes,
+                         fault_slot=len(values) - 2 if abi.checked else None)
         if uniforms:
             weakref.finalize(d, _free_all, weakref.ref(self), uniforms)
 
@@ -492,7 +501,7 @@ class CudaBackend(Backend):
             p.func = d.compiled.batched
             p.gridDimX = -(-int(d.groups[0]) // BATCH)
         p.blockDimX, p.blockDimY, p.blockDimZ = d.kernel.workgroup_size
-        if getattr(d.compiled, "lanes_fn", None) is not None:
+        if d.state.lanes:
             p.func = d.compiled.lanes_fn  # several lanes of the workgroup per thread
             p.blockDimX = d.kernel.workgroup_size[0] // d.compiled.lanes
         p.sharedMemBytes = 0

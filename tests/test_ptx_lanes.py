@@ -185,24 +185,30 @@ def test_lanes_entry_assembles_for_every_example(ptxas, tmp_path):
 # ---------------------------------------------------------------- on the CUDA backend
 
 @pytest.mark.parametrize("n", [64, 256, 1024])
-def test_cuda_softmax_and_reductions_match_the_oracle(n):
-    """The CUDA backend launches the lanes entry (LANE_THREADS threads per block): the
-    reductions and the softmax against the CPU oracle, bit for bit, outputs poisoned."""
+def test_cuda_softmax_and_reductions_match_the_oracle(n, monkeypatch):
+    """The CUDA backend launching the lanes entry (LANE_THREADS threads per block; here for
+    every workgroup size and grid, LANES_FROM and lanes_min_threads lowered): the reductions and the softmax against the
+    CPU oracle, bit for bit, outputs poisoned. Kernel names of their own: no compiled
+    kernel of another test is reused."""
     oracle.backend_or_skip("cuda")
-    from goldy_import.runtime.cuda import LANE_THREADS
-    k = oracle.kernel_ir(SOFTMAX.format(n=n), f"softmax_{n}")
-    assert lanes_in(emit_ptx(k, lane_threads=LANE_THREADS), k) == max(1, n // LANE_THREADS)
+    from goldy_import.runtime import cuda
+    monkeypatch.setattr(cuda, "LANES_FROM", 64)
+    monkeypatch.setattr(oracle.device("cuda").backend, "lanes_min_threads", 0)
+    reduce_src = REDUCE.format(n=n).replace(f"fn reduce_{n}", f"fn lanes_reduce_{n}")
+    softmax_src = SOFTMAX.format(n=n).replace(f"fn softmax_{n}", f"fn lanes_softmax_{n}")
+    k = oracle.kernel_ir(softmax_src, f"lanes_softmax_{n}")
+    assert lanes_in(emit_ptx(k, lane_threads=cuda.LANE_THREADS), k) == max(1, n // cuda.LANE_THREADS)
     s = seed()
     rng = np.random.default_rng(s)
     groups = 7
     args = reduce_inputs(rng, n, groups)
-    oracle.check_against_cpu("cuda", REDUCE.format(n=n), f"reduce_{n}", args, ("groups", (groups, 1, 1)))
+    oracle.check_against_cpu("cuda", reduce_src, f"lanes_reduce_{n}", args, ("groups", (groups, 1, 1)))
     for count in (1, n - 5, n, 2 * n + 3):
         stride = count + 4
         x = (rng.standard_normal(groups * stride) * 4).astype(np.float32)
         x[1] = np.inf
         x[stride + 2] = np.nan
-        oracle.check_against_cpu("cuda", SOFTMAX.format(n=n), f"softmax_{n}", [x, stride, count],
+        oracle.check_against_cpu("cuda", softmax_src, f"lanes_softmax_{n}", [x, stride, count],
                                  ("groups", (groups, 1, 1)))
 
 
