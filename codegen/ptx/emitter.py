@@ -38,7 +38,9 @@ decided by `ir.uniformity` ("may" mode).
 Element-wise kernels (see `batchable`) also get a batched entry with `emit_ptx(...,
 batch=4)`: each hardware thread runs the threads of 4 consecutive workgroups statement by
 statement, with `if`s as predication, so 4 independent loads per thread are in flight;
-runtime/cuda.py launches it for large dispatches.
+runtime/cuda.py launches it for large dispatches. Collective kernels that qualify get a
+lanes entry with `emit_ptx(..., lane_threads=128)`, each thread running several lanes of
+the workgroup the same way (codegen/ptx/lanes.py).
 """
 
 from __future__ import annotations
