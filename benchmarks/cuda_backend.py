@@ -552,6 +552,24 @@ def main() -> int:
     t_plain = ev.median_ms(run, stream, reps)
     rows_out.append(("row softmax, 1 lane/thread", gbps(nb, t_plain), gbps(nb, t_ref), None, None,
                      "the plain entry: 1024 threads per block, as before the lanes entry"))
+    # the lanes entry at other block sizes (the backend uses cuda.LANE_THREADS), launched by hand
+    from goldy_import.codegen.ptx import emit_ptx, lanes_entry, lanes_in
+    k_sm = mod.row_softmax.ir
+    for threads in (256, 64):
+        text = emit_ptx(k_sm, target=b.target, ptx_version=b.ptx_version, lane_threads=threads)
+        c = lanes_in(text, k_sm)
+        image = np.frombuffer(text.encode() + b"\0", dtype=np.uint8)
+        fn = b._cu("cuModuleGetFunction", b._cu("cuModuleLoadData", image.ctypes.data), lanes_entry(k_sm, c).encode())
+        ref_fn[f"lanes{threads}"] = fn
+        regs = b._cu("cuFuncGetAttribute", b.drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, fn)
+        sm.write(x0)
+        run = launch_ref(f"lanes{threads}", rows, threads, [P(ptr(sm)), U(n), U(ROW)])
+        run()
+        b._cu("cuStreamSynchronize", stream)
+        np.testing.assert_allclose(sm.numpy(), want, rtol=1e-5, atol=1e-9)
+        t_l = ev.median_ms(run, stream, reps)
+        rows_out.append((f"row softmax, lanes {threads} thr x {c}", gbps(nb, t_l), gbps(nb, t_ref), None, None,
+                         f"the lanes entry at {threads} threads per block ({regs} registers)"))
     for width, per in SOFTMAX_SHAPES:
         sm.write(x0)
         run, _s = ours(f"softmax_{width}x{per}", [sm], (rows, 1, 1))
