@@ -489,7 +489,6 @@ class _Emitter:
         """The lanes entry's `for`: its range is the same for every copy (lanes.py), so one
         loop, one induction register, runs the body for all copies."""
         b = self.b
-        sty = "s32" if s.ty == "i32" else "u32"
         self.use_copy(0, None)
         start = self.expr(s.start)[0]
         end_val = self.copy(self.expr(s.end)[0])
@@ -498,18 +497,8 @@ class _Emitter:
         for regs, _ in self.copies:
             regs[s.var] = [i]
         b.op(f"mov.b32 {i}, {start};")
-        top, brk = b.label("lfor"), b.label("lfend")
-        b.place(top)
-        c = self.new("p", f"setp.{'le' if s.inclusive else 'lt'}.{sty} {{}}, {{}}, {{}};", i, end_val)
-        b.op(f"@!{c} bra {brk};")
         self.masks = {}  # predicates made inside the loop are not defined before it
-        self.batched_block(s.body, outer)
-        if s.inclusive:  # stop at the bound itself: `0..=u32::MAX` must not wrap around
-            last = self.new("p", "setp.eq.s32 {}, {}, {};", i, end_val)
-            b.op(f"@{last} bra {brk};")
-        b.op(f"add.s32 {i}, {i}, 1;")
-        b.op(f"bra.uni {top};")
-        b.place(brk)
+        self.counted_loop(s, i, end_val, lambda cont, brk: self.batched_block(s.body, outer))
         self.masks = {}
 
     def use_copy(self, j: int, pred: Optional[str]) -> None:
@@ -847,11 +836,18 @@ class _Emitter:
                 self.sticky = outer
                 self.deferred.append((sticky[0], sticky[1], sticky[2], sticky[3], sticky[4]))
                 self.flush_traps()
+        self.counted_loop(s, i, end_val, lambda cont, brk: self.loop_body(s.body, cont, brk))
+
+    def counted_loop(self, s: N.For, i: str, end_val: str, body) -> None:
+        """`i` from its value now while below (`..=`: up to) `end_val`, by one; `body(cont,
+        brk)` emits the body, given the labels `continue` and `break` go to."""
+        b = self.b
+        sty = "s32" if s.ty == "i32" else "u32"
         top, cont, brk = b.label("for"), b.label("fnext"), b.label("fend")
         b.place(top)
         c = self.new("p", f"setp.{'le' if s.inclusive else 'lt'}.{sty} {{}}, {{}}, {{}};", i, end_val)
         b.op(f"@!{c} bra {brk};")
-        self.loop_body(s.body, cont, brk)
+        body(cont, brk)
         b.place(cont)
         if s.inclusive:  # stop at the bound itself: `0..=u32::MAX` must not wrap around
             last = self.new("p", "setp.eq.s32 {}, {}, {};", i, end_val)
