@@ -180,7 +180,58 @@ fn matmul_4x4(a: &[f32], b: &[f32], c: gpu::Scattered<f32>, m: u32, n: u32, k: u
     return "\n".join(out) + "\n}\n"
 
 
-RUST += "".join(softmax_source(w, p) for w, p in SOFTMAX_SHAPES) + matmul_4x4_source()
+def matmul_fma_source() -> str:
+    """c = a * b with `mul_add` (one rounding per step: acc = a[row][p].mul_add(b[p][col],
+    acc) for p = 0, 1, ..., k - 1 in order, acc from 0.0; the same bits on every backend,
+    the CPU oracle's exact fma included): a workgroup computes a 128 x 128 block of c, each
+    thread 8 x 8 outputs (rows ty + 16 r, columns tx + 16 q) from 128 x 8 and 8 x 128 tiles
+    of a and b in workgroup memory; per k step a thread reads 16 values for 64 fmas.
+    Padding past the edges is 0.0, and fma(0, 0, acc) is acc (acc is never -0.0)."""
+    out = ["""
+#[goldy::compute(workgroup_size = [16, 16, 1])]
+fn matmul_fma(a: &[f32], b: &[f32], c: gpu::Scattered<f32>, m: u32, n: u32, k: u32) {
+    let ta = gpu::workgroup_array::<f32, 1024>();
+    let tb = gpu::workgroup_array::<f32, 1024>();
+    let tx = gpu::local_id().x;
+    let ty = gpu::local_id().y;
+    let l = ty * 16 + tx;
+    let row0 = gpu::workgroup_id().y * 128;
+    let col0 = gpu::workgroup_id().x * 128;"""]
+    rq = [(r, q) for r in range(8) for q in range(8)]
+    out += [f"    let mut acc{r}{q} = 0.0;" for r, q in rq]
+    out += ["    for t in 0..(k + 7) / 8 {"]
+    for e in range(4):  # element l + 256 e of each tile: a row-major 128 x 8, b 8 x 128
+        out += [f"        let ar{e} = row0 + (l + {256 * e}) / 8;",
+                f"        let ak{e} = t * 8 + (l + {256 * e}) % 8;",
+                f"        let mut va{e} = 0.0;",
+                f"        if ar{e} < m && ak{e} < k {{ va{e} = a[ar{e} * k + ak{e}]; }}",
+                f"        ta[l + {256 * e}] = va{e};",
+                f"        let bk{e} = t * 8 + (l + {256 * e}) / 128;",
+                f"        let bc{e} = col0 + (l + {256 * e}) % 128;",
+                f"        let mut vb{e} = 0.0;",
+                f"        if bk{e} < k && bc{e} < n {{ vb{e} = b[bk{e} * n + bc{e}]; }}",
+                f"        tb[l + {256 * e}] = vb{e};"]
+    out += ["        gpu::workgroup_barrier();", "        for kk in 0..8 {"]
+    out += [f"            let a{r} = ta[(ty + {16 * r}) * 8 + kk];" for r in range(8)]
+    out += [f"            let b{q} = tb[kk * 128 + tx + {16 * q}];" for q in range(8)]
+    out += [f"            acc{r}{q} = a{r}.mul_add(b{q}, acc{r}{q});" for r, q in rq]
+    out += ["        }", "        gpu::workgroup_barrier();", "    }"]
+    out += [f"    if row0 + ty + {16 * r} < m && col0 + tx + {16 * q} < n {{ "
+            f"c[(row0 + ty + {16 * r}) * n + col0 + tx + {16 * q}] = acc{r}{q}; }}" for r, q in rq]
+    return "\n".join(out) + "\n}\n"
+
+
+def fma_order(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """acc = fma(a[p], b[p], acc) over the last axis of a and the first of b, in order,
+    rounded once per step (the CPU oracle's exact f32 fma)."""
+    from goldy_import.codegen.cpu.rt import fma
+    acc = np.zeros(a.shape[0], np.float32)
+    for p in range(a.shape[1]):
+        acc = fma(a[:, p], b[p], acc)
+    return acc
+
+
+RUST += "".join(softmax_source(w, p) for w, p in SOFTMAX_SHAPES) + matmul_4x4_source() + matmul_fma_source()
 
 
 class Events:
@@ -276,6 +327,14 @@ def matmul_table(size, dev, b, stream, ev, ours, launch_ref, P, U, ptr, rng, tor
     b._cu("cuStreamSynchronize", stream)
     assert np.array_equal(C2.numpy(), c2), "nvcc matmul_4x4 differs"
     rows.append(("nvcc matmul_4x4 (same algorithm)", ev.median_ms(ref, stream, reps, warm=3), "CUDA C, -O3"))
+    C2.write(np.zeros(m * n, np.float32))
+    run, _s = ours("matmul_fma", [A, B, C2, m, n, k], (-(-n // 128), -(-m // 128), 1))
+    got = C2.numpy().reshape(m, n)[si, sj]
+    assert np.array_equal(got, fma_order(a0[si], b0[:, sj])), \
+        "matmul_fma: not the documented fma order"
+    assert (np.abs(got - exact) <= bound).all(), "matmul_fma: beyond the f32 error bound"
+    rows.append(("matmul_fma (dialect, 8x8/thread)", ev.median_ms(run, stream, reps, warm=3),
+                 "mul_add, 128x128 per workgroup"))
     t_th = None
     if torch is not None:
         torch.backends.cuda.matmul.allow_tf32 = False
