@@ -3,7 +3,10 @@
     python benchmarks/cuda_backend.py [--mib 256] [--reps 20] [--matmul 4096] [--checks-cost]
 
 Prints one table: device-to-device copy bandwidth (the ceiling), then saxpy, a 3-op
-element-wise chain, a workgroup_sum reduction and row softmaxes over >= 256 MiB arrays:
+element-wise chain, a workgroup_sum reduction, the complete two-pass sum (block_sum then
+sum_partials, one graph), row softmaxes over >= 256 MiB arrays (the collective form on the
+lanes entry, codegen/ptx/lanes.py, and on its plain entry), and a GEMV written one row per
+thread (64 MiB matrix, vs torch.mv):
 GB/s (bytes each kernel must move / median time) and % of the copy ceiling, for the Rust
 kernels through goldy-import's CUDA backend, the same algorithms in CUDA C
 (benchmarks/cuda_ref/kernels.cu, `nvcc -O3 -arch=sm_90`), CuPy and PyTorch. Element-wise
@@ -77,6 +80,28 @@ fn row_softmax(buf: &mut [f32], count: u32) {
     let s = gpu::workgroup_array::<f32, 1024>();
     let row = gpu::workgroup_id().x;
     gpu::workgroup_softmax_in_place::<1024>(buf, row * count, count, s);
+}
+
+/// the second pass of the complete sum: one workgroup of 1024 lanes folds every partial
+#[goldy::compute(workgroup_size = [1024, 1, 1])]
+fn sum_partials(partial: &[f32], total: &mut [f32]) {
+    let s = gpu::workgroup_array::<f32, 1024>();
+    let lane = gpu::local_id().x;
+    let mut acc = 0.0;
+    for j in 0..partial.len() / 1024 { acc += partial[j * 1024 + lane]; }
+    let t = gpu::workgroup_sum::<1024>(acc, s);
+    if lane == 0 { total[0] = t; }
+}
+
+/// y = W x, one row per thread, as a user porting a decode step writes it
+#[goldy::compute(workgroup_size = [256, 1, 1])]
+fn gemv(w: &[f32], x: &[f32], y: &mut [f32], n: u32) {
+    let i = gpu::global_id().x;
+    if i < y.len() {
+        let mut acc = 0.0;
+        for j in 0..n { acc = acc + w[i * n + j] * x[j]; }
+        y[i] = acc;
+    }
 }
 
 #[goldy::compute(workgroup_size = [256, 1, 1])]
@@ -155,7 +180,58 @@ fn matmul_4x4(a: &[f32], b: &[f32], c: gpu::Scattered<f32>, m: u32, n: u32, k: u
     return "\n".join(out) + "\n}\n"
 
 
-RUST += "".join(softmax_source(w, p) for w, p in SOFTMAX_SHAPES) + matmul_4x4_source()
+def matmul_fma_source() -> str:
+    """c = a * b with `mul_add` (one rounding per step: acc = a[row][p].mul_add(b[p][col],
+    acc) for p = 0, 1, ..., k - 1 in order, acc from 0.0; the same bits on every backend,
+    the CPU oracle's exact fma included): a workgroup computes a 128 x 128 block of c, each
+    thread 8 x 8 outputs (rows ty + 16 r, columns tx + 16 q) from 128 x 8 and 8 x 128 tiles
+    of a and b in workgroup memory; per k step a thread reads 16 values for 64 fmas.
+    Padding past the edges is 0.0, and fma(0, 0, acc) is acc (acc is never -0.0)."""
+    out = ["""
+#[goldy::compute(workgroup_size = [16, 16, 1])]
+fn matmul_fma(a: &[f32], b: &[f32], c: gpu::Scattered<f32>, m: u32, n: u32, k: u32) {
+    let ta = gpu::workgroup_array::<f32, 1024>();
+    let tb = gpu::workgroup_array::<f32, 1024>();
+    let tx = gpu::local_id().x;
+    let ty = gpu::local_id().y;
+    let l = ty * 16 + tx;
+    let row0 = gpu::workgroup_id().y * 128;
+    let col0 = gpu::workgroup_id().x * 128;"""]
+    rq = [(r, q) for r in range(8) for q in range(8)]
+    out += [f"    let mut acc{r}{q} = 0.0;" for r, q in rq]
+    out += ["    for t in 0..(k + 7) / 8 {"]
+    for e in range(4):  # element l + 256 e of each tile: a row-major 128 x 8, b 8 x 128
+        out += [f"        let ar{e} = row0 + (l + {256 * e}) / 8;",
+                f"        let ak{e} = t * 8 + (l + {256 * e}) % 8;",
+                f"        let mut va{e} = 0.0;",
+                f"        if ar{e} < m && ak{e} < k {{ va{e} = a[ar{e} * k + ak{e}]; }}",
+                f"        ta[l + {256 * e}] = va{e};",
+                f"        let bk{e} = t * 8 + (l + {256 * e}) / 128;",
+                f"        let bc{e} = col0 + (l + {256 * e}) % 128;",
+                f"        let mut vb{e} = 0.0;",
+                f"        if bk{e} < k && bc{e} < n {{ vb{e} = b[bk{e} * n + bc{e}]; }}",
+                f"        tb[l + {256 * e}] = vb{e};"]
+    out += ["        gpu::workgroup_barrier();", "        for kk in 0..8 {"]
+    out += [f"            let a{r} = ta[(ty + {16 * r}) * 8 + kk];" for r in range(8)]
+    out += [f"            let b{q} = tb[kk * 128 + tx + {16 * q}];" for q in range(8)]
+    out += [f"            acc{r}{q} = a{r}.mul_add(b{q}, acc{r}{q});" for r, q in rq]
+    out += ["        }", "        gpu::workgroup_barrier();", "    }"]
+    out += [f"    if row0 + ty + {16 * r} < m && col0 + tx + {16 * q} < n {{ "
+            f"c[(row0 + ty + {16 * r}) * n + col0 + tx + {16 * q}] = acc{r}{q}; }}" for r, q in rq]
+    return "\n".join(out) + "\n}\n"
+
+
+def fma_order(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """acc = fma(a[p], b[p], acc) over the last axis of a and the first of b, in order,
+    rounded once per step (the CPU oracle's exact f32 fma)."""
+    from goldy_import.codegen.cpu.rt import fma
+    acc = np.zeros(a.shape[0], np.float32)
+    for p in range(a.shape[1]):
+        acc = fma(a[:, p], b[p], acc)
+    return acc
+
+
+RUST += "".join(softmax_source(w, p) for w, p in SOFTMAX_SHAPES) + matmul_4x4_source() + matmul_fma_source()
 
 
 class Events:
@@ -251,6 +327,14 @@ def matmul_table(size, dev, b, stream, ev, ours, launch_ref, P, U, ptr, rng, tor
     b._cu("cuStreamSynchronize", stream)
     assert np.array_equal(C2.numpy(), c2), "nvcc matmul_4x4 differs"
     rows.append(("nvcc matmul_4x4 (same algorithm)", ev.median_ms(ref, stream, reps, warm=3), "CUDA C, -O3"))
+    C2.write(np.zeros(m * n, np.float32))
+    run, _s = ours("matmul_fma", [A, B, C2, m, n, k], (-(-n // 128), -(-m // 128), 1))
+    got = C2.numpy().reshape(m, n)[si, sj]
+    assert np.array_equal(got, fma_order(a0[si], b0[:, sj])), \
+        "matmul_fma: not the documented fma order"
+    assert (np.abs(got - exact) <= bound).all(), "matmul_fma: beyond the f32 error bound"
+    rows.append(("matmul_fma (dialect, 8x8/thread)", ev.median_ms(run, stream, reps, warm=3),
+                 "mul_add, 128x128 per workgroup"))
     t_th = None
     if torch is not None:
         torch.backends.cuda.matmul.allow_tf32 = False
@@ -325,11 +409,13 @@ def main() -> int:
     print(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC  {b.describe()}")
     print(f"# arrays of {n} f32 ({n * 4 / 2**20:.0f} MiB), median of {reps} after 3 warm-ups", flush=True)
 
-    def ours(kernel, bind, groups, module=None, batched=True, checks=None):
+    def ours(kernel, bind, groups, module=None, batched=True, checks=None, lanes=True, then=None):
         """Record one dispatch, submit it once (builds its graph), return a thunk doing what
         each later submit puts on the stream (graph launch, error-word readback if
         checked), and the scheme. `batched=False` keeps element-wise kernels on their plain
-        entry; `checks` goes to prepare (None: the default, on)."""
+        entry, `lanes=False` collective kernels on theirs (one lane per thread: no lanes
+        entry, codegen/ptx/lanes.py); `checks` goes to prepare (None: the default, on);
+        `then` (kernel, bind, groups) records a second dispatch into the same scheme."""
         pk = getattr(module or mod, kernel).prepare(dev, checks=checks)
         scheme = gi.Scheme(dev)
         saved = b.batch_min_threads
@@ -337,9 +423,14 @@ def main() -> int:
             b.batch_min_threads = 1 << 62
         try:
             node = pk.record(scheme, kernel, *bind).groups(groups)
+            if then is not None:
+                getattr(module or mod, then[0]).prepare(dev, checks=checks).record(scheme, then[0], *then[1]).groups(then[2])
         finally:
             b.batch_min_threads = saved
         assert node.dispatch.state.batched == (batched and node.dispatch.compiled.batched is not None)
+        if not lanes:
+            for nd in scheme.nodes:
+                nd.dispatch.state.lanes = False
         scheme.submit()
         g = b._graphs[tuple(id(nd.dispatch) for nd in scheme.nodes)]
         assert g.faults is None or g.faults.clean  # steady state: no clearing before a launch
@@ -481,6 +572,14 @@ def main() -> int:
     t_th = th_time(lambda: tx.sum()) if torch else None
     rows_out.append(("workgroup_sum reduction", gbps(nb, t_ours), gbps(nb, t_ref), gbps(nb, t_cp) if cp else None,
                      gbps(nb, t_th) if torch else None, "cupy/torch: full sum"))
+    # the complete sum: block_sum, then sum_partials (one 1024-lane workgroup), one graph
+    total = dev.empty(1, np.float32)
+    run, _s = ours("block_sum", [x, partial, PER_THREAD], (blocks, 1, 1),
+                   then=("sum_partials", [partial, total], (1, 1, 1)))
+    np.testing.assert_allclose(total.numpy()[0], x0.astype(np.float64).sum(), rtol=1e-4, atol=1e-2)
+    t_two = ev.median_ms(run, stream, reps)
+    rows_out.append(("full sum, both passes", gbps(nb, t_two), None, gbps(nb, t_cp) if cp else None,
+                     gbps(nb, t_th) if torch else None, "block_sum + sum_partials (1 workgroup), one graph"))
 
     # ------------------------------------------------------------ row softmax (in place)
     nb = 8 * n
@@ -505,7 +604,31 @@ def main() -> int:
     t_th = th_time(lambda: torch.softmax(tx.view(-1, ROW), dim=1)) if torch else None
     rows_out.append((f"row softmax ({ROW}), collective", gbps(nb, t_ours), gbps(nb, t_ref),
                      gbps(nb, t_cp) if cp else None, gbps(nb, t_th) if torch else None,
-                     "1 element/thread; torch out of place; cupy 5 kernels"))
+                     "1 element/lane, lanes entry; torch out of place; cupy 5 kernels"))
+    sm.write(x0)
+    run, _s = ours("row_softmax", [sm, ROW], (rows, 1, 1), lanes=False)
+    np.testing.assert_allclose(sm.numpy(), want, rtol=1e-5, atol=1e-9)
+    t_plain = ev.median_ms(run, stream, reps)
+    rows_out.append(("row softmax, 1 lane/thread", gbps(nb, t_plain), gbps(nb, t_ref), None, None,
+                     "the plain entry: 1024 threads per block, as before the lanes entry"))
+    # the lanes entry at other block sizes (the backend uses cuda.LANE_THREADS), launched by hand
+    from goldy_import.codegen.ptx import emit_ptx, lanes_entry, lanes_in
+    k_sm = mod.row_softmax.ir
+    for threads in (256, 64):
+        text = emit_ptx(k_sm, target=b.target, ptx_version=b.ptx_version, lane_threads=threads)
+        c = lanes_in(text, k_sm)
+        image = np.frombuffer(text.encode() + b"\0", dtype=np.uint8)
+        fn = b._cu("cuModuleGetFunction", b._cu("cuModuleLoadData", image.ctypes.data), lanes_entry(k_sm, c).encode())
+        ref_fn[f"lanes{threads}"] = fn
+        regs = b._cu("cuFuncGetAttribute", b.drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, fn)
+        sm.write(x0)
+        run = launch_ref(f"lanes{threads}", rows, threads, [P(ptr(sm)), U(n), U(ROW)])
+        run()
+        b._cu("cuStreamSynchronize", stream)
+        np.testing.assert_allclose(sm.numpy(), want, rtol=1e-5, atol=1e-9)
+        t_l = ev.median_ms(run, stream, reps)
+        rows_out.append((f"row softmax, lanes {threads} thr x {c}", gbps(nb, t_l), gbps(nb, t_ref), None, None,
+                         f"the lanes entry at {threads} threads per block ({regs} registers)"))
     for width, per in SOFTMAX_SHAPES:
         sm.write(x0)
         run, _s = ours(f"softmax_{width}x{per}", [sm], (rows, 1, 1))
@@ -521,6 +644,23 @@ def main() -> int:
             t_ref = ev.median_ms(ref, stream, reps)
         rows_out.append((f"row softmax {width} thr x {per} val", gbps(nb, t_ours), gbps(nb, t_ref) if t_ref else None,
                          None, None, "values in registers, 1 read + 1 write"))
+
+    # ------------------------------------------------------------ GEMV, one row per thread
+    gn = 4096  # W: gn x gn f32 (64 MiB), read once per run
+    w0 = rng.standard_normal(gn * gn).astype(np.float32)
+    v0 = rng.standard_normal(gn).astype(np.float32)
+    gw, gv, gy = dev.buffer(w0), dev.buffer(v0), dev.empty(gn, np.float32)
+    run, _s = ours("gemv", [gw, gv, gy, gn], (gn // 256, 1, 1))
+    exact = w0.reshape(gn, gn).astype(np.float64) @ v0.astype(np.float64)
+    bound = 1.01 * gn * 2.0**-24 * (np.abs(w0.reshape(gn, gn)).astype(np.float64) @ np.abs(v0).astype(np.float64))
+    assert (np.abs(gy.numpy() - exact) <= bound).all(), "gemv wrong"
+    t_ours = ev.median_ms(run, stream, reps)
+    t_th = None
+    if torch:
+        tw, tv = torch.from_numpy(w0).cuda().view(gn, gn), torch.from_numpy(v0).cuda()
+        t_th = th_time(lambda: torch.mv(tw, tv))
+    rows_out.append((f"GEMV {gn}x{gn}, 1 row/thread", gbps(4 * gn * gn, t_ours), None, None,
+                     gbps(4 * gn * gn, t_th) if torch else None, "naive loop as users write it; torch.mv"))
 
     # ------------------------------------------------------------ cost of trapping checks
     y.write(y0)

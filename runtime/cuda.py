@@ -21,6 +21,10 @@
   `batch_min_threads` threads (BATCH full waves of the device) launches it with
   ceil(groups.x / BATCH) blocks, smaller ones the plain entry. Both entries check the
   same sites and report the same faults.
+- Kernels with collectives in a workgroup of [x, 1, 1], x >= LANES_FROM, that qualify
+  (codegen/ptx/lanes.py) also get a lanes entry: LANE_THREADS threads per block, each
+  running x / LANE_THREADS lanes of the workgroup in lock step; a dispatch of at least
+  `lanes_min_threads` lanes (a full wave of the plain entry) launches it.
 - Trapping checks (issue 9): a kernel whose IR carries check sites takes one more
   parameter, `p_faults`, the address of its dispatch's error word (ir/abi.py `ERROR_WORD`,
   FAULT_WORDS u32). Each graph (one submitted list of dispatches, i.e. a
@@ -51,7 +55,7 @@ from typing import Any, Optional
 import numpy as np
 
 from goldy_import import cache as diskcache
-from goldy_import.codegen.ptx import batch_entry, emit_ptx, entry_name
+from goldy_import.codegen.ptx import batch_entry, emit_ptx, entry_name, lanes_entry, lanes_in
 from goldy_import.errors import BackendError, BackendUnavailable, BindingError
 from goldy_import.ir import abi as A
 from goldy_import.ir import nodes as N
@@ -64,6 +68,8 @@ from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport,
 CU_MEMHOSTALLOC_DEVICEMAP = 0x02  # cuMemHostAlloc flag: map into the device's address space
 CU_EVENT_DISABLE_TIMING = 0x02  # cuEventCreate flag: a synchronization-only event (cheaper to record)
 MAX_GRAPHS = 64  # instantiated graphs kept per backend (least recently submitted go first)
+LANE_THREADS = 128  # threads per block of a collective kernel's lanes entry (codegen/ptx/lanes.py)
+LANES_FROM = 512  # workgroups of at least this many lanes get one (smaller ones fill an SM already)
 BATCH = 4  # workgroups per block in the batched entry of element-wise kernels (codegen/ptx/emitter.py)
 
 
@@ -245,6 +251,8 @@ class CudaCompiled:
     function: Any
     abi: A.PtxPlan  # the .params and the error word (ir/abi.py), made once
     batched: Any = None  # the `batch_entry` function where the kernel is batchable
+    lanes: int = 1  # lanes per thread of its lanes entry (codegen/ptx/lanes.py), 1: none
+    lanes_fn: Any = None  # that entry, launched with workgroup_size.x / lanes threads
 
     @property
     def slots(self) -> tuple[int, ...]:  # each IR parameter's first .param
@@ -265,6 +273,7 @@ class _State:
     uniforms: list = field(default_factory=list)
     version: int = 0  # bumped by update_scalar
     batched: bool = False  # launched through the batched entry
+    lanes: bool = False  # launched through the lanes entry
     fault_slot: Optional[int] = None  # position of the error word's address in `block`
     launch: Any = None  # eager launches: cuLaunchKernel's leading arguments (function, grid, block, shared)
     eager_faults: Optional["_Faults"] = None  # eager launches: the dispatch's own error word
@@ -363,6 +372,9 @@ class CudaBackend(Backend):
         # every multiprocessor as busy as before. Tests set it to 0 to batch everything.
         sms = attr("CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT")
         per_sm = attr("CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR")
+        # ... and one of at least this many lanes a collective kernel's lanes entry: a full
+        # wave of the plain entry (a smaller grid runs faster with every lane a thread)
+        self.lanes_min_threads = sms * per_sm
         self.batch_min_threads = BATCH * sms * per_sm
         self._graphs: "OrderedDict[tuple, _Graph]" = OrderedDict()
         self._modules: list = []
@@ -449,12 +461,14 @@ class CudaBackend(Backend):
 
     def compile(self, kernel: N.Kernel, options: CompileOptions) -> CudaCompiled:
         abi = A.plan(kernel, "ptx")
+        wg = kernel.workgroup_size[0] * kernel.workgroup_size[1] * kernel.workgroup_size[2]
+        lane_threads = LANE_THREADS if wg >= LANES_FROM else 0
         # the PTX is on disk after a first run; the driver's own JIT cache keeps its SASS
         ptx_key = diskcache.key("ptx", (to_json(kernel, indent=None), self.target, self.ptx_version, BATCH,
-                                          self.describe()))
+                                          lane_threads, self.describe()))
         stored = diskcache.get_text("ptx", ptx_key)
         ptx = stored if stored is not None else emit_ptx(kernel, target=self.target, ptx_version=self.ptx_version,
-                                                         batch=BATCH, abi=abi)
+                                                         batch=BATCH, abi=abi, lane_threads=lane_threads)
         self._current()
         image = np.frombuffer(ptx.encode() + b"\0", dtype=np.uint8)
         try:
@@ -473,9 +487,13 @@ class CudaBackend(Backend):
         batched = None
         if f".entry {batch_entry(kernel, BATCH)}(" in ptx:
             batched = self._cu("cuModuleGetFunction", module, batch_entry(kernel, BATCH).encode(), kernel=kernel.name)
+        lanes = lanes_in(ptx, kernel)
+        lanes_fn = None
+        if lanes > 1:
+            lanes_fn = self._cu("cuModuleGetFunction", module, lanes_entry(kernel, lanes).encode(), kernel=kernel.name)
         if stored is None:  # only PTX the driver accepted
             diskcache.put("ptx", ptx_key, ptx.encode())
-        return CudaCompiled(kernel, ptx, module, fn, abi, batched)
+        return CudaCompiled(kernel, ptx, module, fn, abi, batched, lanes, lanes_fn)
 
     def record(self, d: Dispatch) -> None:
         self._current()
@@ -494,7 +512,9 @@ class CudaBackend(Backend):
         wx, wy, wz = d.kernel.workgroup_size
         threads = int(d.groups[0]) * int(d.groups[1]) * int(d.groups[2]) * wx * wy * wz
         batched = getattr(d.compiled, "batched", None) is not None and threads >= self.batch_min_threads
-        d.state = _State(block, uniforms, batched=batched, fault_slot=len(values) - 2 if abi.checked else None)
+        lanes = getattr(d.compiled, "lanes_fn", None) is not None and threads >= self.lanes_min_threads
+        d.state = _State(block, uniforms, batched=batched, lanes=lanes,
+                         fault_slot=len(values) - 2 if abi.checked else None)
         if uniforms:
             weakref.finalize(d, _free_all, weakref.ref(self), uniforms)
 
@@ -513,6 +533,9 @@ class CudaBackend(Backend):
             p.func = d.compiled.batched
             p.gridDimX = -(-int(d.groups[0]) // BATCH)
         p.blockDimX, p.blockDimY, p.blockDimZ = d.kernel.workgroup_size
+        if d.state.lanes:
+            p.func = d.compiled.lanes_fn  # several lanes of the workgroup per thread
+            p.blockDimX = d.kernel.workgroup_size[0] // d.compiled.lanes
         p.sharedMemBytes = 0
         p.kernelParams = d.state.block.address
         p.extra = 0

@@ -38,7 +38,9 @@ decided by `ir.uniformity` ("may" mode).
 Element-wise kernels (see `batchable`) also get a batched entry with `emit_ptx(...,
 batch=4)`: each hardware thread runs the threads of 4 consecutive workgroups statement by
 statement, with `if`s as predication, so 4 independent loads per thread are in flight;
-runtime/cuda.py launches it for large dispatches.
+runtime/cuda.py launches it for large dispatches. Collective kernels that qualify get a
+lanes entry with `emit_ptx(..., lane_threads=128)`, each thread running several lanes of
+the workgroup the same way (codegen/ptx/lanes.py).
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from goldy_import.ir.pipeline import for_target
 from goldy_import.ir.rules import RULES, call_rule
 
 from . import math as PM
+from .lanes import lanes_for
 from ..guard import emitter
 from ..names import PTX, Namer, ascii_text, kernel_namer
 from goldy_import.ir.uniformity import Uniformity
@@ -102,6 +105,17 @@ def batch_entry(kernel: N.Kernel, batch: int) -> str:
     return f"{entry_name(kernel)}__batch{batch}"
 
 
+def lanes_entry(kernel: N.Kernel, lanes: int) -> str:
+    """Name of the lanes entry (codegen/ptx/lanes.py): `lanes` lanes per hardware thread."""
+    return f"{entry_name(kernel)}__lanes{lanes}"
+
+
+def lanes_in(ptx: str, kernel: N.Kernel) -> int:
+    """Lanes per thread of the kernel's lanes entry in `ptx` (1: it has none)."""
+    m = re.search(rf"\.entry {re.escape(entry_name(kernel))}__lanes(\d+)\(", ptx)
+    return int(m.group(1)) if m else 1
+
+
 def batchable(kernel: N.Kernel) -> bool:
     """Whether one thread may run `BATCH` threads of the kernel in lock step: no barrier,
     collective, atomic, workgroup array or loop, and a workgroup of [x, 1, 1] (a `return`
@@ -121,14 +135,18 @@ def batchable(kernel: N.Kernel) -> bool:
 
 @emitter("PTX")
 def emit_ptx(kernel: N.Kernel, target: str = "sm_90", ptx_version: Optional[str] = None,
-             source: Optional[str] = None, batch: int = 1, abi: Optional[A.PtxPlan] = None) -> str:
+             source: Optional[str] = None, batch: int = 1, abi: Optional[A.PtxPlan] = None,
+             lane_threads: int = 0) -> str:
     """PTX text for one verified kernel. `source` (the Rust text) feeds the line comments;
     without it the kernel's own lines carried in the IR do (never the file). With `batch`
     above 1, a `batchable` kernel gets a second entry, `batch_entry(kernel, batch)`, in
     which each hardware thread runs the threads of `batch` consecutive workgroups in lock
     step (workgroup x ids b*batch + j); it takes one more `.param .u32` after the kernel's,
     the number of workgroups along x, and is launched with ceil(that / batch) blocks.
-    `abi`: the kernel's `ir.abi.plan(kernel, "ptx")`, where the caller already has it."""
+    `abi`: the kernel's `ir.abi.plan(kernel, "ptx")`, where the caller already has it.
+    With `lane_threads` (e.g. lanes.LANE_THREADS), a kernel that qualifies (lanes.py) gets
+    a lanes entry, `lanes_entry(kernel, c)`, launched with workgroup_size.x / c threads per
+    block (c = `lanes_in(ptx, kernel)`), the kernel's parameters and grid."""
     abi = abi or A.plan(kernel, "ptx")
     version = ptx_version or ptx_version_for(target)
     _sm(target)
@@ -136,6 +154,9 @@ def emit_ptx(kernel: N.Kernel, target: str = "sm_90", ptx_version: Optional[str]
     body: list[str] = []
     for b in ([1, batch] if batch > 1 and batchable(kernel) else [1]):
         body += ([""] if body else []) + _Emitter(kernel, source, abi, b).run()
+    lanes = lanes_for(kernel, lane_threads) if lane_threads else 1
+    if lanes > 1:
+        body += [""] + _Emitter(kernel, source, abi, 1, lanes).run()
     header = [f"// goldy-import PTX for kernel `{kernel.name}` from {kernel.source_file}",
               f".version {version}", f".target {target}", ".address_size 64", ""]
     return ascii_text("\n".join(header + body) + "\n")  # ptxas rejects any non-ASCII byte, comments too
@@ -259,11 +280,12 @@ class _Loop:
 
 
 class _Emitter:
-    def __init__(self, k: N.Kernel, source: Optional[str], abi: A.PtxPlan, batch: int = 1):
+    def __init__(self, k: N.Kernel, source: Optional[str], abi: A.PtxPlan, batch: int = 1, lanes: int = 1):
         self.k = k
         self.names = kernel_namer(k, PTX)  # ASCII `.param` and `.shared` names (codegen/names.py)
         self.abi = abi
         self.batch = batch
+        self.lanes = lanes  # the lanes entry: lanes per hardware thread (codegen/ptx/lanes.py)
         self.pred: Optional[str] = None  # batched mode: the copy's predicate on memory and assignments
         self.b = Builder()
         self.m = PM.PtxOps(self.b)
@@ -293,6 +315,10 @@ class _Emitter:
             name = batch_entry(k, self.batch)
             self.batched_prologue()
             self.batched_block(k.body, list(self.valid))
+        elif self.lanes > 1:
+            name = lanes_entry(k, self.lanes)
+            self.lanes_prologue()
+            self.batched_block(k.body, list(self.valid))
         else:
             self.prologue()
             self.block(k.body)
@@ -302,6 +328,8 @@ class _Emitter:
         out = [f"// {line}" for line in (k.doc or "").splitlines()]
         if self.batch > 1:
             out.append(f"// {self.batch} workgroups along x per block, in lock step (see `batchable`)")
+        if self.lanes > 1:
+            out.append(f"// {self.lanes} lanes of the workgroup per thread, in lock step (codegen/ptx/lanes.py)")
         out.append(f".visible .entry {name}(")
         out.append(",\n".join("\t" + p for p in params))
         if self.batch > 1 and self.checked:
@@ -310,7 +338,7 @@ class _Emitter:
             # checks of four copies need; the launch uses the workgroup size all the same
             out.append(")")
         else:
-            out.append(f") .reqntid {wx}, {wy}, {wz}")
+            out.append(f") .reqntid {wx // self.lanes}, {wy}, {wz}")
         out.append("{")
         out += self.b.decls()
         for w in k.workgroup_arrays:
@@ -434,6 +462,45 @@ class _Emitter:
         self.masks: dict[tuple, list[str]] = {}
         b.comment(f"{self.batch} copies of the kernel's threads follow, statement by statement")
 
+    def lanes_prologue(self) -> None:
+        """Copy j of hardware thread t is lane t + j * (wx / lanes) of the workgroup; every
+        copy is live (the predicate is true)."""
+        wx = self.k.workgroup_size[0]
+        h = wx // self.lanes
+        tid = self._sreg("%tid.x")
+        ctaid = [self._sreg(f"%ctaid.{a}") for a in "xyz"]
+        nw = [self._sreg(f"%nctaid.{a}") for a in "xyz"]
+        self.lid = tid  # the hardware lane: warp 0's shuffles in `warp0_levels`
+        live = self.new("p", "setp.eq.u32 {}, 0, 0;")
+        self.copies = []
+        self.valid = []
+        for j in range(self.lanes):
+            lane = tid if j == 0 else self.new("r", f"add.s32 {{}}, {{}}, {h * j};", tid)
+            gid = self.new("r", f"mad.lo.s32 {{}}, {{}}, {wx}, {{}};", ctaid[0], lane)
+            builtin = {"local_id": [lane, "0", "0"], "workgroup_id": ctaid, "num_workgroups": nw,
+                       "workgroup_size": [str(wx), "1", "1"], "global_id": [gid, ctaid[1], ctaid[2]]}
+            self.copies.append(({}, builtin))
+            self.valid.append(live)
+        self.alive = [None] * self.lanes
+        self.masks = {}
+        self.b.comment(f"{self.lanes} lanes of the workgroup follow, statement by statement")
+
+    def batched_for(self, s: N.For, outer: list[str]) -> None:
+        """The lanes entry's `for`: its range is the same for every copy (lanes.py), so one
+        loop, one induction register, runs the body for all copies."""
+        b = self.b
+        self.use_copy(0, None)
+        start = self.expr(s.start)[0]
+        end_val = self.copy(self.expr(s.end)[0])
+        self.flush_traps()
+        i = self.b.reg("r")
+        for regs, _ in self.copies:
+            regs[s.var] = [i]
+        b.op(f"mov.b32 {i}, {start};")
+        self.masks = {}  # predicates made inside the loop are not defined before it
+        self.counted_loop(s, i, end_val, lambda cont, brk: self.batched_block(s.body, outer))
+        self.masks = {}
+
     def use_copy(self, j: int, pred: Optional[str]) -> None:
         self.locals, self.builtin = self.copies[j]
         self.pred = pred
@@ -478,6 +545,23 @@ class _Emitter:
                     self.pred = p
                     self.store_mem(space, ok, addr, ty, vals)
                 self.pred = None
+            elif isinstance(s, N.For):
+                self.batched_for(s, outer)
+            elif isinstance(s, N.Barrier):  # the lanes entry: outside any `if` (lanes.py)
+                self.flush_traps()
+                self.barrier(True)
+            elif isinstance(s, N.Reduce):  # the lanes entry: reached by every copy (lanes.py)
+                vals = []
+                for j, p in enumerate(preds):
+                    self.use_copy(j, p)
+                    vals.append(self.expr(s.value)[0])
+                self.pred = None
+                self.flush_traps()
+                lids = [builtin["local_id"][0] for _, builtin in self.copies]
+                r = self.collective(s.op, s.value.ty, s.n, vals, s.scratch, True, lids)
+                for j in range(self.lanes):
+                    self.use_copy(j, None)
+                    self.move(self.local(s.target), [r])
             elif isinstance(s, N.Let):
                 for j, p in enumerate(preds):
                     self.use_copy(j, p)
@@ -706,7 +790,7 @@ class _Emitter:
         elif isinstance(s, N.Reduce):
             v = self.expr(s.value)[0]
             self.flush_traps()
-            r = self.collective(s.op, s.value.ty, s.n, v, s.scratch, id(s) in self.uni.aligned)
+            r = self.collective(s.op, s.value.ty, s.n, [v], s.scratch, id(s) in self.uni.aligned)
             self.move(self.local(s.target), [r])
         elif isinstance(s, N.Atomic):
             self.atomic(s)
@@ -752,11 +836,18 @@ class _Emitter:
                 self.sticky = outer
                 self.deferred.append((sticky[0], sticky[1], sticky[2], sticky[3], sticky[4]))
                 self.flush_traps()
+        self.counted_loop(s, i, end_val, lambda cont, brk: self.loop_body(s.body, cont, brk))
+
+    def counted_loop(self, s: N.For, i: str, end_val: str, body) -> None:
+        """`i` from its value now while below (`..=`: up to) `end_val`, by one; `body(cont,
+        brk)` emits the body, given the labels `continue` and `break` go to."""
+        b = self.b
+        sty = "s32" if s.ty == "i32" else "u32"
         top, cont, brk = b.label("for"), b.label("fnext"), b.label("fend")
         b.place(top)
         c = self.new("p", f"setp.{'le' if s.inclusive else 'lt'}.{sty} {{}}, {{}}, {{}};", i, end_val)
         b.op(f"@!{c} bra {brk};")
-        self.loop_body(s.body, cont, brk)
+        body(cont, brk)
         b.place(cont)
         if s.inclusive:  # stop at the bound itself: `0..=u32::MAX` must not wrap around
             last = self.new("p", "setp.eq.s32 {}, {}, {};", i, end_val)
@@ -926,34 +1017,41 @@ class _Emitter:
 
     # ------------------------------------------------------------ collectives
 
-    def collective(self, op: str, ty: str, n: int, v: str, scratch: str, aligned: bool) -> str:
+    def collective(self, op: str, ty: str, n: int, vs: list[str], scratch: str, aligned: bool,
+                   lids: Optional[list[str]] = None) -> str:
+        """The tree over the lanes' values `vs`, lane `lids[c]` holding `vs[c]` (one lane per
+        thread: [self.lid]; the lanes entry: the thread's copies, see codegen/ptx/lanes.py)."""
         b = self.b
         kind = SCALAR_KIND[ty]
-        v = self.reg_of(v, kind)
+        st = ty if ty != "i32" else "u32"
+        vs = [self.reg_of(v, kind) for v in vs]
+        lids = [self.reg_of(x, "r") for x in (lids or [self.lid])]
         arr = self.k.workgroup_array(scratch)
         assert arr is not None  # the verifier checked the name
         size = arr.size
         base = self.new("r", f"mov.u32 {{}}, S_{self.names(scratch)};")
-        my = self.new("r", "mad.lo.s32 {}, {}, 4, {};", self.reg_of(self.lid, "r"), base)
-        in_scratch = self.lt_u(self.lid, str(size))
+        mys = [self.new("r", "mad.lo.s32 {}, {}, 4, {};", lid, base) for lid in lids]
+        ins = [self.lt_u(lid, str(size)) for lid in lids]
         wg = self.k.workgroup_size[0] * self.k.workgroup_size[1] * self.k.workgroup_size[2]
         levels = n.bit_length() - 1
         first = 0
-        keep = v
+        keeps = list(vs)
         if aligned and n >= 32 and wg % 32 == 0 and wg >= n:
             # levels 0..4 in registers: lane l combines with lane l + 2^s (lower lane left),
             # and remembers the value the tree would leave in scratch[l]
-            acc = v
-            in_n = self.lt_u(self.lid, str(n))
-            keep = self.copy(v)
-            for s in range(5):
-                other = self.new(kind, f"shfl.sync.down.b32 {{}}, {{}}, {1 << s}, 31, 0xffffffff;", acc)
-                acc = self.combine(op, ty, acc, other)
-                low = self.new("r", f"and.b32 {{}}, {{}}, {(2 << s) - 1};", self.lid)
-                hit = self.pred_and(in_n, self.new("p", "setp.eq.u32 {}, {}, 0;", low))
-                b.op(f"@{hit} {MOV[kind]} {keep}, {acc};")
+            for c, (v, lid) in enumerate(zip(vs, lids)):
+                acc = v
+                in_n = self.lt_u(lid, str(n))
+                keeps[c] = keep = self.copy(v)
+                for s in range(5):
+                    other = self.new(kind, f"shfl.sync.down.b32 {{}}, {{}}, {1 << s}, 31, 0xffffffff;", acc)
+                    acc = self.combine(op, ty, acc, other)
+                    low = self.new("r", f"and.b32 {{}}, {{}}, {(2 << s) - 1};", lid)
+                    hit = self.pred_and(in_n, self.new("p", "setp.eq.u32 {}, {}, 0;", low))
+                    b.op(f"@{hit} {MOV[kind]} {keep}, {acc};")
             first = 5
-        b.op(f"@{in_scratch} st.shared.{ty if ty != 'i32' else 'u32'} [{my}], {keep};")
+        for in_scratch, my, keep in zip(ins, mys, keeps):
+            b.op(f"@{in_scratch} st.shared.{st} [{my}], {keep};")
         self.barrier(aligned)
         if first and levels > first:
             # levels 5.. combine scratch[32j] with scratch[32j + 2^s]: the same tree over the
@@ -962,17 +1060,18 @@ class _Emitter:
             first = levels
             self.barrier(aligned)
         for s in range(first, levels):
-            low = self.new("r", f"and.b32 {{}}, {{}}, {(2 << s) - 1};", self.lid)
-            hit = self.pred_and(self.lt_u(self.lid, str(n)), self.new("p", "setp.eq.u32 {}, {}, 0;", low))
-            skip = b.label("tree")
-            b.op(f"@!{hit} bra {skip};")
-            st = ty if ty != "i32" else "u32"
-            a = self.new(kind, f"ld.shared.{st} {{}}, [{my}];")
-            c = self.new(kind, f"ld.shared.{st} {{}}, [{my}+{4 << s}];")
-            b.op(f"st.shared.{st} [{my}], {self.combine(op, ty, a, c)};")
-            b.place(skip)
+            # a level's writes (lanes l % 2^(s+1) == 0) and reads (l + 2^s) are disjoint slots:
+            # the copies of the lanes entry may take their turns in any order
+            for lid, my in zip(lids, mys):
+                low = self.new("r", f"and.b32 {{}}, {{}}, {(2 << s) - 1};", lid)
+                hit = self.pred_and(self.lt_u(lid, str(n)), self.new("p", "setp.eq.u32 {}, {}, 0;", low))
+                skip = b.label("tree")
+                b.op(f"@!{hit} bra {skip};")
+                a = self.new(kind, f"ld.shared.{st} {{}}, [{my}];")
+                c = self.new(kind, f"ld.shared.{st} {{}}, [{my}+{4 << s}];")
+                b.op(f"st.shared.{st} [{my}], {self.combine(op, ty, a, c)};")
+                b.place(skip)
             self.barrier(aligned)
-        st = ty if ty != "i32" else "u32"
         r = self.new(kind, f"ld.shared.{st} {{}}, [{base}];")
         self.barrier(aligned)
         return r

@@ -1,0 +1,76 @@
+"""The lanes entry: each hardware thread runs several lanes of one workgroup (issue 18).
+
+A workgroup of [wx, 1, 1] lanes that uses collectives is, one lane per thread, a block of
+wx threads: at wx = 1024 an SM holds two of them, so two rows of a row softmax are in
+flight per SM while the barriers between the loads and the stores wait, which caps such
+kernels near 30% of the copy rate however the collective is written (the CUDA C build of
+the same algorithm does no better). The lanes entry, `lanes_entry(kernel, c)`, launches
+wx / c threads per workgroup instead; hardware thread t runs lanes t + j * (wx / c) for
+j = 0 .. c - 1 ("copies"), statement by statement, the `if`s of the kernel as predication
+(as the batched entry of element-wise kernels does across workgroups). Each warp holds 32
+consecutive lanes of one copy, so loads stay coalesced and the collectives' first five
+tree levels are still warp shuffles between the same lane pairs; the later levels run on
+the same scratch slots. Same pairs, same operand order: the same bits as the oracle.
+
+Only kernels whose shape makes that a plain re-scheduling take it (`lanes_ok`): every
+barrier and collective reached by all lanes together (ir.uniformity, "may" mode) and
+outside any `if`, loops only as `for` over ranges that are the same for every lane and
+carry no check (one loop runs for all copies), no `return`, `break`, `continue`, `while`,
+`loop` or atomic. Lanes of one workgroup then observe each other only through barriers,
+collectives and workgroup memory between barriers (where the order of a race is
+unspecified anyway), so running them interleaved in one thread is one of the executions
+the GPU could have produced.
+"""
+
+from __future__ import annotations
+
+from goldy_import.ir import nodes as N
+from goldy_import.ir.uniformity import Uniformity
+
+__all__ = ["lanes_for", "lanes_ok", "LANE_THREADS"]
+
+LANE_THREADS = 256  # hardware threads per block the lanes entry aims at
+_ALLOWED = (N.Let, N.Assign, N.Store, N.If, N.For, N.Barrier, N.Reduce)
+
+
+def lanes_for(kernel: N.Kernel, threads: int = LANE_THREADS) -> int:
+    """Lanes per thread for the lanes entry of a lowered kernel: wx / threads when the
+    kernel qualifies (`lanes_ok`) and that is 2 or more, else 1 (no lanes entry)."""
+    wx = kernel.workgroup_size[0]
+    if threads < 32 or threads % 32 or wx % threads or wx // threads < 2:
+        return 1
+    c = wx // threads
+    return c if lanes_ok(kernel, c) else 1
+
+
+def lanes_ok(kernel: N.Kernel, c: int) -> bool:
+    """Whether the lowered kernel may run `c` lanes per thread (module docstring)."""
+    wx, wy, wz = kernel.workgroup_size
+    if c < 2 or wy != 1 or wz != 1 or wx % (32 * c):
+        return False
+    stmts = list(N.walk_stmts(kernel.body))
+    if not any(isinstance(s, N.Reduce) for s in stmts) or not all(isinstance(s, _ALLOWED) for s in stmts):
+        return False
+    uni = Uniformity(kernel, "may")
+    return _ok(kernel.body, uni, False)
+
+
+def _ok(stmts: list[N.Stmt], uni: Uniformity, under_if: bool) -> bool:
+    for s in stmts:
+        if isinstance(s, (N.Barrier, N.Reduce)):
+            if under_if or id(s) not in uni.aligned:
+                return False
+        elif isinstance(s, N.For):
+            if under_if:  # the loop would run where the `if` skips it (`0..n - 1` at n = 0)
+                return False
+            bounds = (s.start, s.end)
+            if any(uni.varies(e) or _checked(e) for e in bounds) or not _ok(s.body, uni, under_if):
+                return False
+        elif isinstance(s, N.If):
+            if not (_ok(s.then_body, uni, True) and _ok(s.else_body, uni, True)):
+                return False
+    return True
+
+
+def _checked(e: N.Expr) -> bool:
+    return any(getattr(x, "check", -1) >= 0 for x in N.walk_expr(e))
