@@ -14,6 +14,7 @@ import os
 import struct
 import threading
 import weakref
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
 
@@ -127,6 +128,15 @@ class Device:
         if self.closed:
             raise GoldyError(f"device {self.backend_name} is closed")
 
+    @contextmanager
+    def _using(self, buffers: Sequence[Any] = (), what: str = ""):
+        """The device lock for one backend call, checked once it is held: a close or a
+        free on another thread waits for the call, and a call after it is refused."""
+        with self._lock:
+            self._check_open()
+            _refuse_freed(buffers, what)
+            yield self.backend
+
     def close(self) -> None:
         with self._lock:  # after any backend call in flight
             if not self.closed:
@@ -154,8 +164,8 @@ class Device:
         elem, gpu_dtype, data = _gpu_array(arr)
         buf = self._alloc(len(arr), elem, gpu_dtype, read_only)
         if len(arr):
-            with self._lock:
-                self.backend.write(buf.handle, 0, memoryview(np.ascontiguousarray(data)).cast("B"))
+            with self._using() as backend:
+                backend.write(buf.handle, 0, memoryview(np.ascontiguousarray(data)).cast("B"))
         return buf
 
     def empty(self, n: int, dtype: Any = np.float32, *, read_only: bool = False) -> "Buffer":
@@ -229,8 +239,8 @@ class Device:
                 f"buffer of {n} {elem} elements needs {nbytes} bytes; the {self.backend_name} device allows "
                 f"at most {limit} bytes per buffer (max_buffer_bytes)")
         try:
-            with self._lock:
-                handle = self.backend.alloc(max(nbytes, 4))
+            with self._using() as backend:
+                handle = backend.alloc(max(nbytes, 4))
         except GoldyError:
             raise
         except MemoryError:
@@ -240,6 +250,13 @@ class Device:
             ident = self._next_id
         alloc = _Allocation(self, handle, nbytes, ident)
         return Buffer(alloc, 0, n, elem, gpu_dtype, read_only)
+
+
+def _refuse_freed(buffers: Sequence[Any], what: str) -> None:
+    for b in buffers:
+        b = getattr(b, "buffer", b)  # a tensor view or an image: its buffer
+        if isinstance(b, Buffer) and b._alloc.freed:
+            raise BindingError(f"{what or repr(b)} uses a buffer that was freed")
 
 
 class _Allocation:
@@ -263,10 +280,11 @@ class _Allocation:
         if self.external is not None:
             self.freed = True  # borrowed memory: its owner frees it
             return
-        if not self.freed and not self.device.closed:
-            with self.device._lock:
-                self.device.backend.free(self.handle)
-        self.freed = True
+        with self.device._lock:  # after any call using it; marked first, so none starts after
+            if not self.freed:
+                self.freed = True
+                if not self.device.closed:
+                    self.device.backend.free(self.handle)
 
 
 def _gpu_array(arr: np.ndarray) -> tuple[str, np.dtype, np.ndarray]:
@@ -347,8 +365,8 @@ class Buffer:
         """A host copy of the contents (bool buffers come back as bool)."""
         self._check_live()
         s, _ = self.byte_range
-        with self.device._lock:
-            raw = self.device.backend.read(self.handle, s, self.nbytes) if self.length else b""
+        with self.device._using([self], f"{self!r}.numpy()") as backend:
+            raw = backend.read(self.handle, s, self.nbytes) if self.length else b""
         out = np.frombuffer(bytearray(raw), dtype=self.dtype, count=self.length)
         return out.astype(bool) if self.elem == "bool" else out
 
@@ -363,8 +381,8 @@ class Buffer:
             raise BindingError(f"buffer.write: buffer has {self.length} elements, got {len(arr)}")
         if self.length:
             s, _ = self.byte_range
-            with self.device._lock:
-                self.device.backend.write(self.handle, s, memoryview(np.ascontiguousarray(data)).cast("B"))
+            with self.device._using([self], f"{self!r}.write()") as backend:
+                backend.write(self.handle, s, memoryview(np.ascontiguousarray(data)).cast("B"))
 
     def free(self) -> None:
         """Release the memory now; binding the buffer afterwards raises BindingError."""
@@ -477,7 +495,7 @@ class KernelDef:
         # pure Python on the IR: outside the device lock, so a compile on another thread
         # (automatic fusion's worker) does not hold up submits
         lowered = pipeline.lower(self.ir, device.backend.lowering, checks=options.checks, extra=options.extra)
-        with device._lock:
+        with device._using():  # the device may have closed meanwhile
             hit = device._kernel_cache.get(key)
             if hit is None:
                 target_ir = lowered.kernel
@@ -994,8 +1012,9 @@ class Scheme:
         d = Dispatch(pk.target_ir, pk.compiled, list(bound.args), groups, label)
         deferred = has_temporaries(bound.keep) and _temps_of(self, bound.keep, pk.name)
         if not deferred:  # a node binding temporaries goes to the backend once they have storage
-            with self.device._lock:  # backends need not be thread-safe: one call at a time per device
-                self.device.backend.record(d)
+            # backends need not be thread-safe: one call at a time per device
+            with self.device._using(bound.keep, f"kernel `{pk.name}` ({label!r})") as backend:
+                backend.record(d)
         with self._lock:
             node = Node(len(self.nodes), label, pk, d, bound.keep)
             self.nodes.append(node)
@@ -1061,16 +1080,12 @@ class Scheme:
             raise GridError(f"kernel `{rb.pk.name}`: record(scheme, {rb.label!r}, ...) has no grid call, so nothing "
                             f"was recorded for it; finish it with .over_1d(n), .over_2d(w, h), .over_3d(w, h, d), "
                             f".over_tensor(view) or .groups((x, y, z)) before submit()")
-        for n in self.nodes:
-            for b in n.keep:
-                b = getattr(b, "buffer", b)  # a tensor view: its buffer (wgpu aborts on a destroyed one)
-                if isinstance(b, Buffer) and b._alloc.freed:
-                    raise BindingError(f"node {n.index} ({n.label!r}, kernel `{n.kernel.name}`) uses a buffer "
-                                       f"that was freed after recording")
         with self._lock:
             entries = self._entries()
-            with self.device._lock:
-                faults = self.device.backend.submit([n.dispatch for n in entries])
+            with self.device._using() as backend:  # frees and closes wait for the submit
+                for n in self.nodes:  # wgpu aborts on a destroyed buffer
+                    _refuse_freed(n.keep, f"node {n.index} ({n.label!r}, kernel `{n.kernel.name}`)")
+                faults = backend.submit([n.dispatch for n in entries])
             self.stats.submits += 1
             self.stats.dispatches += len(entries)
         if faults:
@@ -1098,9 +1113,9 @@ class Scheme:
                                f"only scalars can be changed with set_node_param")
         where = f"kernel `{k.name}` parameter `{p.name}` ({rust_param_type(p)})"
         node.dispatch.args[idx] = node.args[idx] = ScalarArg(p.ty, _check_scalar(where, p.ty, value))
-        with self.device._lock:
+        with self.device._using() as backend:
             if node.dispatch.state is not None:  # not yet with the backend: it reads the args then
-                self.device.backend.update_scalar(node.dispatch, idx)
+                backend.update_scalar(node.dispatch, idx)
         if self._fusion is not None:
             self._fusion.scalar_changed(node, idx)
 

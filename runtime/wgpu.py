@@ -245,14 +245,31 @@ class WgpuBackend(Backend):
                 enc = self.device.create_command_encoder()
                 enc.copy_buffer_to_buffer(handle.buffer, lo, self._staging, 0, hi - lo)
                 self.queue.submit([enc.finish()])
-                self._staging.map_sync(wgpu.MapMode.READ, 0, hi - lo)  # waits for all prior work
-                try:
-                    whole = memoryview(self._staging.read_mapped(0, hi - lo, copy=False)).cast("B")
-                    raw = bytes(whole[offset - lo:offset - lo + nbytes])
-                finally:
-                    self._staging.unmap()
+                whole = self._read_back("_staging", 0, hi - lo)  # waits for all prior work
+                raw = whole[offset - lo:offset - lo + nbytes]
             except Exception as e:
                 raise BackendError(f"wgpu: buffer read failed: {e}") from None
+        return raw
+
+    def _read_back(self, attr: str, offset: int, nbytes: int) -> bytes:
+        """Map the MAP_READ buffer `self.<attr>` (which waits for the work before it), copy
+        `nbytes` out and unmap. Interrupted anywhere (Ctrl-C lands in wgpu-py's polling
+        loop), it may stay mapped or mid-map, which breaks every later use: then a fresh
+        buffer of the same size and usage replaces it."""
+        buf = getattr(self, attr)
+        done = False
+        try:
+            buf.map_sync(wgpu.MapMode.READ, offset, max(nbytes, 4))
+            raw = bytes(memoryview(buf.read_mapped(offset, nbytes, copy=False)).cast("B")) if nbytes else b""
+            buf.unmap()
+            done = True
+        finally:
+            if not done:
+                setattr(self, attr, self.device.create_buffer(size=buf.size, usage=buf.usage))
+                try:
+                    buf.destroy()
+                except Exception:
+                    pass
         return raw
 
     # ------------------------------------------------------------ kernels
@@ -495,19 +512,13 @@ class WgpuBackend(Backend):
             if not checked:
                 enc.copy_buffer_to_buffer(self._fence_src, 0, self._fence_dst, 0, 4)
                 self.queue.submit([enc.finish()])
-                self._fence_dst.map_sync(wgpu.MapMode.READ)
-                self._fence_dst.unmap()
+                self._read_back("_fence_dst", 0, 0)
                 return None
             # all error words in one copy; mapping them waits for the whole submission
-            read = self._fault_read
-            assert read is not None
-            enc.copy_buffer_to_buffer(self._faults, 0, read, 0, used)
+            assert self._fault_read is not None
+            enc.copy_buffer_to_buffer(self._faults, 0, self._fault_read, 0, used)
             self.queue.submit([enc.finish()])
-            read.map_sync(wgpu.MapMode.READ, 0, used)
-            try:
-                raw = bytes(read.read_mapped(0, used, copy=False))
-            finally:
-                read.unmap()
+            raw = self._read_back("_fault_read", 0, used)
         except GoldyError:
             raise
         except Exception as e:
