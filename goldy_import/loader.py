@@ -82,8 +82,9 @@ def load(path: Union[str, os.PathLike], kernels: Optional[Sequence[str]] = None)
     every one; with `kernels=[names]` only those kernels load, and errors inside other
     kernels are ignored (errors outside every kernel still count)."""
     from goldy_import.importer import import_file
+    from goldy_import.runtime.host_input import path as checked_path
     try:
-        result = import_file(path)
+        result = import_file(checked_path("load", path))
     except OSError as e:
         raise DiagnosticError(f"cannot read {os.fspath(path)}: {e.strerror or e}") from None
     return _module_from(_select(result, kernels))
@@ -93,7 +94,9 @@ def load_source(text: Union[str, bytes], filename: str = "<source>.rs",
                 kernels: Optional[Sequence[str]] = None) -> KernelModule:
     """`load` for source text instead of a file."""
     from goldy_import.importer import import_source
-    return _module_from(_select(import_source(text, filename), kernels))
+    from goldy_import.runtime.host_input import text as checked
+    source = checked("load_source(text)", text)
+    return _module_from(_select(import_source(source, checked("load_source(filename)", filename, (str,))), kernels))
 
 
 def load_slang(source: Union[str, os.PathLike], filename: Optional[str] = None) -> KernelDef:

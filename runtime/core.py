@@ -28,6 +28,7 @@ from goldy_import.ir import pipeline
 from goldy_import.ir.serialize import to_json
 
 from . import dtypes as DT
+from . import host_input as H
 from .tensor import TensorView, bind_tensor, check_contracts
 from .temporaries import SchemeTemporaries, TemporaryHandle, has_temporaries
 from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, Limits, ScalarArg,
@@ -36,6 +37,7 @@ from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, Li
 log = logging.getLogger("goldy_import")
 
 BACKEND_NAMES = ("cpu", "wgpu", "cuda", "slang")
+GRID_AXIS_THREADS = 1 << 32  # global_id() components are u32 (docs/semantics.md)
 _F32 = struct.Struct("<f")
 INSTALL_HINTS = {
     "wgpu": "pip install 'goldy-import[wgpu]' (wgpu-py) and a Vulkan, Metal or DX12 driver "
@@ -156,7 +158,8 @@ class Device:
         """A device buffer holding a copy of a 1-D array of u32/i32/f32/bool, or of a
         structured array (the fields of a `#[goldy::gpu]` struct, packed or GPU-laid)."""
         self._check_open()
-        arr = np.asarray(array)
+        read_only = H.flag("device.buffer(read_only=)", read_only)
+        arr = H.host_array("device.buffer", array)
         if arr.ndim != 1:
             if arr.ndim == 0:
                 raise BindingError(f"device.buffer: expected a 1-D array, got a 0-d array ({arr.dtype})")
@@ -171,15 +174,16 @@ class Device:
     def empty(self, n: int, dtype: Any = np.float32, *, read_only: bool = False) -> "Buffer":
         """A buffer of `n` elements whose contents are unspecified (zero on most backends)."""
         self._check_open()
-        if not isinstance(n, (int, np.integer)) or n < 0:
-            raise BindingError(f"device.empty: expected a non-negative element count, got {n!r}")
-        elem, gpu_dtype, _ = _gpu_array(np.zeros(0, dtype=dtype))
-        return self._alloc(int(n), elem, gpu_dtype, read_only)
+        n = H.count("device.empty", n)
+        elem, gpu_dtype, _ = _gpu_array(np.zeros(0, dtype=H.host_dtype("device.empty", dtype)))
+        return self._alloc(n, elem, gpu_dtype, H.flag("device.empty(read_only=)", read_only))
 
     def zeros(self, n: int, dtype: Any = np.float32) -> "Buffer":
         self._check_open()
-        if not isinstance(n, (int, np.integer)) or n < 0:
-            raise BindingError(f"device.zeros: expected a non-negative element count, got {n!r}")
+        n = H.count("device.zeros", n)
+        dtype = H.host_dtype("device.zeros", dtype)
+        _gpu_array(np.zeros(0, dtype=dtype))  # a supported element type
+        self._check_buffer_bytes(n, dtype)  # before the host array is built
         try:
             host = np.zeros(n, dtype=dtype)
         except MemoryError:
@@ -192,7 +196,7 @@ class Device:
         (height, width) for scalar texels or (height, width, 4) for four-lane texels
         (`gpu::float4` / `uint4` / `int4`); u32, i32 or f32."""
         self._check_open()
-        arr = np.asarray(array)
+        arr = H.host_array("device.image", array)
         if arr.ndim not in (2, 3) or (arr.ndim == 3 and arr.shape[2] != 4):
             raise BindingError(f"device.image: expected shape (height, width) or (height, width, 4), "
                                f"got {arr.shape}")
@@ -231,13 +235,17 @@ class Device:
         buf.shape = tuple(ext.shape)
         return buf
 
-    def _alloc(self, n: int, elem: str, gpu_dtype: np.dtype, read_only: bool) -> "Buffer":
+    def _check_buffer_bytes(self, n: int, gpu_dtype: np.dtype, elem: str = "") -> int:
         nbytes = n * gpu_dtype.itemsize
         limit = self.backend.limits.max_buffer_bytes
         if nbytes > limit:
             raise DeviceLimitError(
-                f"buffer of {n} {elem} elements needs {nbytes} bytes; the {self.backend_name} device allows "
-                f"at most {limit} bytes per buffer (max_buffer_bytes)")
+                f"buffer of {n} {elem or gpu_dtype} elements needs {nbytes} bytes; the {self.backend_name} device "
+                f"allows at most {limit} bytes per buffer (max_buffer_bytes)")
+        return nbytes
+
+    def _alloc(self, n: int, elem: str, gpu_dtype: np.dtype, read_only: bool) -> "Buffer":
+        nbytes = self._check_buffer_bytes(n, gpu_dtype, elem)
         try:
             with self._using() as backend:
                 handle = backend.alloc(max(nbytes, 4))
@@ -353,10 +361,14 @@ class Buffer:
     def __getitem__(self, item: slice) -> "Buffer":
         if not isinstance(item, slice) or item.step not in (None, 1):
             raise BindingError("buffers support contiguous slices only: buf[start:stop]")
+        for bound in (item.start, item.stop):
+            if bound is not None:
+                H.index("buffer slice bound", bound)
         start, stop, _ = item.indices(self.length)
         return Buffer(self._alloc, self.offset + start, max(0, stop - start), self.elem, self.dtype, self.read_only)
 
     def view(self, start: int, length: int) -> "Buffer":
+        start, length = H.index("buffer.view start", start), H.index("buffer.view length", length)
         if start < 0 or length < 0 or start + length > self.length:
             raise BindingError(f"view [{start}, {start + length}) is outside a buffer of {self.length} elements")
         return self[start:start + length]
@@ -373,7 +385,7 @@ class Buffer:
     def write(self, array: Any) -> None:
         """Overwrite the contents with an array of the same length and element type."""
         self._check_live()
-        arr = np.asarray(array).reshape(-1)
+        arr = H.host_array("buffer.write", array).reshape(-1)
         elem, _gpu, data = _gpu_array(arr)
         if elem != self.elem:
             raise BindingError(f"buffer.write: buffer holds {self.elem}, got {arr.dtype} ({elem})")
@@ -486,7 +498,7 @@ class KernelDef:
                                f"slang backend only, not on {device.backend_name}")
         if checks is None:
             checks = os.environ.get("GOLDY_BOUNDS_CHECKS", "1") not in ("0", "false", "off")
-        options = CompileOptions(checks=bool(checks))
+        options = CompileOptions(checks=H.flag(f"kernel `{self.name}`: prepare(checks=)", checks))
         key = (self.identity, options)
         with device._lock:
             hit = device._kernel_cache.get(key)
@@ -684,8 +696,8 @@ def _check_scalar(where: str, ty: str, v: Any) -> Union[int, float, bool]:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise BindingError(f"{where}: expected a float, got {_describe_value(v)}")
     try:
-        return _F32.unpack(_F32.pack(v))[0]  # rounds to f32; overflow raises
-    except OverflowError:
+        return _F32.unpack(_F32.pack(float(v)))[0]  # rounds to f32; overflow raises
+    except (OverflowError, struct.error):  # float(10**400), or past f32's range
         raise BindingError(f"{where}: value {v} is out of range for f32 (|x| <= 3.4028235e38)") from None
 
 
@@ -851,14 +863,23 @@ def _groups_for(pk: PreparedKernel, counts: tuple[int, int, int], what: str) -> 
     return tuple(-(-int(c) // w) for c, w in zip(counts, wg))  # type: ignore[return-value]
 
 
-def _check_groups(pk: PreparedKernel, groups: tuple[int, int, int]) -> tuple[int, int, int]:
+def _check_groups(pk: PreparedKernel, groups: Any) -> tuple[int, int, int]:
+    given = groups
+    try:
+        groups = tuple(groups)
+    except TypeError:
+        groups = ()  # not a sequence: refused below
     if len(groups) != 3:
-        raise GridError(f"kernel `{pk.name}`: groups expects (x, y, z), got {groups!r}")
+        raise GridError(f"kernel `{pk.name}`: groups expects (x, y, z), got {given!r}")
     for g in groups:
         if isinstance(g, bool) or not isinstance(g, (int, np.integer)):
             raise GridError(f"kernel `{pk.name}`: groups expects integers, got {groups!r}")
     if any(g <= 0 for g in groups):
         raise GridError(f"kernel `{pk.name}`: groups {tuple(groups)} is an empty grid")
+    for axis, (g, w) in enumerate(zip(groups, pk.ir.workgroup_size)):
+        if g * w > GRID_AXIS_THREADS:  # every backend, before its own workgroup limits
+            raise GridError(f"kernel `{pk.name}`: {g} workgroups of {w} threads along axis {'xyz'[axis]} are "
+                            f"{g * w} threads, but `global_id()` is u32: at most 2^32 threads along each axis")
     lim = pk.device.backend.limits.max_workgroups
     for axis, (g, most) in enumerate(zip(groups, lim)):
         if g > most:
@@ -911,7 +932,7 @@ class RecordBuilder(_GridMixin):
 
     def _grid(self, groups: Any) -> "Node":
         try:
-            checked = _check_groups(self.pk, tuple(groups()))
+            checked = _check_groups(self.pk, groups())
             _check_in_place_grid(self.pk, self.bound, checked)
             return self.scheme._append(self.pk, self.label, self.bound, checked)
         finally:  # recorded, or refused with an error the caller saw: no longer unfinished
@@ -938,7 +959,7 @@ class InvokeBuilder(_GridMixin):
         return self.groups(self._groups_tensor(view))
 
     def groups(self, groups: tuple[int, int, int]) -> "Invocation":
-        checked = _check_groups(self.pk, tuple(groups))
+        checked = _check_groups(self.pk, groups)
         _check_in_place_grid(self.pk, self.bound, checked)
         return Invocation(self.pk, self.bound, checked)
 
@@ -952,6 +973,9 @@ class Invocation:
     groups: tuple[int, int, int]
 
     def record(self, scheme: "Scheme", label: str) -> "Node":
+        if not isinstance(scheme, Scheme) or not isinstance(label, str):
+            raise BindingError(f"kernel `{self.kernel.name}`: Invocation.record(scheme, label) expects a Scheme and "
+                               f"a str label, got {type(scheme).__name__} and {type(label).__name__}")
         if scheme.device is not self.kernel.device:
             raise BindingError(f"kernel `{self.kernel.name}`: invocation is for {self.kernel.device!r}, "
                                f"the scheme for {scheme.device!r}")
@@ -1025,9 +1049,9 @@ class Scheme:
     def temporary_buffer(self, n: int, dtype: Any = np.float32) -> "Temporary":
         """A scheme-local buffer of `n` elements (runtime/temporaries.py): binds like a Buffer,
         undefined at the start of each submit, never read back; storage comes at submit."""
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise BindingError(f"scheme.temporary_buffer: expected a positive element count, got {n!r}")
-        elem, gpu_dtype, _ = _gpu_array(np.zeros(0, dtype=dtype))
+        n = H.count("scheme.temporary_buffer", n, least=1)
+        elem, gpu_dtype, _ = _gpu_array(np.zeros(0, dtype=H.host_dtype("scheme.temporary_buffer", dtype)))
+        self.device._check_buffer_bytes(n, gpu_dtype, elem)
         if self._temps is None:
             self._temps = SchemeTemporaries(self)
         with self.device._lock:
@@ -1037,7 +1061,7 @@ class Scheme:
 
     def set_automatic_fusion(self, on: bool) -> None:
         """Fuse adjacent fusable dispatches automatically (runtime/fusion.py); overrides $GOLDY_FUSION."""
-        self._auto_fusion = bool(on)
+        self._auto_fusion = H.flag("scheme.set_automatic_fusion", on)
 
     def fusion_report(self):
         """The fused regions (constituent nodes, status) and the runs that stopped short, with why."""
@@ -1104,7 +1128,7 @@ class Scheme:
                 raise BindingError(f"kernel `{k.name}` has no parameter `{slot_or_name}` "
                                    f"(parameters: {', '.join(p.name for p in k.params)})")
         else:
-            idx = int(slot_or_name)
+            idx = H.index(f"set_node_param: kernel `{k.name}` parameter slot", slot_or_name)
             if not 0 <= idx < len(k.params):
                 raise BindingError(f"kernel `{k.name}` has {len(k.params)} parameters; slot {idx} is out of range")
         p = k.params[idx]
