@@ -51,6 +51,7 @@ INSTALL_HINT = ("pip install wgpu (wgpu-py) and a Vulkan, Metal or DX12 driver; 
 _BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 1, "OpenGL": 2}
 _TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3}
 _probe_lock = threading.Lock()
+RELEASE_EVERY = 64  # records without a submit between empty submits (WgpuBackend._release_dropped)
 _probe: Optional[list[dict]] = None
 
 
@@ -188,6 +189,7 @@ class WgpuBackend(Backend):
         self._fault_gen = 0  # bumped when the error buffer is replaced (bind groups rebuilt)
         self._lock = threading.RLock()  # one queue: submits, reads and writes take turns
         self._closed = False
+        self._records_unsubmitted = 0  # see _release_dropped
 
     def describe(self) -> str:
         return f"{self.info.get('device', '?')} ({self.info.get('description', '')}) via {self.info.get('backend_type', '?')}"
@@ -390,6 +392,7 @@ class WgpuBackend(Backend):
                                 "resource": {"buffer": ubuf, "offset": 0, "size": len(packed)}})
             state = _State(variant, None, ubuf, packed, entries)
             self._bind_group(state, k.name)
+            self._release_dropped()
         except GoldyError:
             raise
         except Exception as e:
@@ -412,6 +415,16 @@ class WgpuBackend(Backend):
                 st.bind_group = self.device.create_bind_group(layout=st.variant.layout, entries=entries)
             except Exception as e:
                 raise BackendError(f"wgpu: cannot bind the arguments of kernel `{kname}`: {e}") from None
+
+    def _release_dropped(self) -> None:
+        """wgpu-native frees dropped buffers and bind groups only at a queue submit (polling
+        is not enough), so schemes recorded and dropped without a submit would hold ~3 KB
+        each for good: an empty submit every RELEASE_EVERY records lets them go."""
+        with self._lock:
+            self._records_unsubmitted += 1
+            if self._records_unsubmitted >= RELEASE_EVERY:
+                self._records_unsubmitted = 0
+                self.queue.submit([])
 
     def _grow_faults(self, slots: int) -> None:
         """An error buffer of at least `slots` slots (doubling); bind groups holding the old
@@ -485,6 +498,7 @@ class WgpuBackend(Backend):
             return self._submit(dispatches)
 
     def _submit(self, dispatches: list[Dispatch]) -> Optional[list[FaultReport]]:
+        self._records_unsubmitted = 0
         try:
             for d in dispatches:
                 if d.state is None:
