@@ -16,6 +16,7 @@ from goldy_import.errors import BindingError, DeviceLimitError, ShapeContractErr
 from goldy_import.ir import nodes as N
 
 from .backend import TensorArg
+from .host_input import host_array
 
 if TYPE_CHECKING:  # core imports this module
     from .core import Buffer, Device, PreparedKernel
@@ -40,8 +41,7 @@ class TensorView:
     """A view of `buffer` with logical `shape`, element `strides` and element `offset`."""
 
     def __init__(self, buffer: "Buffer", shape: Sequence[int], strides: Sequence[int], offset: int = 0):
-        from .core import Buffer
-        if not isinstance(buffer, Buffer):
+        if not hasattr(buffer, "_alloc"):  # a core.Buffer (this module does not import core)
             raise BindingError(f"TensorView(buffer, shape, strides, offset) expects a device Buffer, got "
                                f"{type(buffer).__name__} (upload an array with device.tensor(array))")
         shape = _ints("tensor shape", shape)
@@ -206,7 +206,6 @@ def _contiguous_strides(shape: Sequence[int]) -> list[int]:
 
 
 def tensor_from_array(device: "Device", array: Any) -> TensorView:
-    from .host_input import host_array
     arr = host_array("device.tensor", array)
     if arr.ndim > MAX_RANK:
         raise BindingError(f"tensor rank {arr.ndim} exceeds the maximum of {MAX_RANK} (shape {list(arr.shape)})")
