@@ -63,8 +63,9 @@ def load_kir(path: Union[str, os.PathLike]):
     """The kernels of a `.kir.json` asset, or of every asset in a directory, as a module like
     `load(FILE.rs)` gives (`mod.saxpy.prepare(dev)`), without parsing any Rust."""
     from goldy_import.loader import module_from_kernels
+    from goldy_import.runtime.host_input import path as checked_path
 
-    shown = os.fspath(path)
+    shown = os.fspath(checked_path("load_kir", path))
     files = ([os.path.join(shown, f) for f in sorted(os.listdir(shown)) if f.endswith(SUFFIX)]
              if os.path.isdir(shown) else [shown])
     if not files:

@@ -83,8 +83,9 @@ def load(path: Union[str, os.PathLike], kernels: Optional[Sequence[str]] = None)
     kernels are ignored (errors outside every kernel still count). A file imported before
     (same name and bytes) is read back from the disk cache (goldy_import/cache.py)."""
     from goldy_import.ircache import import_cached
+    from goldy_import.runtime.host_input import path as checked_path
     try:
-        with open(path, "rb") as f:
+        with open(checked_path("load", path), "rb") as f:
             data = f.read()
     except OSError as e:
         raise DiagnosticError(f"cannot read {os.fspath(path)}: {e.strerror or e}") from None
@@ -95,8 +96,10 @@ def load_source(text: Union[str, bytes], filename: str = "<source>.rs",
                 kernels: Optional[Sequence[str]] = None) -> KernelModule:
     """`load` for source text instead of a file."""
     from goldy_import.ircache import import_cached
-    data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
-    return _module_from(_select(import_cached(data, filename), kernels))
+    from goldy_import.runtime.host_input import text as checked
+    source = checked("load_source(text)", text)
+    data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
+    return _module_from(_select(import_cached(data, checked("load_source(filename)", filename, (str,))), kernels))
 
 
 def load_slang(source: Union[str, os.PathLike], filename: Optional[str] = None) -> KernelDef:

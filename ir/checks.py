@@ -15,6 +15,9 @@ an immutable name, or a constant. They come from
 - `for j in lo..hi` giving `j < hi` (`j <= hi` for `..=`) inside the body,
 - `n <= len(R)` style facts combining transitively with `i < n`,
 - workgroup arrays: `local_id().x` (and y/z) are below the workgroup size.
+
+`workgroup_softmax_in_place` is expanded first (ir/legalize.py `expand_softmax`), so its
+accesses of the row `buf[base + t]` are sites like any other.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 from typing import Optional, Union
 
 from . import nodes as N
+from .legalize import expand_softmax
 from .uniformity import reassigned_locals
 
 Bound = tuple  # ("len", resource) | ("name", ir_name) | ("const", int)
@@ -39,7 +43,8 @@ class Site:
 
 
 def insert_checks(kernel: N.Kernel) -> N.Kernel:
-    k = copy.deepcopy(kernel)
+    k = expand_softmax(kernel)
+    k = copy.deepcopy(k) if k is kernel else k
     _Pass(k).run()
     return k
 

@@ -3,8 +3,9 @@
 
 `legalize(kernel, target)` returns a new kernel (the input is left as it is) that the
 verifier accepts. It runs after `ir.checks.insert_checks`: the nodes it adds carry no
-check site (their accesses are in range by construction, or keep the silent out-of-range
-rule the collectives always had), so a kernel faults exactly where it did before.
+check site (the reduction tree's scratch accesses are in range by construction), so a
+kernel faults exactly where it did before. Softmax reads and writes the caller's row, so
+`insert_checks` expands it first (`expand_softmax`) and checks those accesses like any other.
 
 Collectives (docs/semantics.md, "Workgroup operations"):
 
@@ -28,9 +29,9 @@ from typing import Callable, Optional
 
 from . import nodes as N
 from .bool_fields import store_bool_fields_as_u32
-from .targets import Target
+from .targets import FEATURES, Target
 
-__all__ = ["legalize", "NEG_BIG"]
+__all__ = ["legalize", "expand_softmax", "NEG_BIG"]
 
 NEG_BIG = -1e30  # softmax's stand-in for lanes past `count` in the max
 
@@ -38,12 +39,30 @@ NEG_BIG = -1e30  # softmax's stand-in for lanes past `count` in the max
 def legalize(kernel: N.Kernel, target: Target) -> N.Kernel:
     k = copy.deepcopy(kernel)
     store_bool_fields_as_u32(k)  # every target: ir/bool_fields.py
+    _lower_body(k, target)
+    return k
+
+
+_SOFTMAX_ONLY = Target("softmax", frozenset(FEATURES) - {"softmax"}, "lowers softmax, keeps the rest")
+
+
+def expand_softmax(kernel: N.Kernel) -> N.Kernel:
+    """`workgroup_softmax_in_place` in plain IR (its max and sum kept as `Reduce`, for
+    `legalize` to lower per target), so that ir/checks.py sees its loads and stores of the
+    row; no target renders softmax natively. Returns the input when it has none."""
+    if not any(isinstance(s, N.Softmax) for s in N.walk_stmts(kernel.body)):
+        return kernel
+    k = copy.deepcopy(kernel)
+    _lower_body(k, _SOFTMAX_ONLY)
+    return k
+
+
+def _lower_body(k: N.Kernel, target: Target) -> None:
     low = _Lowering(k, target)
     k.body = low.block(k.body)
     _unshare(k.body, set())
     if low.used_lane and "local_id" not in k.builtins:
         k.builtins = [b for b in N.BUILTINS if b in k.builtins or b == "local_id"]
-    return k
 
 
 class _Lowering:

@@ -145,8 +145,8 @@ class AutoFusion:
             sch = self.scheme
             d = Dispatch(r.prepared.target_ir, r.prepared.compiled, sch._resolve(args), stages[0].groups,
                          r.report.kernel)
-            with sch.device._lock:
-                sch.device.backend.record(d)
+            with sch.device._using() as backend:
+                backend.record(d)
             label = "+".join(n.label for n in r.nodes)
             r.entry = type(r.nodes[0])(r.nodes[0].index, label, r.prepared, d, keep, args=args)  # a core.Node
             r.slots = {(n.index, i): r.plan.arg_map[s][i] for s, n in enumerate(r.nodes)
@@ -177,8 +177,8 @@ class AutoFusion:
             if slot is not None and r.entry is not None:
                 r.entry.dispatch.args[slot] = node.args[index]
                 r.entry.args[slot] = node.args[index]
-                with self.scheme.device._lock:
-                    self.scheme.device.backend.update_scalar(r.entry.dispatch, slot)
+                with self.scheme.device._using() as backend:
+                    backend.update_scalar(r.entry.dispatch, slot)
 
     def sources(self, entry: Any) -> Optional[tuple[tuple[int, ...], list]]:
         """For an active region's fused dispatch: (its nodes, per fused parameter the

@@ -14,6 +14,7 @@ import os
 import struct
 import threading
 import weakref
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
 
@@ -27,6 +28,7 @@ from goldy_import.ir import pipeline
 from goldy_import.ir.serialize import to_json
 
 from . import dtypes as DT
+from . import host_input as H
 from .tensor import TensorView, bind_tensor, check_contracts
 from .temporaries import SchemeTemporaries, TemporaryHandle, has_temporaries
 from . import eager
@@ -36,6 +38,7 @@ from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, Li
 log = logging.getLogger("goldy_import")
 
 BACKEND_NAMES = ("cpu", "wgpu", "cuda", "slang")
+GRID_AXIS_THREADS = 1 << 32  # global_id() components are u32 (docs/semantics.md)
 _F32 = struct.Struct("<f")
 INSTALL_HINTS = {
     "wgpu": "pip install 'goldy-import[wgpu]' (wgpu-py) and a Vulkan, Metal or DX12 driver "
@@ -150,6 +153,15 @@ class Device:
         if self.closed:
             raise GoldyError(f"device {self.backend_name} is closed")
 
+    @contextmanager
+    def _using(self, buffers: Sequence[Any] = (), what: str = ""):
+        """The device lock for one backend call, checked once it is held: a close or a
+        free on another thread waits for the call, and a call after it is refused."""
+        with self._lock:
+            self._check_open()
+            _refuse_freed(buffers, what)
+            yield self.backend
+
     def close(self) -> None:
         """Finish pending work, then release the device; a fault nobody observed yet is
         raised after the device is closed."""
@@ -196,7 +208,8 @@ class Device:
         """A device buffer holding a copy of a 1-D array of u32/i32/f32/bool, or of a
         structured array (the fields of a `#[goldy::gpu]` struct, packed or GPU-laid)."""
         self._check_open()
-        arr = np.asarray(array)
+        read_only = H.flag("device.buffer(read_only=)", read_only)
+        arr = H.host_array("device.buffer", array)
         if arr.ndim != 1:
             if arr.ndim == 0:
                 raise BindingError(f"device.buffer: expected a 1-D array, got a 0-d array ({arr.dtype})")
@@ -204,22 +217,23 @@ class Device:
         elem, gpu_dtype, data = _gpu_array(arr)
         buf = self._alloc(len(arr), elem, gpu_dtype, read_only)
         if len(arr):
-            with self._lock:
-                self.backend.write(buf.handle, 0, memoryview(np.ascontiguousarray(data)).cast("B"))
+            with self._using() as backend:
+                backend.write(buf.handle, 0, memoryview(np.ascontiguousarray(data)).cast("B"))
         return buf
 
     def empty(self, n: int, dtype: Any = np.float32, *, read_only: bool = False) -> "Buffer":
         """A buffer of `n` elements whose contents are unspecified (zero on most backends)."""
         self._check_open()
-        if not isinstance(n, (int, np.integer)) or n < 0:
-            raise BindingError(f"device.empty: expected a non-negative element count, got {n!r}")
-        elem, gpu_dtype, _ = _gpu_array(np.zeros(0, dtype=dtype))
-        return self._alloc(int(n), elem, gpu_dtype, read_only)
+        n = H.count("device.empty", n)
+        elem, gpu_dtype, _ = _gpu_array(np.zeros(0, dtype=H.host_dtype("device.empty", dtype)))
+        return self._alloc(n, elem, gpu_dtype, H.flag("device.empty(read_only=)", read_only))
 
     def zeros(self, n: int, dtype: Any = np.float32) -> "Buffer":
         self._check_open()
-        if not isinstance(n, (int, np.integer)) or n < 0:
-            raise BindingError(f"device.zeros: expected a non-negative element count, got {n!r}")
+        n = H.count("device.zeros", n)
+        dtype = H.host_dtype("device.zeros", dtype)
+        _gpu_array(np.zeros(0, dtype=dtype))  # a supported element type
+        self._check_buffer_bytes(n, dtype)  # before the host array is built
         try:
             host = np.zeros(n, dtype=dtype)
         except MemoryError:
@@ -232,7 +246,7 @@ class Device:
         (height, width) for scalar texels or (height, width, 4) for four-lane texels
         (`gpu::float4` / `uint4` / `int4`); u32, i32 or f32."""
         self._check_open()
-        arr = np.asarray(array)
+        arr = H.host_array("device.image", array)
         if arr.ndim not in (2, 3) or (arr.ndim == 3 and arr.shape[2] != 4):
             raise BindingError(f"device.image: expected shape (height, width) or (height, width, 4), "
                                f"got {arr.shape}")
@@ -285,16 +299,20 @@ class Device:
         self._check_open()
         return from_dlpack(self, obj)
 
-    def _alloc(self, n: int, elem: str, gpu_dtype: np.dtype, read_only: bool) -> "Buffer":
+    def _check_buffer_bytes(self, n: int, gpu_dtype: np.dtype, elem: str = "") -> int:
         nbytes = n * gpu_dtype.itemsize
         limit = self.backend.limits.max_buffer_bytes
         if nbytes > limit:
             raise DeviceLimitError(
-                f"buffer of {n} {elem} elements needs {nbytes} bytes; the {self.backend_name} device allows "
-                f"at most {limit} bytes per buffer (max_buffer_bytes)")
+                f"buffer of {n} {elem or gpu_dtype} elements needs {nbytes} bytes; the {self.backend_name} device "
+                f"allows at most {limit} bytes per buffer (max_buffer_bytes)")
+        return nbytes
+
+    def _alloc(self, n: int, elem: str, gpu_dtype: np.dtype, read_only: bool) -> "Buffer":
+        nbytes = self._check_buffer_bytes(n, gpu_dtype, elem)
         try:
-            with self._lock:
-                handle = self.backend.alloc(max(nbytes, 4))
+            with self._using() as backend:
+                handle = backend.alloc(max(nbytes, 4))
         except GoldyError:
             raise
         except MemoryError:
@@ -304,6 +322,13 @@ class Device:
             ident = self._next_id
         alloc = _Allocation(self, handle, nbytes, ident)
         return Buffer(alloc, 0, n, elem, gpu_dtype, read_only)
+
+
+def _refuse_freed(buffers: Sequence[Any], what: str) -> None:
+    for b in buffers:
+        b = getattr(b, "buffer", b)  # a tensor view or an image: its buffer
+        if isinstance(b, Buffer) and b._alloc.freed:
+            raise BindingError(f"{what or repr(b)} uses a buffer that was freed")
 
 
 class _Allocation:
@@ -330,11 +355,12 @@ class _Allocation:
             self.freed = True  # borrowed memory: its owner frees it
             self.device._frees += 1
             return
-        if not self.freed and not self.device.closed:
-            with self.device._lock:
-                self.device.backend.free(self.handle)
-        self.freed = True
-        self.device._frees += 1
+        with self.device._lock:  # after any call using it; marked first, so none starts after
+            if not self.freed:
+                self.freed = True
+                self.device._frees += 1
+                if not self.device.closed:
+                    self.device.backend.free(self.handle)
 
 
 def _gpu_array(arr: np.ndarray) -> tuple[str, np.dtype, np.ndarray]:
@@ -403,10 +429,14 @@ class Buffer:
     def __getitem__(self, item: slice) -> "Buffer":
         if not isinstance(item, slice) or item.step not in (None, 1):
             raise BindingError("buffers support contiguous slices only: buf[start:stop]")
+        for bound in (item.start, item.stop):
+            if bound is not None:
+                H.index("buffer slice bound", bound)
         start, stop, _ = item.indices(self.length)
         return Buffer(self._alloc, self.offset + start, max(0, stop - start), self.elem, self.dtype, self.read_only)
 
     def view(self, start: int, length: int) -> "Buffer":
+        start, length = H.index("buffer.view start", start), H.index("buffer.view length", length)
         if start < 0 or length < 0 or start + length > self.length:
             raise BindingError(f"view [{start}, {start + length}) is outside a buffer of {self.length} elements")
         return self[start:start + length]
@@ -416,15 +446,15 @@ class Buffer:
         self._check_live()
         eager.settle(self.device)
         s, _ = self.byte_range
-        with self.device._lock:
-            raw = self.device.backend.read(self.handle, s, self.nbytes) if self.length else b""
+        with self.device._using([self], f"{self!r}.numpy()") as backend:
+            raw = backend.read(self.handle, s, self.nbytes) if self.length else b""
         out = np.frombuffer(bytearray(raw), dtype=self.dtype, count=self.length)
         return out.astype(bool) if self.elem == "bool" else out
 
     def write(self, array: Any) -> None:
         """Overwrite the contents with an array of the same length and element type."""
         self._check_live()
-        arr = np.asarray(array).reshape(-1)
+        arr = H.host_array("buffer.write", array).reshape(-1)
         elem, _gpu, data = _gpu_array(arr)
         if elem != self.elem:
             raise BindingError(f"buffer.write: buffer holds {self.elem}, got {arr.dtype} ({elem})")
@@ -433,8 +463,8 @@ class Buffer:
         if self.length:
             eager.settle(self.device)
             s, _ = self.byte_range
-            with self.device._lock:
-                self.device.backend.write(self.handle, s, memoryview(np.ascontiguousarray(data)).cast("B"))
+            with self.device._using([self], f"{self!r}.write()") as backend:
+                backend.write(self.handle, s, memoryview(np.ascontiguousarray(data)).cast("B"))
 
     def free(self) -> None:
         """Release the memory now; binding the buffer afterwards raises BindingError."""
@@ -555,7 +585,7 @@ class KernelDef:
                                f"slang backend only, not on {device.backend_name}")
         if checks is None:
             checks = os.environ.get("GOLDY_BOUNDS_CHECKS", "1") not in ("0", "false", "off")
-        options = CompileOptions(checks=bool(checks))
+        options = CompileOptions(checks=H.flag(f"kernel `{self.name}`: prepare(checks=)", checks))
         key = (self.identity, options)
         with device._lock:
             hit = device._kernel_cache.get(key)
@@ -564,7 +594,7 @@ class KernelDef:
         # pure Python on the IR: outside the device lock, so a compile on another thread
         # (automatic fusion's worker) does not hold up submits
         lowered = pipeline.lower(self.ir, device.backend.lowering, checks=options.checks, extra=options.extra)
-        with device._lock:
+        with device._using():  # the device may have closed meanwhile
             hit = device._kernel_cache.get(key)
             if hit is None:
                 target_ir = lowered.kernel
@@ -760,8 +790,8 @@ def _check_scalar(where: str, ty: str, v: Any) -> Union[int, float, bool]:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise BindingError(f"{where}: expected a float, got {_describe_value(v)}")
     try:
-        return _F32.unpack(_F32.pack(v))[0]  # rounds to f32; overflow raises
-    except OverflowError:
+        return _F32.unpack(_F32.pack(float(v)))[0]  # rounds to f32; overflow raises
+    except (OverflowError, struct.error):  # float(10**400), or past f32's range
         raise BindingError(f"{where}: value {v} is out of range for f32 (|x| <= 3.4028235e38)") from None
 
 
@@ -927,15 +957,23 @@ def _groups_for(pk: PreparedKernel, counts: tuple[int, int, int], what: str) -> 
     return tuple(-(-int(c) // w) for c, w in zip(counts, wg))  # type: ignore[return-value]
 
 
-def _check_groups(pk: PreparedKernel, groups: tuple[int, int, int]) -> tuple[int, int, int]:
+def _check_groups(pk: PreparedKernel, groups: Any) -> tuple[int, int, int]:
+    given = groups
+    try:
+        groups = tuple(groups)
+    except TypeError:
+        groups = ()  # not a sequence: refused below
     if len(groups) != 3:
-        raise GridError(f"kernel `{pk.name}`: groups expects (x, y, z), got {groups!r}")
-    if not (type(groups[0]) is int and type(groups[1]) is int and type(groups[2]) is int):  # else: checked
-        for g in groups:
-            if isinstance(g, bool) or not isinstance(g, (int, np.integer)):
-                raise GridError(f"kernel `{pk.name}`: groups expects integers, got {groups!r}")
-    if groups[0] <= 0 or groups[1] <= 0 or groups[2] <= 0:
+        raise GridError(f"kernel `{pk.name}`: groups expects (x, y, z), got {given!r}")
+    for g in groups:
+        if isinstance(g, bool) or not isinstance(g, (int, np.integer)):
+            raise GridError(f"kernel `{pk.name}`: groups expects integers, got {groups!r}")
+    if any(g <= 0 for g in groups):
         raise GridError(f"kernel `{pk.name}`: groups {tuple(groups)} is an empty grid")
+    for axis, (g, w) in enumerate(zip(groups, pk.ir.workgroup_size)):
+        if g * w > GRID_AXIS_THREADS:  # every backend, before its own workgroup limits
+            raise GridError(f"kernel `{pk.name}`: {g} workgroups of {w} threads along axis {'xyz'[axis]} are "
+                            f"{g * w} threads, but `global_id()` is u32: at most 2^32 threads along each axis")
     lim = pk.device.backend.limits.max_workgroups
     for axis, (g, most) in enumerate(zip(groups, lim)):
         if g > most:
@@ -988,7 +1026,7 @@ class RecordBuilder(_GridMixin):
 
     def _grid(self, groups: Any) -> "Node":
         try:
-            checked = _check_groups(self.pk, tuple(groups()))
+            checked = _check_groups(self.pk, groups())
             _check_in_place_grid(self.pk, self.bound, checked)
             return self.scheme._append(self.pk, self.label, self.bound, checked)
         finally:  # recorded, or refused with an error the caller saw: no longer unfinished
@@ -1015,7 +1053,7 @@ class InvokeBuilder(_GridMixin):
         return self.groups(self._groups_tensor(view))
 
     def groups(self, groups: tuple[int, int, int]) -> "Invocation":
-        checked = _check_groups(self.pk, tuple(groups))
+        checked = _check_groups(self.pk, groups)
         _check_in_place_grid(self.pk, self.bound, checked)
         return Invocation(self.pk, self.bound, checked)
 
@@ -1029,6 +1067,9 @@ class Invocation:
     groups: tuple[int, int, int]
 
     def record(self, scheme: "Scheme", label: str) -> "Node":
+        if not isinstance(scheme, Scheme) or not isinstance(label, str):
+            raise BindingError(f"kernel `{self.kernel.name}`: Invocation.record(scheme, label) expects a Scheme and "
+                               f"a str label, got {type(scheme).__name__} and {type(label).__name__}")
         if scheme.device is not self.kernel.device:
             raise BindingError(f"kernel `{self.kernel.name}`: invocation is for {self.kernel.device!r}, "
                                f"the scheme for {scheme.device!r}")
@@ -1097,8 +1138,9 @@ class Scheme:
         d = Dispatch(pk.target_ir, pk.compiled, list(bound.args), groups, label)
         deferred = has_temporaries(bound.keep) and _temps_of(self, bound.keep, pk.name)
         if not deferred:  # a node binding temporaries goes to the backend once they have storage
-            with self.device._lock:  # backends need not be thread-safe: one call at a time per device
-                self.device.backend.record(d)
+            # backends need not be thread-safe: one call at a time per device
+            with self.device._using(bound.keep, f"kernel `{pk.name}` ({label!r})") as backend:
+                backend.record(d)
         with self._lock:
             node = Node(len(self.nodes), label, pk, d, bound.keep)
             self.nodes.append(node)
@@ -1109,9 +1151,9 @@ class Scheme:
     def temporary_buffer(self, n: int, dtype: Any = np.float32) -> "Temporary":
         """A scheme-local buffer of `n` elements (runtime/temporaries.py): binds like a Buffer,
         undefined at the start of each submit, never read back; storage comes at submit."""
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise BindingError(f"scheme.temporary_buffer: expected a positive element count, got {n!r}")
-        elem, gpu_dtype, _ = _gpu_array(np.zeros(0, dtype=dtype))
+        n = H.count("scheme.temporary_buffer", n, least=1)
+        elem, gpu_dtype, _ = _gpu_array(np.zeros(0, dtype=H.host_dtype("scheme.temporary_buffer", dtype)))
+        self.device._check_buffer_bytes(n, gpu_dtype, elem)
         if self._temps is None:
             self._temps = SchemeTemporaries(self)
         with self.device._lock:
@@ -1121,7 +1163,7 @@ class Scheme:
 
     def set_automatic_fusion(self, on: bool) -> None:
         """Fuse adjacent fusable dispatches automatically (runtime/fusion.py); overrides $GOLDY_FUSION."""
-        self._auto_fusion = bool(on)
+        self._auto_fusion = H.flag("scheme.set_automatic_fusion", on)
 
     def fusion_report(self):
         """The fused regions (constituent nodes, status) and the runs that stopped short, with why."""
@@ -1191,21 +1233,18 @@ class Scheme:
                             f"was recorded for it; finish it with .over_1d(n), .over_2d(w, h), .over_3d(w, h, d), "
                             f".over_tensor(view) or .groups((x, y, z)) before submit()")
         live = (self._version, self.device._frees)
-        for n in self.nodes if live != self._live_at else ():
-            for b in n.keep:
-                b = getattr(b, "buffer", b)  # a tensor view: its buffer (wgpu aborts on a destroyed one)
-                if isinstance(b, Buffer) and b._alloc.freed:
-                    raise BindingError(f"node {n.index} ({n.label!r}, kernel `{n.kernel.name}`) uses a buffer "
-                                       f"that was freed after recording")
-        self._live_at = live
         with self._lock:
             entries = self._specialized(self._entries())
-            with self.device._lock:
+            with self.device._using() as backend:  # frees and closes wait for the submit
+                if live != self._live_at:  # wgpu aborts on a destroyed buffer
+                    for n in self.nodes:
+                        _refuse_freed(n.keep, f"node {n.index} ({n.label!r}, kernel `{n.kernel.name}`)")
+                    self._live_at = live
                 if wait:
-                    faults = self.device.backend.submit([n.dispatch for n in entries])
+                    faults = backend.submit([n.dispatch for n in entries])
                 else:
-                    handle = eager.Submission(self.device, self.device.backend.enqueue(
-                        [n.dispatch for n in entries]), list(entries))
+                    handle = eager.Submission(self.device, backend.enqueue([n.dispatch for n in entries]),
+                                              list(entries))
                     self.device._pending.append(handle)
             self.stats.submits += 1
             self.stats.dispatches += len(entries)
@@ -1230,7 +1269,7 @@ class Scheme:
                 raise BindingError(f"kernel `{k.name}` has no parameter `{slot_or_name}` "
                                    f"(parameters: {', '.join(p.name for p in k.params)})")
         else:
-            idx = int(slot_or_name)
+            idx = H.index(f"set_node_param: kernel `{k.name}` parameter slot", slot_or_name)
             if not 0 <= idx < len(k.params):
                 raise BindingError(f"kernel `{k.name}` has {len(k.params)} parameters; slot {idx} is out of range")
         p = k.params[idx]
@@ -1243,9 +1282,9 @@ class Scheme:
                                f"the new value instead of calling set_node_param")
         where = f"kernel `{k.name}` parameter `{p.name}` ({rust_param_type(p)})"
         node.dispatch.args[idx] = node.args[idx] = ScalarArg(p.ty, _check_scalar(where, p.ty, value))
-        with self.device._lock:
+        with self.device._using() as backend:
             if node.dispatch.state is not None:  # not yet with the backend: it reads the args then
-                self.device.backend.update_scalar(node.dispatch, idx)
+                backend.update_scalar(node.dispatch, idx)
         if self._fusion is not None:
             self._fusion.scalar_changed(node, idx)
         if self._spec is not None:

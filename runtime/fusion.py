@@ -72,6 +72,9 @@ class FusedKernel:
         if not isinstance(device, Device):
             raise BindingError(f"FusedKernel.prepare(device, ...) expects a goldy_import.Device, "
                                f"got {type(device).__name__}")
+        if isinstance(invocations, (str, bytes)) or not hasattr(invocations, "__iter__"):
+            raise BindingError(f"FusedKernel.prepare(device, invocations) expects a list of Invocations "
+                               f"(kernel.invoke(...).over_1d(n)), got {type(invocations).__name__}")
         stages = _stages_of(list(invocations), device)
         p = plan(stages, device, forward=forward)
         comp, prepared = prepare_plan(p, device)

@@ -67,8 +67,8 @@ class TransientPool:
             if free:
                 return free.pop()
             self.allocated += 1
-        with self.device._lock:
-            return self.device.backend.alloc(max(nbytes, 4))
+        with self.device._using() as backend:
+            return backend.alloc(max(nbytes, 4))
 
     def release(self, handles: list[tuple[int, Any]]) -> None:
         with self.lock:
@@ -168,8 +168,8 @@ class SchemeTemporaries:
         assert scheme is not None
         d = n.dispatch
         fresh = Dispatch(d.kernel, d.compiled, self.resolve(n.args), d.groups, d.label)
-        with scheme.device._lock:
-            scheme.device.backend.record(fresh)
+        with scheme.device._using() as backend:
+            backend.record(fresh)
         n.dispatch = fresh
 
     def owner_check(self, scheme: "Scheme", keep: list, kernel: str) -> bool:

@@ -16,16 +16,20 @@ from goldy_import.errors import BindingError, DeviceLimitError, ShapeContractErr
 from goldy_import.ir import nodes as N
 
 from .backend import TensorArg
+from .host_input import host_array
 
 if TYPE_CHECKING:  # core imports this module
     from .core import Buffer, Device, PreparedKernel
 
 MAX_RANK = 4
+U32_MAX = 0xFFFFFFFF
 FLAG_CONTIGUOUS = 1
 
 
 def _ints(name: str, xs: Sequence[Any]) -> tuple[int, ...]:
     out = []
+    if isinstance(xs, (str, bytes)) or not hasattr(xs, "__iter__"):
+        raise BindingError(f"{name}: expected a sequence of integers, got {xs!r}")
     for x in xs:
         if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
             raise BindingError(f"{name}: expected integers, got {list(xs)!r}")
@@ -37,8 +41,12 @@ class TensorView:
     """A view of `buffer` with logical `shape`, element `strides` and element `offset`."""
 
     def __init__(self, buffer: "Buffer", shape: Sequence[int], strides: Sequence[int], offset: int = 0):
+        if not hasattr(buffer, "_alloc"):  # a core.Buffer (this module does not import core)
+            raise BindingError(f"TensorView(buffer, shape, strides, offset) expects a device Buffer, got "
+                               f"{type(buffer).__name__} (upload an array with device.tensor(array))")
         shape = _ints("tensor shape", shape)
         strides = _ints("tensor strides", strides)
+        (offset,) = _ints("tensor offset", (offset,))
         if len(shape) > MAX_RANK:
             raise BindingError(f"tensor rank {len(shape)} exceeds the maximum of {MAX_RANK} (shape {list(shape)})")
         if len(strides) != len(shape):
@@ -107,6 +115,7 @@ class TensorView:
 
     def narrow(self, axis: int, start: int, length: int) -> "TensorView":
         a = self._axis(axis)
+        (start, length) = _ints("narrow(start, length)", (start, length))
         if start < 0 or length < 0 or start + length > self.shape[a]:
             raise BindingError(f"narrow(axis={a}, start={start}, length={length}) is outside extent "
                                f"{self.shape[a]} of shape {list(self.shape)}")
@@ -197,7 +206,7 @@ def _contiguous_strides(shape: Sequence[int]) -> list[int]:
 
 
 def tensor_from_array(device: "Device", array: Any) -> TensorView:
-    arr = np.asarray(array)
+    arr = host_array("device.tensor", array)
     if arr.ndim > MAX_RANK:
         raise BindingError(f"tensor rank {arr.ndim} exceeds the maximum of {MAX_RANK} (shape {list(arr.shape)})")
     if arr.dtype.kind not in "uif" or arr.dtype.itemsize != 4:
@@ -236,7 +245,12 @@ def bind_tensor(where: str, p: N.Param, v: Any, pk: "PreparedKernel") -> tuple[T
             raise BindingError(f"{where}: the kernel writes this tensor, but its buffer is read-only")
     lo, hi = v.element_range()
     physical = buf[lo:hi] if hi > lo else buf[lo:lo]
-    arg = TensorArg(buf.handle, p.ty, v.layout(), buf.length)
+    layout = v.layout()
+    if buf.offset + max(layout) > U32_MAX:  # the layout record is u32 on every backend
+        raise BindingError(f"{where}: a view of shape {list(v.shape)} ({v.numel} elements, strides "
+                               f"{list(v.strides)}) does not fit the u32 layout record kernels see: numel, extents, "
+                               f"strides and offset must each be below 2^32")
+    arg = TensorArg(buf.handle, p.ty, layout, buf.length)
     # the parent buffer's own offset (buffer views) shifts the layout's element offset
     if buf.offset:
         lay = list(arg.layout)

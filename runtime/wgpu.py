@@ -56,6 +56,7 @@ MAX_QUEUED = 256  # eager launches waiting for one command buffer at most
 _BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 1, "OpenGL": 2}
 _TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3}
 _probe_lock = threading.Lock()
+RELEASE_EVERY = 64  # records without a submit between empty submits (WgpuBackend._release_dropped)
 _probe: Optional[list[dict]] = None
 
 
@@ -200,6 +201,7 @@ class WgpuBackend(Backend):
         # the next synchronize, submit, read, write, free or scalar update of one of them
         self._queued: list[Dispatch] = []
         self._late: list = []  # (Dispatch, FaultReport) of flushed launches, for synchronize
+        self._records_unsubmitted = 0  # see _release_dropped
 
     def describe(self) -> str:
         return f"{self.info.get('device', '?')} ({self.info.get('description', '')}) via {self.info.get('backend_type', '?')}"
@@ -260,14 +262,31 @@ class WgpuBackend(Backend):
                 enc = self.device.create_command_encoder()
                 enc.copy_buffer_to_buffer(handle.buffer, lo, self._staging, 0, hi - lo)
                 self.queue.submit([enc.finish()])
-                self._staging.map_sync(wgpu.MapMode.READ, 0, hi - lo)  # waits for all prior work
-                try:
-                    whole = memoryview(self._staging.read_mapped(0, hi - lo, copy=False)).cast("B")
-                    raw = bytes(whole[offset - lo:offset - lo + nbytes])
-                finally:
-                    self._staging.unmap()
+                whole = self._read_back("_staging", 0, hi - lo)  # waits for all prior work
+                raw = whole[offset - lo:offset - lo + nbytes]
             except Exception as e:
                 raise BackendError(f"wgpu: buffer read failed: {e}") from None
+        return raw
+
+    def _read_back(self, attr: str, offset: int, nbytes: int) -> bytes:
+        """Map the MAP_READ buffer `self.<attr>` (which waits for the work before it), copy
+        `nbytes` out and unmap. Interrupted anywhere (Ctrl-C lands in wgpu-py's polling
+        loop), it may stay mapped or mid-map, which breaks every later use: then a fresh
+        buffer of the same size and usage replaces it."""
+        buf = getattr(self, attr)
+        done = False
+        try:
+            buf.map_sync(wgpu.MapMode.READ, offset, max(nbytes, 4))
+            raw = bytes(memoryview(buf.read_mapped(offset, nbytes, copy=False)).cast("B")) if nbytes else b""
+            buf.unmap()
+            done = True
+        finally:
+            if not done:
+                setattr(self, attr, self.device.create_buffer(size=buf.size, usage=buf.usage))
+                try:
+                    buf.destroy()
+                except Exception:
+                    pass
         return raw
 
     # ------------------------------------------------------------ kernels
@@ -407,6 +426,7 @@ class WgpuBackend(Backend):
                 entries.append({"binding": module.grid_binding, "resource": {"buffer": gbuf, "offset": 0, "size": 16}})
             state = _State(variant, None, ubuf, packed, entries, groups=groups)
             self._bind_group(state, k.name)
+            self._release_dropped()
         except GoldyError:
             raise
         except Exception as e:
@@ -429,6 +449,16 @@ class WgpuBackend(Backend):
                 st.bind_group = self.device.create_bind_group(layout=st.variant.layout, entries=entries)
             except Exception as e:
                 raise BackendError(f"wgpu: cannot bind the arguments of kernel `{kname}`: {e}") from None
+
+    def _release_dropped(self) -> None:
+        """wgpu-native frees dropped buffers and bind groups only at a queue submit (polling
+        is not enough), so schemes recorded and dropped without a submit would hold ~3 KB
+        each for good: an empty submit every RELEASE_EVERY records lets them go."""
+        with self._lock:
+            self._records_unsubmitted += 1
+            if self._records_unsubmitted >= RELEASE_EVERY:
+                self._records_unsubmitted = 0
+                self.queue.submit([])
 
     def _grow_faults(self, slots: int) -> None:
         """An error buffer of at least `slots` slots (doubling); bind groups holding the old
@@ -528,6 +558,7 @@ class WgpuBackend(Backend):
             self._late.extend((q[f.dispatch], f) for f in faults or ())
 
     def _submit(self, dispatches: list[Dispatch]) -> Optional[list[FaultReport]]:
+        self._records_unsubmitted = 0
         try:
             for d in dispatches:
                 if d.state is None:
@@ -555,19 +586,13 @@ class WgpuBackend(Backend):
             if not checked:
                 enc.copy_buffer_to_buffer(self._fence_src, 0, self._fence_dst, 0, 4)
                 self.queue.submit([enc.finish()])
-                self._fence_dst.map_sync(wgpu.MapMode.READ)
-                self._fence_dst.unmap()
+                self._read_back("_fence_dst", 0, 0)
                 return None
             # all error words in one copy; mapping them waits for the whole submission
-            read = self._fault_read
-            assert read is not None
-            enc.copy_buffer_to_buffer(self._faults, 0, read, 0, used)
+            assert self._fault_read is not None
+            enc.copy_buffer_to_buffer(self._faults, 0, self._fault_read, 0, used)
             self.queue.submit([enc.finish()])
-            read.map_sync(wgpu.MapMode.READ, 0, used)
-            try:
-                raw = bytes(read.read_mapped(0, used, copy=False))
-            finally:
-                read.unmap()
+            raw = self._read_back("_fault_read", 0, used)
         except GoldyError:
             raise
         except Exception as e:

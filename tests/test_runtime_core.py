@@ -185,9 +185,11 @@ def test_empty_and_oversized_grids(mod, dev):
     args = (dev.buffer(rnd(4)), dev.buffer(rnd(4)), 1.0)
     expect_error(s, gi.GridError, r"over_1d\(0\).* is an empty grid", lambda: k.record(s, "n", *args).over_1d(0))
     expect_error(s, gi.GridError, r"groups \(1, 0, 1\) is an empty grid", lambda: k.record(s, "n", *args).groups((1, 0, 1)))
-    too_many = dev.limits.max_workgroups[0] + 1
-    expect_error(s, gi.GridError, r"workgroups along axis x exceed .* max_workgroups\[0\]",
-                 lambda: k.record(s, "n", *args).groups((too_many, 1, 1)))
+    too_many = dev.limits.max_workgroups[1] + 1  # along y: 1-thread rows, so below 2^32 threads
+    expect_error(s, gi.GridError, r"workgroups along axis y exceed .* max_workgroups\[1\]",
+                 lambda: k.record(s, "n", *args).groups((1, too_many, 1)))
+    expect_error(s, gi.GridError, r"is u32: at most 2\^32 threads along each axis",  # x: 2^31 groups of 64
+                 lambda: k.record(s, "n", *args).groups((dev.limits.max_workgroups[0] + 1, 1, 1)))
 
 
 def test_struct_buffers_use_gpu_layout(mod, dev):

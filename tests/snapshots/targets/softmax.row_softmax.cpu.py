@@ -31,7 +31,7 @@ def k_row_softmax(G, R, F):
     m1 = rt.m_and(None, _t1)
     if rt.m_any(m1):
         # line 9: assign
-        v_softmax1_x = rt.sel(m1, rt.ld(p_x, (v_softmax1_base + G.lid_x)), v_softmax1_x)
+        v_softmax1_x = rt.sel(m1, rt.ld(p_x, (v_softmax1_base + G.lid_x), (F, 0, m1, ())), v_softmax1_x)
     # line 9: let
     v_softmax1_lane_max = v_softmax1_x
     # line 9: for
@@ -49,7 +49,7 @@ def k_row_softmax(G, R, F):
             # line 9: let
             v_softmax1_t = ((v_softmax1_j * U256) + G.lid_x)
             # line 9: assign
-            v_softmax1_lane_max = rt.sel(m4, rt.fmax(v_softmax1_lane_max, rt.ld(p_x, (v_softmax1_base + v_softmax1_t))), v_softmax1_lane_max)
+            v_softmax1_lane_max = rt.sel(m4, rt.fmax(v_softmax1_lane_max, rt.ld(p_x, (v_softmax1_base + v_softmax1_t), (F, 1, m4, ()))), v_softmax1_lane_max)
         v_softmax1_j = rt.sel(m2, v_softmax1_j + U1, v_softmax1_j)
         m2 = rt.m_and(m2, v_softmax1_j < _t2)
     # line 9: let
@@ -82,37 +82,41 @@ def k_row_softmax(G, R, F):
             # line 9: let
             v_softmax1_t_2 = ((v_softmax1_j_2 * U256) + G.lid_x)
             # line 9: assign
-            v_softmax1_lane_sum = rt.sel(m8, (v_softmax1_lane_sum + rt.exp((rt.ld(p_x, (v_softmax1_base + v_softmax1_t_2)) - v_softmax1_max))), v_softmax1_lane_sum)
+            _t8 = (v_softmax1_lane_sum + rt.exp((rt.ld(p_x, (v_softmax1_base + v_softmax1_t_2), (F, 2, m8, ())) - v_softmax1_max)))
+            v_softmax1_lane_sum = rt.sel(m8, _t8, v_softmax1_lane_sum)
         v_softmax1_j_2 = rt.sel(m6, v_softmax1_j_2 + U1, v_softmax1_j_2)
         m6 = rt.m_and(m6, v_softmax1_j_2 < _t6)
     # line 9: let
     v_softmax1_sum = F0_0
     # line 9: reduce
-    _t8 = rt.reduce(w_scratch, G, 256, v_softmax1_lane_sum, None, np.add, False)
-    v_softmax1_sum = _t8
+    _t9 = rt.reduce(w_scratch, G, 256, v_softmax1_lane_sum, None, np.add, False)
+    v_softmax1_sum = _t9
     # line 9: if
-    _t9 = (G.lid_x < v_softmax1_count)
-    m9 = rt.m_and(None, _t9)
+    _t10 = (G.lid_x < v_softmax1_count)
+    m9 = rt.m_and(None, _t10)
     if rt.m_any(m9):
         # line 9: store
-        rt.st(p_x, (v_softmax1_base + G.lid_x), (v_softmax1_e / v_softmax1_sum), m9)
+        _t11 = (v_softmax1_e / v_softmax1_sum)
+        rt.st(p_x, (v_softmax1_base + G.lid_x), _t11, m9, (F, 3, m9, ()))
     # line 9: for
-    _t10 = v_softmax1_tiles
+    _t12 = v_softmax1_tiles
     v_softmax1_j_3 = U1
-    m10 = rt.m_and(None, v_softmax1_j_3 < _t10)
+    m10 = rt.m_and(None, v_softmax1_j_3 < _t12)
     while True:
         if not rt.m_any(m10):
             break
         m11 = m10
         # line 9: if
-        _t11 = (G.lid_x < (v_softmax1_count - (v_softmax1_j_3 * U256)))
-        m12 = rt.m_and(m11, _t11)
+        _t13 = (G.lid_x < (v_softmax1_count - (v_softmax1_j_3 * U256)))
+        m12 = rt.m_and(m11, _t13)
         if rt.m_any(m12):
             # line 9: let
             v_softmax1_t_3 = ((v_softmax1_j_3 * U256) + G.lid_x)
             # line 9: store
-            rt.st(p_x, (v_softmax1_base + v_softmax1_t_3), (rt.exp((rt.ld(p_x, (v_softmax1_base + v_softmax1_t_3)) - v_softmax1_max)) / v_softmax1_sum), m12)
+            _t14 = (rt.exp((rt.ld(p_x, (v_softmax1_base + v_softmax1_t_3), (F, 4, m12, ())) - v_softmax1_max)) / v_softmax1_sum)
+            _t15 = _t14
+            rt.st(p_x, (v_softmax1_base + v_softmax1_t_3), _t15, m12, (F, 5, m12, ()))
         v_softmax1_j_3 = rt.sel(m10, v_softmax1_j_3 + U1, v_softmax1_j_3)
-        m10 = rt.m_and(m10, v_softmax1_j_3 < _t10)
+        m10 = rt.m_and(m10, v_softmax1_j_3 < _t12)
     # line 9: barrier
     pass  # workgroup_barrier: statements run in lock step, writes are visible

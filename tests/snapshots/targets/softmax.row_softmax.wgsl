@@ -11,6 +11,7 @@ struct gi_Uniforms {
 
 @group(0) @binding(0) var<storage, read_write> x: array<f32>;
 @group(0) @binding(1) var<uniform> gi_u: gi_Uniforms;
+@group(0) @binding(2) var<storage, read_write> gi_faults: array<atomic<u32>, 8>;
 var<workgroup> scratch: array<f32, 256>;
 
 // Float operations as Rust rounds them. Drivers may rewrite float algebra (fuse a * b + c,
@@ -24,9 +25,28 @@ fn gi_shr_u32(a: u32, b: u32) -> u32 {
     return t2;
 }
 
-fn gi_load_x(i: u32) -> f32 {
-    if (i < gi_u.gi_len_x) { return x[gi_u.gi_off_x + i]; }
-    return f32();
+// A failed trapping check (ir/checks.py site): the first failure of the dispatch takes the
+// flag (a weak compare-exchange may fail spuriously, hence the loop) and then writes the
+// site, the index, the length it was checked against and the y of a texel. The caller
+// suppresses the access and the thread carries on.
+fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
+    loop {
+        let r = atomicCompareExchangeWeak(&gi_faults[0], 0u, 1u);
+        if (r.exchanged) { break; }
+        if (r.old_value != 0u) { return; }
+    }
+    atomicStore(&gi_faults[1], site);
+    atomicStore(&gi_faults[2], index);
+    atomicStore(&gi_faults[3], length);
+    atomicStore(&gi_faults[4], index_y);
+}
+
+fn gi_checked_load_x(i: u32, site: u32) -> f32 {
+    if (!(i < gi_u.gi_len_x)) {
+        gi_fault(site, i, gi_u.gi_len_x, 0u);
+        return f32();
+    }
+    return x[gi_u.gi_off_x + i];
 }
 
 // ir/rules.py `max_f32`: f32::max: a NaN operand yields the other
@@ -170,10 +190,6 @@ fn gi_exp_f32(x: f32) -> f32 {
     return t72;
 }
 
-fn gi_store_x(i: u32, v: f32) {
-    if (i < gi_u.gi_len_x) { x[gi_u.gi_off_x + i] = v; }
-}
-
 // Correctly rounded f32 division (round to nearest even, subnormals kept), by long
 // division of the significands: WGSL only promises 2.5 ulp for `/`.
 fn gi_fdiv_f32(a: f32, b: f32) -> f32 {
@@ -221,6 +237,14 @@ fn gi_fdiv_f32(a: f32, b: f32) -> f32 {
     return bitcast<f32>(sign | ((u32(max(e, 1i) - 1i) << 23u) + kept));
 }
 
+fn gi_checked_store_x(i: u32, v: f32, site: u32) {
+    if (!(i < gi_u.gi_len_x)) {
+        gi_fault(site, i, gi_u.gi_len_x, 0u);
+        return;
+    }
+    x[gi_u.gi_off_x + i] = v;
+}
+
 @compute @workgroup_size(256, 1, 1)
 fn row_softmax(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(workgroup_id) gi_workgroup_id: vec3<u32>) {
     let cols: u32 = gi_u.cols;
@@ -231,25 +255,26 @@ fn row_softmax(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(wo
     let softmax1_tiles: u32 = gi_shr_u32(softmax1_count, 8u) + select(0u, 1u, (softmax1_count & 255u) != 0u);
     var softmax1_x: f32 = -1e+30f;
     if (softmax1_lane < softmax1_count) {
-        softmax1_x = gi_load_x(softmax1_base + softmax1_lane);
+        softmax1_x = gi_checked_load_x(softmax1_base + softmax1_lane, 0u);
     }
     var softmax1_lane_max: f32 = softmax1_x;
     let gi_end1: u32 = softmax1_tiles;
     for (var softmax1_j: u32 = 1u; softmax1_j < gi_end1; softmax1_j = softmax1_j + 1u) {
         if (softmax1_lane < (softmax1_count - (softmax1_j * 256u))) {
             let softmax1_t: u32 = (softmax1_j * 256u) + softmax1_lane;
-            softmax1_lane_max = gi_max_f32(softmax1_lane_max, gi_load_x(softmax1_base + softmax1_t));
+            softmax1_lane_max = gi_max_f32(softmax1_lane_max, gi_checked_load_x(softmax1_base + softmax1_t, 1u));
         }
     }
     var softmax1_max: f32;
-    gi_store_scratch(softmax1_lane, softmax1_lane_max);
+    let max1_lane: u32 = gi_local_id.x;
+    gi_store_scratch(max1_lane, softmax1_lane_max);
     storageBarrier();
     workgroupBarrier();
     let gi_end2: u32 = 8u;
-    for (var max2_level: u32 = 0u; max2_level < gi_end2; max2_level = max2_level + 1u) {
-        let max2_step: u32 = gi_shl_u32(1u, max2_level);
-        if ((softmax1_lane & (gi_shl_u32(max2_step, 1u) - 1u)) == 0u) {
-            gi_store_scratch(softmax1_lane, gi_max_f32(gi_load_scratch(softmax1_lane), gi_load_scratch(softmax1_lane + max2_step)));
+    for (var max1_level: u32 = 0u; max1_level < gi_end2; max1_level = max1_level + 1u) {
+        let max1_step: u32 = gi_shl_u32(1u, max1_level);
+        if ((max1_lane & (gi_shl_u32(max1_step, 1u) - 1u)) == 0u) {
+            gi_store_scratch(max1_lane, gi_max_f32(gi_load_scratch(max1_lane), gi_load_scratch(max1_lane + max1_step)));
         }
         storageBarrier();
         workgroupBarrier();
@@ -266,18 +291,19 @@ fn row_softmax(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(wo
     for (var softmax1_j_2: u32 = 1u; softmax1_j_2 < gi_end3; softmax1_j_2 = softmax1_j_2 + 1u) {
         if (softmax1_lane < (softmax1_count - (softmax1_j_2 * 256u))) {
             let softmax1_t_2: u32 = (softmax1_j_2 * 256u) + softmax1_lane;
-            softmax1_lane_sum = gi_fadd_f32(softmax1_lane_sum, gi_exp_f32(gi_fsub_f32(gi_load_x(softmax1_base + softmax1_t_2), softmax1_max)));
+            softmax1_lane_sum = gi_fadd_f32(softmax1_lane_sum, gi_exp_f32(gi_fsub_f32(gi_checked_load_x(softmax1_base + softmax1_t_2, 2u), softmax1_max)));
         }
     }
     var softmax1_sum: f32;
-    gi_store_scratch(softmax1_lane, softmax1_lane_sum);
+    let sum2_lane: u32 = gi_local_id.x;
+    gi_store_scratch(sum2_lane, softmax1_lane_sum);
     storageBarrier();
     workgroupBarrier();
     let gi_end4: u32 = 8u;
-    for (var sum3_level: u32 = 0u; sum3_level < gi_end4; sum3_level = sum3_level + 1u) {
-        let sum3_step: u32 = gi_shl_u32(1u, sum3_level);
-        if ((softmax1_lane & (gi_shl_u32(sum3_step, 1u) - 1u)) == 0u) {
-            gi_store_scratch(softmax1_lane, gi_fadd_f32(gi_load_scratch(softmax1_lane), gi_load_scratch(softmax1_lane + sum3_step)));
+    for (var sum2_level: u32 = 0u; sum2_level < gi_end4; sum2_level = sum2_level + 1u) {
+        let sum2_step: u32 = gi_shl_u32(1u, sum2_level);
+        if ((sum2_lane & (gi_shl_u32(sum2_step, 1u) - 1u)) == 0u) {
+            gi_store_scratch(sum2_lane, gi_fadd_f32(gi_load_scratch(sum2_lane), gi_load_scratch(sum2_lane + sum2_step)));
         }
         storageBarrier();
         workgroupBarrier();
@@ -286,13 +312,13 @@ fn row_softmax(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(wo
     storageBarrier();
     workgroupBarrier();
     if (softmax1_lane < softmax1_count) {
-        gi_store_x(softmax1_base + softmax1_lane, gi_fdiv_f32(softmax1_e, softmax1_sum));
+        gi_checked_store_x(softmax1_base + softmax1_lane, gi_fdiv_f32(softmax1_e, softmax1_sum), 3u);
     }
     let gi_end5: u32 = softmax1_tiles;
     for (var softmax1_j_3: u32 = 1u; softmax1_j_3 < gi_end5; softmax1_j_3 = softmax1_j_3 + 1u) {
         if (softmax1_lane < (softmax1_count - (softmax1_j_3 * 256u))) {
             let softmax1_t_3: u32 = (softmax1_j_3 * 256u) + softmax1_lane;
-            gi_store_x(softmax1_base + softmax1_t_3, gi_fdiv_f32(gi_exp_f32(gi_fsub_f32(gi_load_x(softmax1_base + softmax1_t_3), softmax1_max)), softmax1_sum));
+            let gi_v6: f32 = gi_fdiv_f32(gi_exp_f32(gi_fsub_f32(gi_checked_load_x(softmax1_base + softmax1_t_3, 4u), softmax1_max)), softmax1_sum); gi_checked_store_x(softmax1_base + softmax1_t_3, gi_v6, 5u);
         }
     }
     storageBarrier();
