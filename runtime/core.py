@@ -1232,10 +1232,10 @@ class Scheme:
             raise GridError(f"kernel `{rb.pk.name}`: record(scheme, {rb.label!r}, ...) has no grid call, so nothing "
                             f"was recorded for it; finish it with .over_1d(n), .over_2d(w, h), .over_3d(w, h, d), "
                             f".over_tensor(view) or .groups((x, y, z)) before submit()")
-        live = (self._version, self.device._frees)
         with self._lock:
             entries = self._specialized(self._entries())
             with self.device._using() as backend:  # frees and closes wait for the submit
+                live = (self._version, self.device._frees)  # read under the lock: a free counts first
                 if live != self._live_at:  # wgpu aborts on a destroyed buffer
                     for n in self.nodes:
                         _refuse_freed(n.keep, f"node {n.index} ({n.label!r}, kernel `{n.kernel.name}`)")

@@ -81,7 +81,7 @@ def iteration_blocks(start, end, inclusive: bool, dtype, G) -> Iterator[np.ndarr
 def accumulate(acc, terms, count: int):
     """`acc + terms[0] + terms[1] + ...`, each add rounded to f32, left to right per lane:
     one add per iteration over a row of lanes where the terms are iteration-major (as
-    `ld_span` gives them) or the lanes many (then copied so, a cache-sized block of lanes
+    `rt.ld_span` gives them) or the lanes many (then copied so, a cache-sized block of lanes
     at a time); otherwise `np.add.accumulate` along the iterations."""
     terms = np.asarray(terms, dtype=np.float32)
     if terms.ndim < 3:  # a term not reading the loop variable: the same every iteration
@@ -115,7 +115,7 @@ def accumulate(acc, terms, count: int):
 
 def span_base(index: N.Expr, var: str) -> Optional[N.Expr]:
     """`b` where a load index is `b + var` or `var + b` (u32, `b` not reading `var`): the
-    load then reads a run of consecutive elements per lane (`ld_span`)."""
+    load then reads a run of consecutive elements per lane (`rt.ld_span`)."""
     if not (isinstance(index, N.Binary) and index.op == "add" and index.ty == "u32" and index.check < 0):
         return None
     for here, other in ((index.rhs, index.lhs), (index.lhs, index.rhs)):
@@ -123,43 +123,3 @@ def span_base(index: N.Expr, var: str) -> Optional[N.Expr]:
                 not any(isinstance(x, N.Var) and x.name == var for x in N.walk_expr(other)):
             return other
     return None
-
-
-def ld_span(a: np.ndarray, base, J: np.ndarray, chk=None):
-    """`a[base + J]` (rt.ld's meaning) for lane-invariant-in-J `base` (u32, (W, S)) and an
-    iteration block J (k, 1, 1). Where `base` steps by a constant d >= 0 from lane to lane
-    (row-major GEMV rows: base = i * n), the in-range lanes are copied from a strided view
-    of `a` (no index arrays, no gather); the lanes past the end go through rt.ld's rules
-    (0, and a trap on active lanes)."""
-    from .rt import ld, _trap
-    if np.ndim(base) != 2 or base.dtype != np.uint32 or a.ndim != 1:
-        return ld(a, base + J, chk)
-    flat = base.reshape(-1)
-    size, k, n, j0 = flat.size, J.shape[0], a.shape[0], int(J[0, 0, 0])
-    b0 = int(flat[0])
-    d = int(flat[1]) - b0 if size > 1 else 0
-    if d < 0 or not np.array_equal(flat, b0 + d * np.arange(size, dtype=np.int64)):
-        return ld(a, base + J, chk)
-    first = b0 + j0  # element of lane 0 at J[0]; lane l's run is [first + d*l, first + d*l + k)
-    if first + k > n:
-        good = 0
-    else:
-        good = size if d == 0 else min(size, (n - k - first) // d + 1)
-    isz = a.itemsize
-    out = np.empty((k, size), a.dtype)  # iteration-major, as `accumulate` adds it
-    if good:
-        src = np.lib.stride_tricks.as_strided(a[first:], shape=(k, good), strides=(isz, d * isz), writeable=False)
-        for l0 in range(0, good, LANE_BLOCK):  # a transposing copy, a cache-sized block of lanes at a time
-            out[:, l0:min(good, l0 + LANE_BLOCK)] = src[:, l0:l0 + LANE_BLOCK]
-    if good == size:
-        return out.reshape((k,) + base.shape)
-    idx = flat[good:].reshape(1, -1) + J.reshape(k, 1)  # u32 wraps as the SIMT form does
-    out[:, good:] = a.take(idx, mode="clip") if n else 0
-    bad = idx >= n
-    if bad.any():
-        out[:, good:][bad] = 0
-        if chk is not None:
-            whole = np.zeros((k, size), bool)
-            whole[:, good:] = bad
-            _trap(chk, whole.reshape((k,) + base.shape), base + J, n)
-    return out.reshape((k,) + base.shape)

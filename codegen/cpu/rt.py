@@ -17,7 +17,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .loops import accumulate, iteration_blocks, ld_span, uniform_trips  # noqa: F401 (reduction loops in one pass)
+from .loops import LANE_BLOCK, accumulate, iteration_blocks, uniform_trips  # noqa: F401 (reduction loops in one pass)
 from .math import evaluate as evaluate_math, evaluate_rule
 
 TRUE = np.True_
@@ -845,3 +845,42 @@ def cmp_lin(G: Geometry, n, op: str):
 
 
 _CMP = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal}
+
+
+def ld_span(a: np.ndarray, base, J: np.ndarray, chk=None):
+    """`a[base + J]` (rt.ld's meaning) for lane-invariant-in-J `base` (u32, (W, S)) and an
+    iteration block J (k, 1, 1). Where `base` steps by a constant d >= 0 from lane to lane
+    (row-major GEMV rows: base = i * n), the in-range lanes are copied from a strided view
+    of `a` (no index arrays, no gather); the lanes past the end go through rt.ld's rules
+    (0, and a trap on active lanes)."""
+    if np.ndim(base) != 2 or base.dtype != np.uint32 or a.ndim != 1:
+        return ld(a, base + J, chk)
+    flat = base.reshape(-1)
+    size, k, n, j0 = flat.size, J.shape[0], a.shape[0], int(J[0, 0, 0])
+    b0 = int(flat[0])
+    d = int(flat[1]) - b0 if size > 1 else 0
+    if d < 0 or not np.array_equal(flat, b0 + d * np.arange(size, dtype=np.int64)):
+        return ld(a, base + J, chk)
+    first = b0 + j0  # element of lane 0 at J[0]; lane l's run is [first + d*l, first + d*l + k)
+    if first + k > n:
+        good = 0
+    else:
+        good = size if d == 0 else min(size, (n - k - first) // d + 1)
+    isz = a.itemsize
+    out = np.empty((k, size), a.dtype)  # iteration-major, as `accumulate` adds it
+    if good:
+        src = np.lib.stride_tricks.as_strided(a[first:], shape=(k, good), strides=(isz, d * isz), writeable=False)
+        for l0 in range(0, good, LANE_BLOCK):  # a transposing copy, a cache-sized block of lanes at a time
+            out[:, l0:min(good, l0 + LANE_BLOCK)] = src[:, l0:l0 + LANE_BLOCK]
+    if good == size:
+        return out.reshape((k,) + base.shape)
+    idx = flat[good:].reshape(1, -1) + J.reshape(k, 1)  # u32 wraps as the SIMT form does
+    out[:, good:] = a.take(idx, mode="clip") if n else 0
+    bad = idx >= n
+    if bad.any():
+        out[:, good:][bad] = 0
+        if chk is not None:
+            whole = np.zeros((k, size), bool)
+            whole[:, good:] = bad
+            _trap(chk, whole.reshape((k,) + base.shape), base + J, n)
+    return out.reshape((k,) + base.shape)
