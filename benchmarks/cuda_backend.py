@@ -431,7 +431,8 @@ def main() -> int:
         if not lanes:
             for nd in scheme.nodes:
                 nd.dispatch.state.lanes = False
-        scheme.submit()
+        scheme.submit(wait=False)  # an asynchronous submit goes through the scheme's graph (a waiting
+        dev.synchronize()          # one-node submit launches directly and builds none)
         g = b._graphs[tuple(id(nd.dispatch) for nd in scheme.nodes)]
         assert g.faults is None or g.faults.clean  # steady state: no clearing before a launch
         return (lambda: b._enqueue(g)), scheme
