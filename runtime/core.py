@@ -1193,8 +1193,9 @@ class Scheme:
         if self._specialize is None:
             from .specialization import specialization_mode
             self._specialize = specialization_mode(None)
-        if self._spec is None:
-            if self._specialize == "off":
+        if self._spec is None:  # nothing to bake (the default bakes #[fact] scalars only): no Specializer
+            if self._specialize == "off" or (self._specialize == "facts" and not any(
+                    p.fact for n in entries for p in n.kernel.ir.params)):
                 return entries
             from .specialization import Specializer
             self._spec = Specializer(self)
