@@ -185,6 +185,8 @@ class StatementLowering(LowererState):
             self.locals[ir] = ty
             if pat_name:
                 self.scopes[-1][pat_name] = Binding(ir, ty, mut, "local", decl, flexible, self.span(pat))
+                if flexible:
+                    self.flexible_locals[ir] = self.scopes[-1][pat_name]
             return ir
 
         if vnode is not None and vnode.type == "call_expression":
@@ -240,6 +242,8 @@ class StatementLowering(LowererState):
         if expected is not None and flexible:
             self.hint(value, expected)  # `let b = a + 1;` with `b` wanted as u32: so is `a`
         ir = declare(value.ty, flexible and declared_ty is None)
+        if flexible and declared_ty is None:  # for _lower_kernel's closure of the hints
+            self.hint_edges[decl] = [b.decl for b in self.hinted_by(value, None)]
         return [N.Let(sp, ir, value.ty, value, mut)]
 
     def poison(self, pat) -> list[N.Stmt]:
@@ -546,6 +550,8 @@ class StatementLowering(LowererState):
             self.scopes[-1][ident(pat)] = (
                 Binding(name, rng_type[0], False, "local", pat.start_byte, flexible, self.span(pat)) if rng_type
                 else Binding(name, "", False, "poisoned"))  # still check the body
+            if flexible:
+                self.flexible_locals[name] = self.scopes[-1][ident(pat)]
         body = self.lower_loop_body(node.child_by_field_name("body"))
         self.close_scope()
         if rng_type is None:
