@@ -10,7 +10,7 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 
 from . import dialect as D
-from .state import CATEGORY_WORDS, Binding, LowererState, diverges, read_write_help
+from .state import CATEGORY_WORDS, MAX_LOOP_DEPTH, Abort, Binding, LowererState, diverges, read_write_help
 from .consts import lower_size
 from .syntax import Region, ident, named, node_text
 
@@ -532,6 +532,13 @@ class StatementLowering(LowererState):
         after it (conservative for `loop`, which runs at least once)."""
         before = self.flow()
         self.loop_depth += 1
+        if self.loop_depth > MAX_LOOP_DEPTH:
+            at = block if block is not None else self.fn
+            self.error("G0040", "loops are nested too deeply", self.ctx.source.span(at.start_byte, at.start_byte + 1),
+                       f"more than {MAX_LOOP_DEPTH} loops deep",
+                       ["merge nested loops (iterate over a combined index range) or move the inner work "
+                        "into fewer levels"])
+            raise Abort()
         body = self.lower_block(block)
         self.loop_depth -= 1
         self.set_flow(self.join(before, self.flow()))

@@ -20,6 +20,7 @@ from .syntax import named, node_text
 # Nesting levels (expressions and blocks) a kernel may use. Real kernels need ~20; the
 # bound keeps lowering, the verifier and every emitter far from Python's recursion limit.
 MAX_DEPTH = 100
+MAX_LOOP_DEPTH = 16  # loops inside loops: the CPU form is Python, whose compiler allows 20 nested loop blocks
 MAX_KERNEL_ERRORS = 100  # then the kernel's lowering stops: bounded work on hopeless input
 
 
