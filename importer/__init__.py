@@ -23,6 +23,7 @@ from .divergence import divergence_diagnostics
 from .lints import lint_diagnostics
 from .lower import Context, KernelLowerer, _text
 from .poot import PootLowerer, is_kernel_attribute
+from .syntax import ident
 
 __all__ = ["ImportResult", "import_source", "import_file", "Diagnostic", "render_human", "render_json", "CODES"]
 
@@ -101,14 +102,14 @@ def import_source(source: Union[str, bytes], filename: str = "<input>") -> Impor
         name_node = node.child_by_field_name("name")
         if name_node is not None:
             start = min([a.start_byte for a in attrs] + [node.start_byte])
-            first = regions.get(_text(name_node), (start, node.end_byte))
-            regions[_text(name_node)] = (min(first[0], start), max(first[1], node.end_byte))
+            first = regions.get(ident(name_node), (start, node.end_byte))
+            regions[ident(name_node)] = (min(first[0], start), max(first[1], node.end_byte))
         if _overlaps(node, bad_regions):
             continue  # its syntax errors are reported; lowering it would only add noise
         name_node = node.child_by_field_name("name")
         if name_node is None:
             continue
-        name = _text(name_node)
+        name = ident(name_node)
         if name in seen:
             diags.append(Diagnostic("G0036", f"kernel `{name}` is defined twice", filename,
                                     [Label(src.span(name_node.start_byte, name_node.end_byte), "second definition"),

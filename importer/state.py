@@ -139,7 +139,7 @@ class LowererState:
         self.loop_depth = 0
         self.pre: list[N.Stmt] = []  # statements hoisted out of the expression being lowered
         self.tmp_counter = 0
-        self.name = node_text(fn_node.child_by_field_name("name"))
+        self.name = node_text(fn_node.child_by_field_name("name")).removeprefix("r#")  # `fn r#loop` is `loop`
         self.wg_size = (64, 1, 1)
         self.returns_value = False  # `-> T` reported: a tail value needs no second error
         self.effect_root: Optional[tuple[int, int]] = None  # see set_root
