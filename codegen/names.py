@@ -174,6 +174,7 @@ WGSL = Target("wgsl", _words(_WGSL_KEYWORDS) | _words(_WGSL_RESERVED) | _words(_
 # ---------------------------------------------------------------- Slang
 
 _SLANG_KEYWORDS = """
+operator template typename friend virtual explicit mutable
 break case cbuffer tbuffer class const continue default discard do else enum extern false
 for if in inout out interface let var namespace return static struct switch this This true
 typedef typealias uniform while import module public private internal export extension
