@@ -26,6 +26,7 @@ __all__ = ["Target", "Namer", "WGSL", "SLANG", "PTX", "PYTHON", "CPU", "ascii_id
            "field_namer"]
 
 _ASCII_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_NOT_IDENT_CHAR = re.compile(r"[^A-Za-z0-9_]")
 
 
 def ascii_ident(name: str) -> str:
@@ -96,6 +97,10 @@ class Namer:
         t = self.target
         if t.ascii or not name.isidentifier() or unicodedata.normalize("NFKC", name) != name:
             name = ascii_ident(name)
+        # what no suffix can make safe (a raw `r#loop` that reached here, a leading digit)
+        name = _NOT_IDENT_CHAR.sub(lambda m: f"_u{ord(m.group()):x}_", name)
+        if not name or name[0].isdigit():
+            name = (t.lead or "u") + name
         if t.prefixes and name.startswith(t.prefixes):
             name = t.lead + name
         return name
@@ -147,7 +152,8 @@ noperspective null nullptr of operator package packoffset partition pass patch p
 precision premerge priv protected pub public readonly ref regardless register reinterpret_cast require
 resource restrict self set shared sizeof smooth snorm static static_assert static_cast std subroutine
 super target template this thread_local throw trait try type typedef typeid typename typeof union unless
-unorm unsafe unsized use using varying virtual volatile wgsl where with writeonly yield"""
+unorm unsafe unsized use using varying virtual volatile wgsl where with writeonly yield
+namespace new nil"""  # the last three: naga reserves them too (found by probing it)
 # Predeclared types and built-in functions: shadowing them would break generated code.
 _WGSL_PREDECLARED = """bool f16 f32 i32 u32 vec2 vec3 vec4 mat2x2 mat2x3 mat2x4 mat3x2 mat3x3 mat3x4 mat4x2 mat4x3
 mat4x4 array atomic ptr sampler sampler_comparison texture_1d texture_2d texture_2d_array texture_3d
@@ -168,6 +174,7 @@ WGSL = Target("wgsl", _words(_WGSL_KEYWORDS) | _words(_WGSL_RESERVED) | _words(_
 # ---------------------------------------------------------------- Slang
 
 _SLANG_KEYWORDS = """
+operator template typename friend virtual explicit mutable
 break case cbuffer tbuffer class const continue default discard do else enum extern false
 for if in inout out interface let var namespace return static struct switch this This true
 typedef typealias uniform while import module public private internal export extension

@@ -204,9 +204,12 @@ def _emit(target: str, kernels) -> str:
         fn = getattr(importlib.import_module(mod_name), fn_name)
     except (ImportError, AttributeError):
         raise GoldyError(f"the {target} emitter is not available in this build") from None
+    from goldy_import.codegen.validate import validate
     out = []
     for k in kernels:
-        out.append(fn(k).rstrip("\n") + "\n")
+        text = fn(k)
+        validate(target, k, text)  # ptxas, naga, slangc, compile() where installed: no exit 0 for invalid code
+        out.append(text.rstrip("\n") + "\n")
     sep = {"ptx": "\n", "wgsl": "\n", "slang": "\n", "cpu": "\n"}[target]
     return sep.join(out)
 

@@ -65,11 +65,21 @@ def module_from_kernels(kernels_ir: list[N.Kernel], source_file: str, source_has
     mod = KernelModule(kernels=kernels, structs=structs, result=result,
                        source_file=source_file, source_hash=source_hash)
     for name, st in structs.items():
-        if name not in kernels:
+        if name not in kernels and _free(name):
             setattr(mod, name, st)
     for name, cls in kernels.items():
-        setattr(mod, name, cls)
+        if _free(name):
+            setattr(mod, name, cls)
     return mod
+
+
+_OWN_ATTRIBUTES = frozenset({"kernels", "structs", "result", "source_file", "source_hash"})
+
+
+def _free(name: str) -> bool:
+    """A kernel or struct named like the module's own attributes (`result`, `__dict__`) is
+    reachable only through `mod.kernels` / `mod.structs`: it must not replace them."""
+    return name not in _OWN_ATTRIBUTES and not hasattr(KernelModule, name)
 
 
 def _stem(path: str) -> str:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import itertools
 import os
 from typing import Optional, Union
 
@@ -22,6 +24,7 @@ from .divergence import divergence_diagnostics
 from .lints import lint_diagnostics
 from .lower import Context, KernelLowerer, _text
 from .poot import PootLowerer, is_kernel_attribute
+from .syntax import ident
 
 __all__ = ["ImportResult", "import_source", "import_file", "Diagnostic", "render_human", "render_json", "CODES"]
 
@@ -45,7 +48,7 @@ def import_source(source: Union[str, bytes], filename: str = "<input>") -> Impor
     tree = parser.parse(data)
     root = tree.root_node
 
-    bad_regions = _syntax_errors(root, src, diags)
+    bad_regions = _Regions(_syntax_errors(root, src, diags))
     items = _items(root)
     fn_names = {_text(n) for n, _a, _d in items if n.type == "function_item"
                 for n in [n.child_by_field_name("name")] if n is not None}
@@ -64,14 +67,14 @@ def import_source(source: Union[str, bytes], filename: str = "<input>") -> Impor
         name_node = node.child_by_field_name("name")
         if name_node is not None:
             start = min([a.start_byte for a in attrs] + [node.start_byte])
-            first = regions.get(_text(name_node), (start, node.end_byte))
-            regions[_text(name_node)] = (min(first[0], start), max(first[1], node.end_byte))
+            first = regions.get(ident(name_node), (start, node.end_byte))
+            regions[ident(name_node)] = (min(first[0], start), max(first[1], node.end_byte))
         if _overlaps(node, bad_regions):
             continue  # its syntax errors are reported; lowering it would only add noise
         name_node = node.child_by_field_name("name")
         if name_node is None:
             continue
-        name = _text(name_node)
+        name = ident(name_node)
         if name in seen:
             diags.append(Diagnostic("G0036", f"kernel `{name}` is defined twice", filename,
                                     [Label(src.span(name_node.start_byte, name_node.end_byte), "second definition"),
@@ -103,9 +106,10 @@ def import_source(source: Union[str, bytes], filename: str = "<input>") -> Impor
 def _lower_kernel(ctx: Context, node, attr, doc: str, lowerer: type[KernelLowerer] = KernelLowerer):
     """Lower once; if untyped-literal locals turned out to be wanted as another integer
     type (`let mut acc = 0; acc += xs[i];` with u32 `xs`), lower again with those types.
-    Each pass only adds hints, so this ends after at most one pass per such local."""
+    A hint reaches the locals a `let` is built from at once (`let b = a + 1;`: `a` too), so a
+    chain of n such `let`s settles in one more pass, not n. Each pass only adds hints."""
     hints: dict[int, str] = {}
-    while True:
+    for passes in itertools.count(1):
         lw = lowerer(ctx, node, attr, doc, hints)
         try:
             kernel = lw.lower()
@@ -120,7 +124,20 @@ def _lower_kernel(ctx: Context, node, attr, doc: str, lowerer: type[KernelLowere
                            ["please report this with the kernel's source"])
             return None, [d]
         fresh = {k: v for k, v in lw.new_hints.items() if k not in hints}
-        if not fresh or len(hints) > MAX_HINT_PASSES:
+        todo = list(fresh)
+        while todo:  # close over the `let`s each hinted local is built from
+            decl = todo.pop()
+            for src in lw.hint_edges.get(decl, ()):
+                if src not in hints and src not in fresh:
+                    fresh[src] = fresh[decl]
+                    todo.append(src)
+        if not fresh:
+            return kernel, lw.diags
+        if passes > MAX_HINT_PASSES:
+            errors = [d for d in lw.diags if d.severity == "error"]
+            if errors:
+                errors[0].notes.append(f"type inference of untyped integer literals stopped after {passes} passes "
+                                       "without settling; give the literals a type (`0u32`) to decide it")
             return kernel, lw.diags
         hints = {**hints, **fresh}
 
@@ -236,8 +253,22 @@ def _type_kinds(items, structs) -> dict[str, str]:
     return kinds
 
 
-def _overlaps(node, regions: list[tuple[int, int]]) -> bool:
-    return node.type == "ERROR" or any(s < node.end_byte and node.start_byte < e for s, e in regions)
+class _Regions:
+    """Byte regions, asked whether a node overlaps any: by bisection, since a file of n
+    broken kernels asks n times about n regions."""
+
+    def __init__(self, regions: list[tuple[int, int]]):
+        regions = sorted(regions)
+        self.starts = [s for s, _e in regions]
+        self.max_end = list(itertools.accumulate((e for _s, e in regions), max))  # over regions[:i + 1]
+
+    def overlaps(self, node) -> bool:
+        i = bisect.bisect_left(self.starts, node.end_byte)  # regions[:i] start before the node ends
+        return node.type == "ERROR" or (i > 0 and self.max_end[i - 1] > node.start_byte)
+
+
+def _overlaps(node, regions: _Regions) -> bool:
+    return regions.overlaps(node)
 
 
 def _kind(node) -> str:

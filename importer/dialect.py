@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import struct
 from fractions import Fraction
 from typing import Optional, Union
@@ -122,6 +123,40 @@ def _f32_via_f64(text: str) -> Optional[float]:
     return struct.unpack("<f", struct.pack("<f", v))[0]
 
 
+_DECIMAL = re.compile(r"([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?)(\d+))?")
+_KEPT_DIGITS = 200  # f32 halfway points have at most ~115 significant digits: the rest only decides "above"
+
+
+def _bounded_decimal(text: str) -> Union[Fraction, float, None]:
+    """Decimal text as a Fraction small enough to compute with, or its f32 outright when
+    the exponent alone decides it (1e9999999999: infinity, None; 1e-9999999999: zero). The
+    exact value of such a literal would have billions of digits: classify before any arithmetic."""
+    m = _DECIMAL.fullmatch(text)
+    if m is None:
+        return Fraction(text)
+    sign, whole, frac, esign, edigits = m.groups()
+    frac = frac or ""
+    digits = (whole + frac).lstrip("0")
+    zero = -0.0 if sign == "-" else 0.0
+    if not digits:
+        return zero
+    edigits = (edigits or "0").lstrip("0") or "0"
+    if len(edigits) > 12:  # beyond any digit string a file can hold: the sign decides
+        return zero if esign == "-" else None
+    exp = (-1 if esign == "-" else 1) * int(edigits) - len(frac)  # value = int(digits) * 10**exp
+    lead = exp + len(digits) - 1  # 10**lead <= |value| < 10**(lead + 1)
+    if lead > 38:  # >= 1e39 > f32::MAX rounded up
+        return None
+    if lead < -46:  # < 1e-46, under half the smallest subnormal (2^-150, 7.0e-46)
+        return zero
+    if len(digits) > _KEPT_DIGITS:  # keep a sticky digit for what is dropped
+        tail = digits[_KEPT_DIGITS:]
+        exp += len(tail) - 1
+        digits = digits[:_KEPT_DIGITS] + ("1" if tail.strip("0") else "0")
+    q = Fraction(int(digits)) * Fraction(10) ** exp
+    return -q if sign == "-" else q
+
+
 def f32_nearest(q: Union[Fraction, int, str]) -> Optional[float]:
     """The f32 nearest to the exact value `q` (ties to even), as Rust rounds a literal;
     None if it rounds to infinity. Rounding the exact value once avoids the double
@@ -130,6 +165,9 @@ def f32_nearest(q: Union[Fraction, int, str]) -> Optional[float]:
         fast = _f32_via_f64(q)
         if fast is not None:
             return fast
+        q = _bounded_decimal(q)
+        if not isinstance(q, Fraction):
+            return q
     q = Fraction(q)
     if q == 0:
         return 0.0

@@ -62,6 +62,7 @@ _SYNC = (N.Barrier, N.Reduce, N.Softmax)
 _MAX_LOOP_PASSES = 16
 _MAX_SUBST_DEPTH = 32
 _MAX_STEPS = 200_000  # statements visited per kernel before the lints give up (and report nothing)
+_MAX_PAIRS = 200_000  # access pairs compared per kernel, likewise (n pending writes make n^2 pairs)
 
 
 class _GiveUp(Exception):
@@ -194,6 +195,8 @@ class _Walker:
         self.flows: dict[object, _Flow] = {}
         self.loops: dict[tuple, tuple[_Pending, Optional[_Flow]]] = {}  # memo: nested loops stay linear
         self.steps = 0
+        self.pairs = 0
+        self._normed: dict[int, tuple[N.Expr, N.Expr, object]] = {}  # id -> (expr, norm(expr), its key)
         self.recording = False
         self.uniform_stores: dict[int, N.Store] = {}
         self.unsynced: dict[int, tuple[N.Load, N.Store]] = {}
@@ -321,9 +324,20 @@ class _Walker:
                     self.unsynced[id(sub)] = (sub, store)
                     break
 
+    def normed(self, e: N.Expr) -> tuple[N.Expr, object]:
+        """norm(e) and its key, once per expression: every pending access is compared with
+        every later one, so recomputing them would make each comparison as slow as the walk."""
+        self.pairs += 1
+        if self.pairs > _MAX_PAIRS:
+            raise _GiveUp
+        hit = self._normed.get(id(e))
+        if hit is None or hit[0] is not e:
+            n = self.norm(e)
+            hit = self._normed[id(e)] = (e, n, _key(n))
+        return hit[1], hit[2]
+
     def races(self, load: N.Load, rflow: _Flow, store: N.Store, wflow: _Flow) -> bool:
-        r, w = self.norm(load.index), self.norm(store.index)
-        rk, wk = _key(r), _key(w)
+        (r, rk), (w, wk) = self.normed(load.index), self.normed(store.index)
         w_varies = self.must.varies(store.index)
         r_uniform = not self.may.varies(load.index)
         # 1. lane-indexed write, one element read by every lane
@@ -366,10 +380,10 @@ class _Walker:
         if not flow.may and not self.may.varies(s.index) and self.may.varies(s.value):
             self.waw.setdefault(id(s), (s, None))  # every lane writes one element
             return
-        w2 = self.norm(s.index)
+        w2, k2 = self.normed(s.index)
         for first, f1 in pending.get(s.resource, {}).values():
-            w1 = self.norm(first.index)
-            if not f1.may and not flow.may and (self.shifted(w2, _key(w1)) or self.shifted(w1, _key(w2))) \
+            w1, k1 = self.normed(first.index)
+            if not f1.may and not flow.may and (self.shifted(w2, k1) or self.shifted(w1, k2)) \
                     and self._may_overlap(first.index, s.index):
                 self.waw.setdefault(id(s), (s, first))
                 break
@@ -377,8 +391,7 @@ class _Walker:
     def war_races(self, load: N.Load, rflow: _Flow, store: N.Store, wflow: _Flow) -> bool:
         if rflow.may:
             return False  # shapes below need every lane to read
-        r, w = self.norm(load.index), self.norm(store.index)
-        rk, wk = _key(r), _key(w)
+        (r, rk), (w, wk) = self.normed(load.index), self.normed(store.index)
         r_uniform = not self.may.varies(load.index)
         # a. one element read by every lane, overwritten at the lane index by every lane
         if r_uniform and wk in self._lane_keys and not wflow.may and self._may_overlap(store.index, load.index):

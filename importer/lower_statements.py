@@ -10,7 +10,7 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 
 from . import dialect as D
-from .state import CATEGORY_WORDS, Binding, LowererState, diverges, read_write_help
+from .state import CATEGORY_WORDS, MAX_LOOP_DEPTH, Abort, Binding, LowererState, diverges, read_write_help
 from .consts import lower_size
 from .syntax import Region, ident, named, node_text
 
@@ -185,6 +185,8 @@ class StatementLowering(LowererState):
             self.locals[ir] = ty
             if pat_name:
                 self.scopes[-1][pat_name] = Binding(ir, ty, mut, "local", decl, flexible, self.span(pat))
+                if flexible:
+                    self.flexible_locals[ir] = self.scopes[-1][pat_name]
             return ir
 
         if vnode is not None and vnode.type == "call_expression":
@@ -240,6 +242,8 @@ class StatementLowering(LowererState):
         if expected is not None and flexible:
             self.hint(value, expected)  # `let b = a + 1;` with `b` wanted as u32: so is `a`
         ir = declare(value.ty, flexible and declared_ty is None)
+        if flexible and declared_ty is None:  # for _lower_kernel's closure of the hints
+            self.hint_edges[decl] = [b.decl for b in self.hinted_by(value, None)]
         return [N.Let(sp, ir, value.ty, value, mut)]
 
     def poison(self, pat) -> list[N.Stmt]:
@@ -528,6 +532,13 @@ class StatementLowering(LowererState):
         after it (conservative for `loop`, which runs at least once)."""
         before = self.flow()
         self.loop_depth += 1
+        if self.loop_depth > MAX_LOOP_DEPTH:
+            at = block if block is not None else self.fn
+            self.error("G0040", "loops are nested too deeply", self.ctx.source.span(at.start_byte, at.start_byte + 1),
+                       f"more than {MAX_LOOP_DEPTH} loops deep",
+                       ["merge nested loops (iterate over a combined index range) or move the inner work "
+                        "into fewer levels"])
+            raise Abort()
         body = self.lower_block(block)
         self.loop_depth -= 1
         self.set_flow(self.join(before, self.flow()))
@@ -546,6 +557,8 @@ class StatementLowering(LowererState):
             self.scopes[-1][ident(pat)] = (
                 Binding(name, rng_type[0], False, "local", pat.start_byte, flexible, self.span(pat)) if rng_type
                 else Binding(name, "", False, "poisoned"))  # still check the body
+            if flexible:
+                self.flexible_locals[name] = self.scopes[-1][ident(pat)]
         body = self.lower_loop_body(node.child_by_field_name("body"))
         self.close_scope()
         if rng_type is None:

@@ -20,6 +20,7 @@ from .syntax import named, node_text
 # Nesting levels (expressions and blocks) a kernel may use. Real kernels need ~20; the
 # bound keeps lowering, the verifier and every emitter far from Python's recursion limit.
 MAX_DEPTH = 100
+MAX_LOOP_DEPTH = 16  # loops inside loops: the CPU form is Python, whose compiler allows 20 nested loop blocks
 MAX_KERNEL_ERRORS = 100  # then the kernel's lowering stops: bounded work on hopeless input
 
 
@@ -124,6 +125,8 @@ class LowererState:
         self.doc = doc
         self.hints = hints
         self.new_hints: dict[int, str] = {}
+        self.flexible_locals: dict[str, Binding] = {}  # IR name -> binding, of the untyped-literal locals
+        self.hint_edges: dict[int, list[int]] = {}  # flexible `let` -> flexible locals its value is built from
         self.diags: list[Diagnostic] = []
         self.scopes: list[dict[str, Binding]] = [{}]
         self.used_names: set[str] = set()
@@ -136,7 +139,7 @@ class LowererState:
         self.loop_depth = 0
         self.pre: list[N.Stmt] = []  # statements hoisted out of the expression being lowered
         self.tmp_counter = 0
-        self.name = node_text(fn_node.child_by_field_name("name"))
+        self.name = node_text(fn_node.child_by_field_name("name")).removeprefix("r#")  # `fn r#loop` is `loop`
         self.wg_size = (64, 1, 1)
         self.returns_value = False  # `-> T` reported: a tail value needs no second error
         self.effect_root: Optional[tuple[int, int]] = None  # see set_root
@@ -211,21 +214,24 @@ class LowererState:
     def hint(self, e: Optional[N.Expr], ty: str) -> None:
         """`e` was wanted as integer type `ty`: every flexible-literal local it is built
         from (`let a = 0;`) should have had that type. Remember it for the next pass."""
-        if e is None or e.ty == ty or not (T.is_int(e.ty) and T.is_int(ty)):
-            return
-        if isinstance(e, N.Var):
-            b = self.binding_by_ir_name(e.name)
-            if b is not None and b.flexible and b.decl not in self.new_hints:
+        for b in self.hinted_by(e, ty):
+            if b.decl not in self.new_hints:
                 self.new_hints[b.decl] = ty
-        elif isinstance(e, N.Binary) and e.op not in N.COMPARISONS and e.op not in N.LOGICAL:
-            self.hint(e.lhs, ty)
-            if e.op not in ("shl", "shr"):
-                self.hint(e.rhs, ty)
-        elif isinstance(e, N.Unary):
-            self.hint(e.operand, ty)
-        elif isinstance(e, N.Select):
-            self.hint(e.if_true, ty)
-            self.hint(e.if_false, ty)
+
+    def hinted_by(self, e: Optional[N.Expr], ty: Optional[str]) -> list[Binding]:
+        """The flexible locals a hint of `e` as `ty` reaches (ty None: as any integer type)."""
+        if e is None or e.ty == ty or not (T.is_int(e.ty) and (ty is None or T.is_int(ty))):
+            return []
+        if isinstance(e, N.Var):
+            b = self.flexible_locals.get(e.name)
+            return [b] if b is not None else []
+        if isinstance(e, N.Binary) and e.op not in N.COMPARISONS and e.op not in N.LOGICAL:
+            return self.hinted_by(e.lhs, ty) + (self.hinted_by(e.rhs, ty) if e.op not in ("shl", "shr") else [])
+        if isinstance(e, N.Unary):
+            return self.hinted_by(e.operand, ty)
+        if isinstance(e, N.Select):
+            return self.hinted_by(e.if_true, ty) + self.hinted_by(e.if_false, ty)
+        return []
 
     def binding_by_ir_name(self, ir_name: str) -> Optional[Binding]:
         for s in reversed(self.scopes):

@@ -99,7 +99,8 @@ class Uniformity:
         self.written = written_resources(k)
         self.reassigned = reassigned_locals(k)
         self.varying: dict[str, Lanes] = {}
-        self._lanes_memo: dict[int, tuple[N.Expr, Lanes]] = {}
+        self._lanes_memo: dict[int, tuple[N.Expr, int, Lanes]] = {}
+        self._generation = 0  # bumped whenever a cached answer may have changed
         self.ranges: dict[str, tuple[int, int]] = {}
         self.aligned: set[int] = set()  # id() of sync statements reached in uniform control flow
         self._findings: dict[int, Finding] = {}
@@ -108,12 +109,26 @@ class Uniformity:
             self.aligned = set()
             self._findings = {}
             self._loop_spans: list[N.Span] = []
+            self._readers: Optional[dict[str, list[tuple[N.Stmt, _Ctx]]]] = {}  # local -> assignments reading it
+            self._changed: list[str] = []
             self._block(k.body, _Ctx(None, None))
+            self._propagate()
             if self.varying == before:
                 break
         # a loop body walked twice (after a divergent `break`) may have seen a statement
         # aligned on its first walk: a finding anywhere wins
         self.aligned -= set(self._findings)
+
+    def _propagate(self) -> None:
+        """Worklist over the value dependencies of this pass: an assignment that read a local
+        which became varying later in the walk is evaluated again at once, so a chain of n
+        locals each tainted by the previous settles in one pass, not n. Only what control flow
+        depends on needs another pass."""
+        readers, self._readers = self._readers, None  # (what is evaluated again is not recorded again)
+        while self._changed:
+            name = self._changed.pop()
+            for s, ctx in readers.get(name, ()):
+                self._stmt(s, ctx)
 
     @property
     def findings(self) -> list[Finding]:
@@ -129,10 +144,10 @@ class Uniformity:
         # memoised per expression node: parents ask again for every child (quadratic in depth)
         key = id(e)
         hit = self._lanes_memo.get(key)
-        if hit is not None and hit[0] is e:
-            return list(hit[1])
+        if hit is not None and hit[0] is e and hit[1] == self._generation:
+            return list(hit[2])
         got = self._lanes(e)
-        self._lanes_memo[key] = (e, got)
+        self._lanes_memo[key] = (e, self._generation, got)
         return list(got)
 
     def _lanes(self, e: N.Expr) -> Lanes:
@@ -275,8 +290,9 @@ class Uniformity:
             merged = lanes if old is None else [any(lanes) or any(old)] * len(lanes)
         else:
             merged = [a or b for a, b in zip(old, lanes)]
-        if merged != old:
-            self._lanes_memo.clear()  # cached answers may depend on this name
+        if merged != old and (old is not None or any(merged)):  # (a new uniform name changes no answer)
+            self._generation += 1  # cached answers may depend on this name
+            self._changed.append(name)
         self.varying[name] = merged
 
     def _block(self, stmts: list[N.Stmt], ctx: _Ctx) -> _Exits:
@@ -291,15 +307,22 @@ class Uniformity:
                     ctx = _Ctx(ctx.kernel or r, ctx.loop or r)
         return exits
 
+    def _reads(self, s: N.Stmt, value: N.Expr, ctx: _Ctx) -> None:
+        for e in N.walk_expr(value):
+            if isinstance(e, N.Var):
+                self._readers.setdefault(e.name, []).append((s, ctx))
+
     def _stmt(self, s: N.Stmt, ctx: _Ctx) -> _Exits:
+        if isinstance(s, (N.Let, N.Assign)) and s.value is not None and self._readers is not None:
+            self._reads(s, s.value, ctx)
         if isinstance(s, N.Let):
             if s.value is not None:
                 self._taint(s.name, self.lanes(s.value), ctx)
                 if s.name not in self.reassigned and s.ty == "u32":
                     r = self.range(s.value)
-                    if r is not None:
+                    if r is not None and self.ranges.get(s.name) != r:
                         self.ranges[s.name] = r
-                        self._lanes_memo.clear()
+                        self._generation += 1
             elif ctx.kernel is not None:
                 self._taint(s.name, [True] * _nlanes(s.ty), ctx)
         elif isinstance(s, N.Assign):
@@ -361,9 +384,9 @@ class Uniformity:
             a, b = self.range(s.start), self.range(s.end)
             if s.ty == "u32" and a is not None and b is not None and s.var not in self.reassigned:
                 hi = b[1] if s.inclusive else b[1] - 1  # the variable is only read inside the loop
-                if hi >= a[0]:
+                if hi >= a[0] and self.ranges.get(s.var) != (a[0], hi):
                     self.ranges[s.var] = (a[0], hi)
-                    self._lanes_memo.clear()
+                    self._generation += 1
             if self.varies(s.start) or self.varies(s.end):
                 lo, hi_span = s.start.span, s.end.span
                 reason = Reason("loop", N.Span(lo.start, hi_span.end, lo.line, lo.col, hi_span.end_line,
@@ -373,7 +396,9 @@ class Uniformity:
         self._loop_spans.append(s.span)
         exits = self._block(s.body, body_ctx)
         left = exits.brk or exits.ret
-        if left is not None:  # the threads that left are missing from every later iteration
+        # the threads that left are missing from every later iteration; a body already walked
+        # in divergent flow would see nothing new (and walking it twice per level is exponential)
+        if left is not None and body_ctx.kernel is None:
             exits.merge(self._block(s.body, _Ctx(ctx.kernel or reason or left, left)))
         self._loop_spans.pop()
         return _Exits(ret=exits.ret)

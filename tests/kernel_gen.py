@@ -728,3 +728,146 @@ def inputs(n: int, seed: int, wg: int) -> list:
             float(np.float32(rng.choice(np.array([0.0, -0.0, -1.5, 2.5, 0.1, 1e4, np.nan, np.inf, -np.inf, 3e-45],
                                                  np.float32)))),
             bool(rng.integers(0, 2))]
+
+
+# ---------------------------------------------------------------- hostile shapes (issue 14)
+#
+# Source text for the importer's worst cases, each a function of its size: deep nesting,
+# long dependency chains, huge literals, hostile names. The importer must stay bounded on
+# every one (tests/test_abuse_import.py times the largest; tests/test_importer_fuzz.py draws
+# random ones). `hostile(rng)` picks a shape and a size.
+
+_HEAD = "use goldy::gpu;\n"
+
+
+def _one(body: str, params: str = "x: &[f32], out: &mut [f32]", name: str = "k", pre: str = "") -> str:
+    return (_HEAD + pre + f"#[goldy::compute(workgroup_size = [64, 1, 1])]\nfn {name}({params}) {{\n"
+            "    let i = gpu::global_id().x;\n" + body + "\n}\n")
+
+
+def nested_breaks(n: int, break_first: bool = True) -> str:
+    """n nested loops, each left by a thread-dependent `break` (before or after the inner loop)."""
+    s = "    let mut acc = 0.0;\n"
+    for d in range(n):
+        s += f"    for j{d} in 0..3u32 {{\n" + (f"    if i > {d}u32 + j{d} {{ break; }}\n" if break_first else "")
+    s += "    acc += 1.0;\n"
+    for d in reversed(range(n)):
+        s += ("" if break_first else f"    if i > {d}u32 + j{d} {{ break; }}\n") + "    }\n"
+    return _one(s + "    if i < out.len() { out[i] = acc; }")
+
+
+def taint_chain(n: int) -> str:
+    """n locals, each assigned the previous one, in reverse order inside a loop: a
+    flow-insensitive fixed point moving one local per pass needs n passes."""
+    s = "".join(f"    let mut v{j} = 0u32;\n" for j in range(n + 1)) + "    for t in 0..2u32 {\n"
+    s += "".join(f"        v{j} = v{j - 1};\n" for j in range(n, 0, -1)) + "        v0 = i;\n    }\n"
+    return _one(s + f"    if v{n} > 3u32 {{ gpu::workgroup_barrier(); }}\n    if i < out.len() {{ out[i] = 1.0; }}")
+
+
+def lane_offset_accesses(n: int) -> str:
+    """n writes and n reads of one workgroup array at lane-offset indices (G0044's pairs)."""
+    s = "    let l = gpu::local_id().x;\n    let s = gpu::workgroup_array::<f32, 16384>();\n"
+    s += "".join(f"    s[l + {j}u32] = 1.0;\n" for j in range(n)) + "    let mut a = 0.0;\n"
+    s += "".join(f"    a += s[l + {j}u32];\n" for j in range(n))
+    return _one(s + "    gpu::workgroup_barrier();\n    if i < out.len() { out[i] = a; }")
+
+
+def syntax_error_flood(n: int) -> str:
+    """n kernels with one syntax error each."""
+    return _HEAD + "".join(f"#[goldy::compute(workgroup_size = [64, 1, 1])]\nfn k{j}(out: &mut [f32]) {{ let = ; }}\n"
+                           for j in range(n))
+
+
+def let_chain(n: int, typed: bool = True) -> str:
+    """n `let`s each built from the previous; untyped integer literals when not `typed`, their
+    type decided by the last use only (`u32`), n steps away."""
+    if typed:
+        s = "    let a0 = 1.0;\n" + "".join(f"    let a{j} = a{j - 1} + 1.5;\n" for j in range(1, n + 1))
+        return _one(s + f"    if i < out.len() {{ out[i] = a{n}; }}")
+    s = "    let a0 = 1;\n" + "".join(f"    let a{j} = a{j - 1} + 1;\n" for j in range(1, n + 1))
+    return _one(s + f"    if i < out.len() {{ out[i] = (a{n} + i) as f32; }}")
+
+
+def nested_loops(n: int) -> str:
+    s = "    let mut acc = 0.0;\n" + "".join(f"    for j{d} in 0..2u32 {{\n" for d in range(n))
+    return _one(s + "    acc += 1.0;\n" + "    }\n" * n + "    if i < out.len() { out[i] = acc; }")
+
+
+def else_if_chain(n: int) -> str:
+    """An `if` with n - 1 `else if` branches."""
+    s = "    if i >= out.len() { return; }\n    let mut v = 0.0;\n    if i == 0u32 { v = 0.5; }\n"
+    s += "".join(f"    else if i == {j}u32 {{ v = x[i] + {j}.0; }}\n" for j in range(1, n))
+    return _one(s + "    else { v = -1.0; }\n    out[i] = v;")
+
+
+def deep_ifs(n: int) -> str:
+    s = "    if i >= out.len() { return; }\n    let mut v = 0.0;\n"
+    s += "".join(f"    if x[i] > {d}.0 - 40.0 {{ v += 1.0;\n" for d in range(n))
+    return _one(s + "    }" * n + "\n    out[i] = v;")
+
+
+def float_literal(text: str) -> str:
+    return _one(f"    if i < out.len() {{ out[i] = x[i] * {text}; }}")
+
+
+def named(kernel: str = "k", field: str = "b", doc: str = "/// doc", comment: str = "") -> str:
+    """A kernel named `kernel` reading a `#[goldy::gpu]` struct with a field `field`."""
+    pre = f"#[goldy::gpu]\nstruct S {{ {field}: f32, other: f32 }}\n{comment}\n{doc}\n"
+    body = f"    if i < out.len() {{ out[i] = xs[i].{field} + xs[i].other; }}"
+    return _one(body, "xs: &[S], out: &mut [f32]", kernel, pre)
+
+
+# names every target reserves somewhere (Python, C++/Slang, WGSL, PTX) or that the loaded
+# module itself uses
+HOSTILE_NAMES = ("class", "lambda", "None", "def", "r#loop", "kernels", "result", "structs", "source_file",
+                 "source_hash", "self", "main", "float", "namespace", "new", "operator", "this", "uniform",
+                 "kernel", "r#type", "r#match", "in", "out", "ptr", "array", "vec2", "f32", "sizeof", "reg",
+                 "entry", "__init__", "_goldy_x", "gi_x", "np", "rt", "G", "ret", "brk1", "TRUE")
+HOSTILE_TEXT = ("nul \x00 byte", "größe π ✓", '""" \\ \'\'\' end"""', "*/ /* ", "\\u{0}", "tab\tand\rcr")
+
+
+def _literal_text(rng: random.Random) -> str:
+    mant = rng.choice(["1", "9.99", "0.000001", "3.4028235", "1" * rng.randrange(1, 400),
+                       "0." + "0" * rng.randrange(0, 300) + "7"])
+    exp = rng.choice(["", f"e{rng.randrange(-60, 60)}", f"e{rng.randrange(10**6, 10**12)}",
+                      f"e-{rng.randrange(10**6, 10**12)}", "e" + "9" * rng.randrange(13, 40), "e-" + "0" * 50 + "3"])
+    return mant + ("" if "." in mant or exp else ".0") + exp
+
+
+def hostile(rng: random.Random) -> tuple[str, str]:
+    """One hostile source: (label, text), at a random size within the importer's limits."""
+    kind = rng.randrange(11)
+    if kind == 0:
+        n = rng.randrange(1, 17)
+        return f"nested_breaks({n})", nested_breaks(n, rng.random() < 0.5)
+    if kind == 1:
+        n = rng.randrange(1, 400)
+        return f"taint_chain({n})", taint_chain(n)
+    if kind == 2:
+        n = rng.randrange(1, 300)
+        return f"lane_offset_accesses({n})", lane_offset_accesses(n)
+    if kind == 3:
+        n = rng.randrange(1, 2000)
+        return f"syntax_error_flood({n})", syntax_error_flood(n)
+    if kind == 4:
+        n, typed = rng.randrange(1, 1000), rng.random() < 0.5
+        return f"let_chain({n}, {typed})", let_chain(n, typed)
+    if kind == 5:
+        n = rng.randrange(1, 20)  # past 16: G0040
+        return f"nested_loops({n})", nested_loops(n)
+    if kind == 6:
+        n = rng.randrange(1, 100)
+        return f"else_if_chain({n})", else_if_chain(n)
+    if kind == 7:
+        n = rng.randrange(1, 100)
+        return f"deep_ifs({n})", deep_ifs(n)
+    if kind == 8:
+        t = _literal_text(rng)
+        return f"float_literal({t[:40]!r})", float_literal(t)
+    if kind == 9:
+        kname, field = rng.choice(HOSTILE_NAMES), rng.choice(HOSTILE_NAMES)
+        if field == kname or field == "other":
+            field = "b"
+        return f"named({kname!r}, {field!r})", named(kname, field)
+    text = rng.choice(HOSTILE_TEXT)
+    return f"named(doc={text!r})", named(doc=f"/// {text}", comment=f"// {text}\n/* {text.replace('*/', '')} */")

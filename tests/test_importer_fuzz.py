@@ -330,3 +330,27 @@ def test_typed_random_programs_lower_to_verified_ir() -> None:
         except BaseException as e:
             raise AssertionError(f"case {case}: {e!r}\n{source}") from e
     assert accepted >= 10  # the generator is meant to produce mostly valid kernels
+
+
+HOSTILE_CASES = 80  # issue 14's shapes (tests/kernel_gen.py `hostile`) at random sizes within the limits
+
+
+def test_hostile_shapes_stay_bounded() -> None:
+    """Deep nesting, long chains, huge literals, hostile names: every source imports under
+    the deadline, and every kernel's CPU form compiles (its emit is validated)."""
+    import kernel_gen
+    from goldy_import.codegen.cpu import emit_cpu
+    from goldy_import.codegen.validate import validate
+    rng = random.Random(14)
+    slowest = (0.0, "")
+    for case in range(HOSTILE_CASES):
+        label, source = kernel_gen.hostile(rng)
+        t = time.process_time()
+        try:
+            result = check(source)
+            for k in result.kernels:
+                validate("cpu", k, emit_cpu(k))
+        except BaseException as e:
+            raise AssertionError(f"case {case} {label}: {e!r}") from e
+        slowest = max(slowest, (time.process_time() - t, label))
+    print(f"slowest hostile case: {slowest[1]} in {slowest[0]:.2f} CPU s")

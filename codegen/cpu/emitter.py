@@ -44,6 +44,7 @@ from ..names import ascii_ident
 
 _SIMPLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 _MAX_ATOM = 100  # longer expressions go to a temporary (bounds nesting in the source)
+_GUARDED_DEPTH = 48  # indentation past which `if` blocks lose their skip-if-no-lane guard (see s_If)
 _SYM = {"add": "+", "sub": "-", "mul": "*", "bitand": "&", "bitor": "|", "bitxor": "^",
         "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "and": "&", "or": "|"}
 _FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
@@ -143,14 +144,14 @@ class _Emitter:
         self.nmask += 1
         return f"m{self.nmask}"
 
-    def block(self, stmts: list[N.Stmt], mask: str) -> None:
+    def block(self, stmts: list[N.Stmt], mask: str, indent: bool = True) -> None:
         saved_m, n0 = self.M, len(self.lines)
         self.M = mask
-        self.ind += 1
+        self.ind += indent
         self.body(stmts)
-        if len(self.lines) == n0:
+        if len(self.lines) == n0 and indent:
             self.emit("pass")
-        self.ind -= 1
+        self.ind -= indent
         self.M = saved_m
 
     def const(self, ty: str, v) -> str:
@@ -394,11 +395,16 @@ class _Emitter:
         if s.else_body:
             me = self.new_mask()
             self.emit(f"{me} = rt.m_andnot({self.M}, {c})")
-        self.emit(f"if rt.m_any({mt}):")
-        self.block(s.then_body, mt)
+        # `if rt.m_any` only skips work (every statement is masked); deep down, where Python's
+        # 100 indentation levels would run out (a 99-branch `else if`), the blocks run unguarded
+        guard = self.ind < _GUARDED_DEPTH
+        if guard:
+            self.emit(f"if rt.m_any({mt}):")
+        self.block(s.then_body, mt, guard)
         if me is not None:
-            self.emit(f"if rt.m_any({me}):")
-            self.block(s.else_body, me)
+            if guard:
+                self.emit(f"if rt.m_any({me}):")
+            self.block(s.else_body, me, guard)
         self.leave([s])
 
     def loop(self, s, cond: Optional[N.Expr], start: Optional[str]) -> None:

@@ -958,7 +958,8 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         if c.ty == "f32" and e.op == "div":
             m, x = np.frexp(np.float32(c.value))
             if abs(m) == 0.5 and -124 <= x <= 126:
-                return f"{self.fop('mul', 'f32')}({_strip(a)}, {f32_literal(1.0 / float(c.value))})"
+                inverse = self.splat(f32_literal(1.0 / float(c.value)), "f32", e.ty)  # `float2(..) / 2.0` too
+                return f"{self.fop('mul', e.ty)}({_strip(a)}, {inverse})"
         return None
 
     def matmul(self, e: N.Binary, a: str, b: str) -> str:
