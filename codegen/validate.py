@@ -118,8 +118,11 @@ def _slang(kernel: N.Kernel, text: str) -> Optional[tuple[str, Optional[int]]]:
     if S.uses_barriers(kernel):  # slangpy's CPU target has no barrier: check it as a plain function
         text = rename_entry(text, "cs_main", "cs_main")
     _devices["slang_count"] = _devices.get("slang_count", 0) + 1
+    import slangpy as spy
+    from goldy_import.runtime.quiet import slang_log_to_logging
     try:
-        dev.load_module_from_source(f"goldy_validate_{_devices['slang_count']}", text)
+        with slang_log_to_logging(spy):
+            dev.load_module_from_source(f"goldy_validate_{_devices['slang_count']}", text)
     except Exception as e:
         return str(e), None
     return None
@@ -136,8 +139,10 @@ def _device(target: str) -> Any:
         elif target == "slang":
             import slangpy as spy
             from goldy_import.codegen import slang as S
+            from goldy_import.runtime.quiet import slang_log_to_logging
             opts = spy.SlangCompilerOptions({"include_paths": [S.ABI_DIR], "disable_warnings": ["38040"]})
-            dev = spy.Device(type=spy.DeviceType.cpu, compiler_options=opts, enable_hot_reload=False)
+            with slang_log_to_logging(spy):  # its "[WARN] No supported shader model" is no error of ours
+                dev = spy.Device(type=spy.DeviceType.cpu, compiler_options=opts, enable_hot_reload=False)
     except Exception:  # not installed, or no adapter here: no validator
         dev = None
     _devices[target] = dev

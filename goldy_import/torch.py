@@ -51,16 +51,14 @@ def device_for(t: torch.Tensor) -> Device:
     return dev
 
 
-def _submit(scheme: Scheme, stream: Optional[int]) -> None:
-    """The one place the op meets torch's CUDA stream. On a GPU the dispatch is queued on
-    torch's current stream (`Device.use_stream`) and not waited for, so it is ordered with
-    torch's work, needs no device-wide sync, and is recorded by CUDA graph capture; a fault
-    is raised at the device's next synchronize or read. On the CPU it runs at once."""
-    if stream is None:
-        scheme.submit()
-        return
-    scheme.device.use_stream(stream)
-    scheme.submit(wait=False)
+def _follow_torch_stream(dev: Any, place: Any) -> bool:
+    """The one place the op meets torch's CUDA stream: the device queues its work on torch's
+    current stream (`Device.use_stream`), so the tensors torch exports need no event and
+    the kernel is ordered with torch's work without a device-wide sync. True while torch
+    captures a CUDA graph on that stream."""
+    stream = torch.cuda.current_stream(place)
+    dev.use_stream(stream.cuda_stream)
+    return bool(torch.cuda.is_current_stream_capturing())
 
 
 class GoldyOp:
@@ -193,11 +191,16 @@ class GoldyOp:
         everything = {**named, **outs}
         on_gpu = place.type == "cuda"
         with torch.cuda.device(place) if on_gpu else _nothing():  # torch exports from its current GPU only
+            capturing = _follow_torch_stream(dev, place) if on_gpu else False
             bound = [_bind(pk, i, p, everything[p.name]) for i, p in enumerate(self.kernel.ir.params)]
-            scheme = Scheme(dev)
-            rb = pk.record(scheme, self.qualname, *bound)
-            (rb.over_1d, rb.over_2d, rb.over_3d)[len(extents) - 1](*extents)
-            _submit(scheme, torch.cuda.current_stream(place).cuda_stream if on_gpu else None)
+            if capturing:  # one launch on the capturing stream, which the graph records (a fault of
+                lb = pk.launch(*bound)  # a replay is not observed: nothing may wait during capture)
+                (lb.over_1d, lb.over_2d, lb.over_3d)[len(extents) - 1](*extents)
+            else:  # the submit waits for torch's stream (not the device), so a fault is raised here
+                scheme = Scheme(dev)
+                rb = pk.record(scheme, self.qualname, *bound)
+                (rb.over_1d, rb.over_2d, rb.over_3d)[len(extents) - 1](*extents)
+                scheme.submit()
         return _result(list(outs.values()))
 
 

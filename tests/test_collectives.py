@@ -662,8 +662,8 @@ def test_no_report_on_any_example():
 def test_may_mode_is_never_more_optimistic_than_must_mode(monkeypatch):
     """What the importer accepts as uniform may still be divergent for codegen; what it
     reports, codegen must treat as divergent (no `bar.sync`, no shuffles)."""
-    from goldy_import.importer import divergence
-    monkeypatch.setattr(divergence, "divergent_sync_points", lambda k: [])  # keep rejected kernels
+    import goldy_import.importer as importer
+    monkeypatch.setattr(importer, "divergence_diagnostics", lambda *a, **k: [])  # keep rejected kernels
     for src in (BRANCH, AFTER_RETURN, COLLECTIVE_IN_BRANCH, THREAD_LOOP, BREAK_IN_LOOP, SOFTMAX_AFTER_CONTINUE,
                 UNIFORM_OK):
         kernels = import_source(src, "k.rs").kernels

@@ -313,11 +313,12 @@ def test_cli_json_severity(racy_file):
 
 
 def test_deeply_nested_loops_lint_in_linear_time():
-    """Each loop is iterated to a fixed point; memoised, 40 nested loops with a workgroup
-    write inside stay fast (without it they took 3^depth steps)."""
+    """Each loop is iterated to a fixed point; memoised, loops nested as deep as the dialect
+    allows (16, G0040) with a workgroup write inside stay fast (without it, 3^depth steps)."""
     import time
 
-    depth = 40
+    from goldy_import.importer.state import MAX_LOOP_DEPTH
+    depth = MAX_LOOP_DEPTH
     loops = "".join(f"for j{d} in 0..2u32 {{ " for d in range(depth))
     body = (SHARED + f"    {loops}s[lid] = xs[i];\n    out[i] = s[lid + 1];" + " }" * depth)
     start = time.perf_counter()
