@@ -614,7 +614,7 @@ def main() -> int:
                      "the plain entry: 1024 threads per block, as before the lanes entry"))
     # the lanes entry at other block sizes (the backend uses cuda.LANE_THREADS), launched by hand
     from goldy_import.codegen.ptx import emit_ptx, lanes_entry, lanes_in
-    k_sm = mod.row_softmax.prepare(dev).target_ir  # the lowered IR the backend compiles
+    k_sm = mod.row_softmax.prepare(dev).prepared.target_ir  # the lowered IR the backend compiles
     for threads in (256, 64):
         text = emit_ptx(k_sm, target=b.target, ptx_version=b.ptx_version, lane_threads=threads)
         c = lanes_in(text, k_sm)

@@ -380,6 +380,7 @@ class CudaBackend(Backend):
         self._modules: list = []
         self._closed = False
         self._own_stream = self.stream
+        self._unwaited = False  # work of ours queued on self.stream since its last synchronize
         self._launched: dict = {}  # id -> checked Dispatch launched eagerly since the last synchronize
         self._events: list = []  # idle events for tickets
         self._eager_words_all: "weakref.WeakSet[_Faults]" = weakref.WeakSet()  # freed at close at the latest
@@ -550,10 +551,12 @@ class CudaBackend(Backend):
             self.launch(d)
             self._launched.pop(id(d), None)  # its word is read here
             self._cu("cuStreamSynchronize", self.stream, kernel=d.kernel.name)
+            self._unwaited = False
             return self._eager_words(d) or None
         g, names = self._start(dispatches)
         try:
             self._cu("cuStreamSynchronize", self.stream, kernel=names)
+            self._unwaited = False
         except BackendError:
             if g.faults is not None:
                 g.faults.clean = False  # the words are unknown now
@@ -647,6 +650,7 @@ class CudaBackend(Backend):
         """One dispatch on the stream with its prebuilt parameter block: no graph, no wait.
         A checked dispatch has an error word of its own, read by `synchronize` (and by
         `submit`, which launches a lone dispatch this way too)."""
+        self._unwaited = True
         st: _State = d.state
         if st.launch is None:
             self._eager_setup(d)
@@ -707,15 +711,17 @@ class CudaBackend(Backend):
         if int(new) == int(self.stream):
             return
         self._current()
-        ev = self._cu("cuEventCreate", CU_EVENT_DISABLE_TIMING)
-        self._cu("cuEventRecord", ev, self.stream)
-        self._cu("cuStreamWaitEvent", new, ev, 0)
-        self._cu("cuEventDestroy", ev)  # released once the wait is done
+        if self._unwaited:  # (none after a waiting submit: no event, which a capturing stream refuses)
+            ev = self._cu("cuEventCreate", CU_EVENT_DISABLE_TIMING)
+            self._cu("cuEventRecord", ev, self.stream)
+            self._cu("cuStreamWaitEvent", new, ev, 0)
+            self._cu("cuEventDestroy", ev)  # released once the wait is done
         self.stream = new
 
     def _enqueue(self, g: _Graph, names: str = "", clear: bool = False) -> None:
         """The stream work of one submit: clear the error words if asked, launch the graph,
         copy the error words back (without waiting)."""
+        self._unwaited = True
         f = g.faults
         if f is not None and f.device is None:  # mapped: the launch alone (submits do not overlap)
             if clear:
