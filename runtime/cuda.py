@@ -682,6 +682,7 @@ class CudaBackend(Backend):
     def synchronize(self) -> list[tuple[Dispatch, FaultReport]]:
         self._current()
         self._cu("cuStreamSynchronize", self.stream)
+        self._unwaited = False
         launched, self._launched = self._launched, {}
         return [(d, r) for d in launched.values() for r in self._eager_words(d)]
 
@@ -701,6 +702,7 @@ class CudaBackend(Backend):
                 f.host[:] = 0
             else:
                 self._cu("cuMemsetD32Async", self.drv.CUdeviceptr(f.device.ptr), 0, f.nbytes // 4, self.stream)
+                self._unwaited = True
             f.clean, f.seen = True, set()
         return out
 

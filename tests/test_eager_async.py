@@ -304,11 +304,15 @@ def test_fake_use_stream_orders_after_queued_work(fake, mod):
     class TorchLikeStream:
         cuda_stream = 4242
 
+    k.launch(x, y, 1.0).over_1d(64)  # queued, not waited for: the switch orders it with an event
     dev.use_stream(TorchLikeStream())
     assert drv.calls[-2:] == ["cuEventRecord", "cuStreamWaitEvent"] and drv.streams[-1] == 4242
     k.launch(x, y, 1.0).over_1d(64)
     assert drv.streams[-1] == 4242
-    dev.use_stream(None)
+    dev.synchronize()
+    calls = len(drv.calls)
+    dev.use_stream(None)  # nothing unwaited: a plain switch (a capturing stream refuses events)
+    assert "cuStreamWaitEvent" not in drv.calls[calls:]
     k.launch(x, y, 1.0).over_1d(64)
     assert drv.streams[-1] == 7  # the backend's own stream (fake_cuda's cuStreamCreate)
     with pytest.raises(gi.BindingError, match="use_stream"):
