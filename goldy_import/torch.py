@@ -193,8 +193,10 @@ class GoldyOp:
         with torch.cuda.device(place) if on_gpu else _nothing():  # torch exports from its current GPU only
             capturing = _follow_torch_stream(dev, place) if on_gpu else False
             bound = [_bind(pk, i, p, everything[p.name]) for i, p in enumerate(self.kernel.ir.params)]
-            if capturing:  # one launch on the capturing stream, which the graph records (a fault of
-                lb = pk.launch(*bound)  # a replay is not observed: nothing may wait during capture)
+            if capturing:  # one launch on the capturing stream, which the graph records. Nothing may
+                # wait or allocate during capture, so a replay's fault could not be reported: the
+                # kernel runs unchecked there (its shape contracts were checked at this call)
+                lb = self.kernel.prepare(dev, False).launch(*bound)
                 (lb.over_1d, lb.over_2d, lb.over_3d)[len(extents) - 1](*extents)
             else:  # the submit waits for torch's stream (not the device), so a fault is raised here
                 scheme = Scheme(dev)
