@@ -34,7 +34,7 @@ import numpy as np
 
 from goldy_import import cache as diskcache
 from goldy_import.codegen.wgsl import WgslModule, emit_wgsl_module
-from goldy_import.errors import BackendError, BackendUnavailable, DeviceLimitError, GoldyError
+from goldy_import.errors import BackendError, BackendUnavailable, DeviceLimitError, GoldyError, TargetUnsupported
 from goldy_import.ir import abi as A
 from goldy_import.ir import nodes as N
 from goldy_import.ir.abi import FAULT_WORDS
@@ -292,9 +292,25 @@ class WgpuBackend(Backend):
     # ------------------------------------------------------------ kernels
 
     def compile(self, kernel: N.Kernel, options: CompileOptions) -> _Compiled:
+        self._refuse_deep_nesting(kernel)
         c = _Compiled(kernel, A.plan(kernel, "wgsl"))
         self._variant(c, frozenset())  # compile now, so errors surface at prepare time
         return c
+
+    def _refuse_deep_nesting(self, kernel: N.Kernel) -> None:
+        """llvmpipe (lavapipe) runs control flow nested past about 78 levels wrongly, without
+        an error (its control-flow stack, LP_MAX_TGSI_NESTING = 80, truncates: found with 80
+        nested `if`s, tests/test_abuse_import.py): refuse such kernels there rather than
+        answer wrongly. Other drivers are not limited here."""
+        if "llvmpipe" not in str(self.info.get("device", "")).lower():
+            return
+        depth = control_depth(kernel.body)
+        if depth > LLVMPIPE_MAX_NESTING:
+            raise TargetUnsupported(
+                f"kernel `{kernel.name}`: control flow nested {depth} levels deep (an `else if` counts as a "
+                f"level); {self.describe()} computes wrong results past about 78 levels, so the wgpu backend "
+                f"takes at most {LLVMPIPE_MAX_NESTING} there. Flatten the nesting, or run it on the cpu, cuda "
+                f"or slang backend")
 
     def _variant(self, c: _Compiled, force: frozenset, fold: bool = False) -> _Variant:
         variants = c.folded if fold else c.variants
@@ -652,3 +668,13 @@ def shader_error_message(module: WgslModule, detail: str) -> str:
 
 
 BACKEND = WgpuBackend
+
+
+LLVMPIPE_MAX_NESTING = 64  # levels of control flow the wgpu backend takes on llvmpipe (wrong past ~78)
+
+
+def control_depth(body: list) -> int:
+    """The deepest nesting of `if`/loops in `body`, as the emitted code nests it (an `else if`
+    is an `if` inside the `else`)."""
+    return max((1 + max(control_depth(b) for b in bodies) for bodies in map(N.child_bodies, body) if bodies),
+               default=0)
