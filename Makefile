@@ -3,8 +3,9 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.goldy-setup-done
 
-# Backends whose absence is a test failure rather than a skip (CI can run all of these).
-GOLDY_REQUIRE_BACKENDS ?= cpu,wgpu,slang
+# Backends (and tools) whose absence is a test failure rather than a skip: CI has all of
+# these, ptxas and IPython from the test extra. torch stays optional (scripts/setup.sh).
+GOLDY_REQUIRE_BACKENDS ?= cpu,wgpu,slang,ptxas,ipython
 export GOLDY_REQUIRE_BACKENDS
 
 .PHONY: demo test setup clean
