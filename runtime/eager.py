@@ -58,12 +58,16 @@ class _Plan:
 
 def _key(pk: "PreparedKernel", args: tuple) -> Optional[tuple]:
     """The cache key of an argument tuple, or None when it must be bound afresh each time
-    (uniforms and external arrays: their contents or producers' streams may change)."""
+    (uniforms and external arrays, wrapped or borrowed: their contents or producers'
+    streams may change, and a cache entry would keep their memory alive)."""
     key = []
     for v, cat in zip(args, pk._eager_categories):
         if cat == "scalar":
             key.append(type(v))
         elif type(v) in C.own_types:  # (hasattr on them would raise and catch AttributeError: slow)
+            alloc = getattr(getattr(v, "buffer", v), "_alloc", None)
+            if alloc is not None and alloc.external is not None:
+                return None  # borrowed memory (wrap, from_dlpack): holding it would keep the producer's alive
             key.append(id(v))
         elif cat == "uniform" or hasattr(v, "__cuda_array_interface__"):
             return None

@@ -215,6 +215,28 @@ def test_launch_validates_like_record(mod):
         k.launch(x, s.temporary_buffer(8), 1.0).over_1d(8)
 
 
+def test_borrowed_memory_is_never_held_by_the_plan_cache(mod):
+    """A buffer over a producer's memory (from_dlpack, wrap) is bound afresh each time: a
+    cache entry would keep the producer's array alive after the caller dropped it."""
+    import gc
+    import weakref
+    dev = gi.Device("cpu")
+    pk = mod.saxpy.prepare(dev)
+    x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
+    alive = weakref.ref(y)
+    bx, by = dev.from_dlpack(x), dev.from_dlpack(y)
+    pk.launch(bx, by, 2.0).over_1d(64)
+    s = gi.Scheme(dev)
+    pk.record(s, "s", bx, by, 3.0).over_1d(64)
+    s.submit()
+    dev.synchronize()
+    np.testing.assert_array_equal(y, np.full(64, 5.0, np.float32))  # written in place, both times
+    assert not pk.prepared._eager_plans
+    del s, by, y
+    gc.collect()
+    assert alive() is None
+
+
 def test_the_plan_cache_is_bounded_and_keyed_by_identity(mod):
     dev = gi.Device("cpu")
     k = mod.affine.prepare(dev)
