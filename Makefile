@@ -19,8 +19,12 @@ $(STAMP): pyproject.toml scripts/setup.sh
 demo: setup
 	$(PY) -m goldy_import.demo
 
+# One pytest worker per core (pytest-xdist): the suite is CPU-bound (lavapipe, slang's CPU
+# device, the numpy oracle). TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= auto
+
 test: setup
-	$(PY) -m pytest -q -rs -p no:cacheprovider tests
+	$(PY) -m pytest -q -rs -p no:cacheprovider -n $(TEST_WORKERS) tests
 
 clean:
 	rm -rf build .pytest_cache
