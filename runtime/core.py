@@ -1129,6 +1129,7 @@ class Scheme:
         self._spec: Any = None  # runtime/specialization.py Specializer, on first use
         self._specialize: Optional[str] = None  # "on" | "facts" | "off"; None: $GOLDY_SPECIALIZE decides
         self._live_at: tuple = ()  # (version, device frees) when every bound buffer was last seen live
+        self._no_facts: tuple = (None, 0, -1)  # _specialized: entries found without a #[fact] (and when)
 
     def __repr__(self) -> str:
         return f"<Scheme on {self.device.backend_name}: {len(self.nodes)} nodes>"
@@ -1194,12 +1195,20 @@ class Scheme:
             from .specialization import specialization_mode
             self._specialize = specialization_mode(None)
         if self._spec is None:  # nothing to bake (the default bakes #[fact] scalars only): no Specializer
-            if self._specialize == "off" or (self._specialize == "facts" and not any(
-                    p.fact for n in entries for p in n.kernel.ir.params)):
+            if self._specialize == "off" or (self._specialize == "facts" and not self._has_facts(entries)):
                 return entries
             from .specialization import Specializer
             self._spec = Specializer(self)
         return self._spec.entries(entries, self._specialize)
+
+    def _has_facts(self, entries: list) -> bool:
+        seen = self._no_facts  # (entries, count, version) last found without a #[fact]: a replay need not look again
+        if seen[0] is entries and seen[1] == len(entries) and seen[2] == self._version:
+            return False
+        if any(p.fact for n in entries for p in n.kernel.ir.params):
+            return True
+        self._no_facts = (entries, len(entries), self._version)
+        return False
 
     def _resolve(self, args: list) -> list:
         return self._temps.resolve(args) if self._temps is not None else args

@@ -46,6 +46,7 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 import struct
 import weakref
 from collections import OrderedDict
@@ -311,6 +312,8 @@ class _Graph:
     refs: list
     faults: Optional[_Faults] = None
     names: str = ""  # its kernels' names, for error messages
+    dead: list = field(default_factory=lambda: [False])  # [True] once one of its dispatches was collected
+    updates: int = -1  # the backend's `_updates` when its nodes last matched their dispatches' versions
 
 
 @dataclass
@@ -383,6 +386,7 @@ class CudaBackend(Backend):
         self._unwaited = False  # work of ours queued on self.stream since its last synchronize
         self._launched: dict = {}  # id -> checked Dispatch launched eagerly since the last synchronize
         self._events: list = []  # idle events for tickets
+        self._updates = 0  # update_scalar calls so far (a replay with none since its last skips the version check)
         self._eager_words_all: "weakref.WeakSet[_Faults]" = weakref.WeakSet()  # freed at close at the latest
 
     # ------------------------------------------------------------ driver calls
@@ -525,6 +529,7 @@ class CudaBackend(Backend):
         v = int(bool(a.value)) if a.ty == "bool" else a.value
         d.state.block.set(d.compiled.slots[index], struct.pack(SCALAR_FORMAT[a.ty], v))
         d.state.version += 1
+        self._updates += 1  # graphs compare versions again at their next replay
 
     def _node_params(self, d: Dispatch):
         p = self.drv.CUDA_KERNEL_NODE_PARAMS()
@@ -566,10 +571,10 @@ class CudaBackend(Backend):
     def _start(self, dispatches: list[Dispatch]) -> tuple[_Graph, str]:
         """Put one replay of the dispatches' graph on the stream (building it on first use)."""
         self._current()
-        key = tuple(id(d) for d in dispatches)
+        key = tuple(map(id, dispatches))
         g = self._graphs.get(key)
-        if g is not None and any(r() is not d for r, d in zip(g.refs, dispatches)):
-            self._drop(key)  # ids were reused by new dispatches
+        if g is not None and g.dead[0]:
+            self._drop(key)  # a dispatch of it died: its id may be a new dispatch's
             g = None
         if g is None:
             names = ", ".join(dict.fromkeys(d.kernel.name for d in dispatches))
@@ -581,6 +586,8 @@ class CudaBackend(Backend):
         else:
             names = g.names
             self._graphs.move_to_end(key)
+        if g.updates != self._updates:  # a scalar changed since this graph was last brought up to date
+            g.updates = self._updates
             for i, d in enumerate(dispatches):
                 if d.state.version != g.versions[i]:
                     if g.faults is not None and d.state.fault_slot is not None:
@@ -745,8 +752,8 @@ class CudaBackend(Backend):
 
     def _collect(self, f: _Faults) -> Optional[list[FaultReport]]:
         """FaultReports from the error words read back after a submit."""
-        if len(f.dispatches) == 1 and not f.host[0]:  # one word, clean: the launch + wait path, cheaply
-            return None
+        if not (f.host[0] if len(f.dispatches) == 1 else f.host.any()):  # one numpy call: all clean
+            return None  # nothing claimed a flag, so nothing was written
         words = f.host.reshape(-1, FAULT_WORDS)
         hit = np.flatnonzero(words[:, 0])
         if not len(hit):
@@ -780,8 +787,10 @@ class CudaBackend(Backend):
             if faults is not None:
                 self._free_faults(faults)
             raise
+        dead = [False]
+        died = functools.partial(_mark_dead, dead)  # (no reference to the graph: no cycle)
         return _Graph(graph, exe, nodes, params, [d.state.version for d in dispatches],
-                      [weakref.ref(d) for d in dispatches], faults)
+                      [weakref.ref(d, died) for d in dispatches], faults, dead=dead, updates=self._updates)
 
     def _fault_words(self, dispatches: list[int], abis: list) -> _Faults:
         nwords = FAULT_WORDS * len(dispatches)
@@ -861,6 +870,10 @@ def stream_handle(stream: Any) -> int:
     except (TypeError, ValueError):
         raise BindingError(f"use_stream: expected a torch/CuPy stream, a CUstream or an int handle, "
                            f"got {type(stream).__name__}") from None
+
+
+def _mark_dead(dead: list, _ref: Any) -> None:
+    dead[0] = True
 
 
 def _free_faults_of(backend_ref, f: "_Faults") -> None:

@@ -1,0 +1,134 @@
+"""The CUDA backend's host cost without a GPU: cuda-python's driver replaced by no-op fakes.
+
+    python benchmarks/host_stub.py [--reps 7] [--loops 1000] [--profile ROW]
+
+`gi.Device("cuda")`, prepare, eager launches, submits and replays run end to end against
+`StubDriver` (tests/fake_cuda.py's FakeDriver, whose calls on the launch and submit paths
+answer success at once: no PTX parsing, no call log), so the rows of
+benchmarks/host_overhead.py measure our own Python per call. Nothing runs, so results are
+not checked. `--profile ROW` prints cProfile's top entries for one row instead.
+
+What the real driver adds on top (the H200's figures minus these) is cuda-python's wrappers
+and the driver itself; `--wrapper` times the cuda-python call of cuLaunchKernel, where
+cuda-python is installed, against a library that returns at once (not available without
+libcuda: then it says so).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import sys
+import time
+from types import SimpleNamespace
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+sys.path.insert(0, HERE)
+
+from fake_cuda import CUresult, FakeDriver  # noqa: E402
+
+import host_overhead  # noqa: E402
+
+OK = (CUresult.CUDA_SUCCESS,)
+
+
+class StubDriver(FakeDriver):
+    """FakeDriver with the hot calls (launches, graph replay and patching, events, waits,
+    context switches) doing nothing, as a driver that returned at once would."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mapped = True  # the H200's case: error words in mapped host memory
+
+    def cuCtxSetCurrent(self, ctx):
+        return OK
+
+    def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        return OK
+
+    def cuGraphAddKernelNode(self, graph, deps, ndeps, p):
+        self.handles += 1
+        return CUresult.CUDA_SUCCESS, self.handles
+
+    def cuGraphInstantiate(self, graph, flags):
+        self.handles += 1
+        return CUresult.CUDA_SUCCESS, self.handles
+
+    def cuGraphExecKernelNodeSetParams(self, exe, node, p):
+        return OK
+
+    def cuGraphLaunch(self, exe, stream):
+        return OK
+
+    def cuStreamSynchronize(self, s):
+        return OK
+
+    def cuEventCreate(self, flags):
+        self.handles += 1
+        return CUresult.CUDA_SUCCESS, self.handles
+
+    def cuEventRecord(self, ev, stream):
+        return OK
+
+    def cuEventSynchronize(self, ev):
+        return OK
+
+    def cuMemsetD32Async(self, dst, value, n, stream):
+        return OK
+
+    def cuMemcpyDtoHAsync(self, dst, src, n, stream):
+        return OK
+
+
+# our own CPU time, best of the repeats: other processes' load on a shared machine does not count
+host_overhead.clock, host_overhead.summary = time.process_time, min
+
+
+def install() -> StubDriver:
+    """Make the cuda backend use a fresh StubDriver (in this process, from now on)."""
+    from goldy_import.runtime import cuda
+    drv = StubDriver()
+    cuda._driver = lambda: drv
+    return drv
+
+
+def rows(reps: int, loops: int, burst: int = 100, n: int = 1024) -> dict:
+    install()
+    args = SimpleNamespace(backend="cuda", n=n, reps=reps, loops=loops, burst=burst, check=False)
+    out = host_overhead.goldy_rows(args)
+    out.pop("device"), out.pop("backend")
+    return out
+
+
+def profile(row: str, loops: int) -> None:
+    install()
+    args = SimpleNamespace(backend="cuda", n=1024, reps=1, loops=loops, burst=100, check=False, only=row)
+    prof = cProfile.Profile()
+    prof.enable()
+    host_overhead.goldy_rows(args)
+    prof.disable()
+    pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--loops", type=int, default=1000)
+    ap.add_argument("--profile", default=None, help="a row name of host_overhead.py (e.g. 'queued launch')")
+    args = ap.parse_args()
+    if args.profile:
+        profile(args.profile, args.loops)
+        return 0
+    ours = rows(args.reps, args.loops)
+    print(f"# cuda backend on a no-op driver stub, us per tiny dispatch, best of {args.reps}, CPU time")
+    print("| per tiny dispatch | goldy-import (stub) |\n|---|---|")
+    for row, v in ours.items():
+        print(f"| {row} | {v:.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
