@@ -95,9 +95,33 @@ def install() -> StubDriver:
     return drv
 
 
+def calls_per(fn, n: int, per: int) -> float:
+    """Python and C function calls per dispatch (sys.setprofile): deterministic, unlike time
+    on a shared machine, so a change shows in it even when the timings drown in noise."""
+    fn()
+    count = [0]
+
+    def tick(frame, event, arg):
+        if event in ("call", "c_call"):
+            count[0] += 1
+
+    sys.setprofile(tick)
+    try:
+        for _ in range(n):
+            fn()
+    finally:
+        sys.setprofile(None)
+    return count[0] / n / per
+
+
 def rows(reps: int, loops: int, burst: int = 100, n: int = 1024) -> dict:
+    """Per row: (us per dispatch, function calls per dispatch)."""
     install()
-    args = SimpleNamespace(backend="cuda", n=n, reps=reps, loops=loops, burst=burst, check=False)
+
+    def measure(fn, calls, per):
+        return host_overhead.per_call_us(fn, calls, reps, per=per), calls_per(fn, max(1, calls // 10), per)
+
+    args = SimpleNamespace(backend="cuda", n=n, reps=reps, loops=loops, burst=burst, check=False, measure=measure)
     out = host_overhead.goldy_rows(args)
     out.pop("device"), out.pop("backend")
     return out
@@ -105,12 +129,19 @@ def rows(reps: int, loops: int, burst: int = 100, n: int = 1024) -> dict:
 
 def profile(row: str, loops: int) -> None:
     install()
-    args = SimpleNamespace(backend="cuda", n=1024, reps=1, loops=loops, burst=100, check=False, only=row)
     prof = cProfile.Profile()
-    prof.enable()
+
+    def measure(fn, calls, per):
+        fn()
+        prof.enable()
+        for _ in range(calls):
+            fn()
+        prof.disable()
+
+    args = SimpleNamespace(backend="cuda", n=1024, reps=1, loops=loops, burst=100, check=False, only=row,
+                           measure=measure)
     host_overhead.goldy_rows(args)
-    prof.disable()
-    pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+    pstats.Stats(prof).sort_stats("tottime").print_stats(30)
 
 
 def main() -> int:
@@ -123,10 +154,11 @@ def main() -> int:
         profile(args.profile, args.loops)
         return 0
     ours = rows(args.reps, args.loops)
-    print(f"# cuda backend on a no-op driver stub, us per tiny dispatch, best of {args.reps}, CPU time")
-    print("| per tiny dispatch | goldy-import (stub) |\n|---|---|")
-    for row, v in ours.items():
-        print(f"| {row} | {v:.2f} |")
+    print(f"# cuda backend on a no-op driver stub, per tiny dispatch: us (best of {args.reps}, CPU time), "
+          f"function calls")
+    print("| per tiny dispatch | us (stub) | calls |\n|---|---|---|")
+    for row, (us, calls) in ours.items():
+        print(f"| {row} | {us:.2f} | {calls:.1f} |")
     return 0
 
 
