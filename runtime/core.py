@@ -664,6 +664,7 @@ class PreparedKernel:
         self.options = options
         self._eager_categories = [p.category for p in self.ir.params]
         self._eager_plans: dict = {}  # runtime/eager.py: bound arguments of recent launches
+        self._eager_last: Any = None  # runtime/eager.py: the previous launch, for a repeat of it
 
     def __repr__(self) -> str:
         return f"<prepared kernel {self.name} on {self.device.backend_name}>"

@@ -169,25 +169,41 @@ def entry_values(kernel: N.Kernel, args: list, uniform_ptrs: Optional[dict] = No
 class ParamBlock:
     """Parameter values in one host buffer, each at an offset aligned to its size, and the
     array of pointers to them (the `void**` the driver reads). ctypes, not numpy: making
-    and patching one is on the record and launch paths."""
+    and patching one is on the record and launch paths, so it is a few C-level copies
+    (no ctypes foreign calls such as memmove, which cost microseconds each)."""
 
     def __init__(self, values: list[bytes]):
-        offsets, pos = [], 0
-        for v in values:
-            align = 8 if len(v) == 8 else 4
-            pos = (pos + align - 1) // align * align
-            offsets.append(pos)
-            pos += len(v)
-        self.blob = ctypes.create_string_buffer(max(pos, 8))  # zero-filled
-        base = self._base = ctypes.addressof(self.blob)
-        for off, v in zip(offsets, values):
-            ctypes.memmove(base + off, v, len(v))
-        self.offsets = offsets
-        self.pointers = (ctypes.c_uint64 * max(len(offsets), 1))(*[base + o for o in offsets])
-        self.address = ctypes.addressof(self.pointers)
+        offsets, blob_type, fmt = _layout(tuple(map(len, values)))
+        self.blob = blob_type()  # the pointers, then the values; zero-filled
+        base = self.address = ctypes.addressof(self.blob)
+        self.offsets = [base + o for o in offsets]  # where each value lives
+        fmt.pack_into(self.blob, 0, *self.offsets, *values)
+        self._base = base
+
+    @property
+    def pointers(self) -> Any:  # the void** array, as ctypes u64s
+        return (ctypes.c_uint64 * max(len(self.offsets), 1)).from_address(self.address)
 
     def set(self, slot: int, value: bytes) -> None:
-        ctypes.memmove(self._base + self.offsets[slot], value, len(value))
+        off = self.offsets[slot] - self._base
+        self.blob[off:off + len(value)] = value
+
+
+@functools.lru_cache(maxsize=256)
+def _layout(sizes: tuple) -> tuple:
+    """(offset of each value from the block's start, the block's ctypes type, the Struct that
+    writes pointers and values at once) for values of `sizes`: made once per kernel
+    signature (a ctypes array type and a ctypes foreign call each cost microseconds)."""
+    count = max(len(sizes), 1)
+    pos, fmt, offsets = 8 * count, [f"<{len(sizes)}Q"], []
+    for n in sizes:
+        align = 8 if n == 8 else 4
+        pad = -pos % align
+        fmt.append(f"{pad}x{n}s" if pad else f"{n}s")
+        pos += pad
+        offsets.append(pos)
+        pos += n
+    return offsets, ctypes.c_char * max(pos, 8 * count + 8), struct.Struct("".join(fmt))
 
 
 def param_slots(kernel: N.Kernel) -> list[int]:
@@ -277,7 +293,10 @@ class _State:
     lanes: bool = False  # launched through the lanes entry
     fault_slot: Optional[int] = None  # position of the error word's address in `block`
     launch: Any = None  # eager launches: cuLaunchKernel's leading arguments (function, grid, block, shared)
+    launch_args: tuple = ()  # ... and all of them, for `launch_stream`
+    launch_stream: Any = None
     eager_faults: Optional["_Faults"] = None  # eager launches: the dispatch's own error word
+    eager_slot: Any = None  # the _Slot of the pool that word is in (back to the pool with this state)
     slot_eager: bool = False  # `block` holds that word's address (a graph build may point it elsewhere)
 
 
@@ -300,6 +319,46 @@ class _Faults:
     @property
     def nbytes(self) -> int:
         return self.host.nbytes
+
+
+SLOTS = 256  # eager error words per allocation of the pool (one cuMemHostAlloc, not one per dispatch)
+
+
+class _SlotPool:
+    """The error words of dispatches launched eagerly (and of one-node submits): slots of
+    blocks of SLOTS words, so that a fresh dispatch costs no allocation and no finalizer.
+    A slot goes back to the pool when its dispatch's state dies (`_Slot.__del__`); a
+    launched dispatch is held until the wait that reads its word, so none is in flight then."""
+
+    def __init__(self, backend: "CudaBackend"):
+        self.backend = weakref.ref(backend)
+        self.free: list = []  # (block, index)
+
+    def take(self) -> "_Slot":
+        if not self.free:
+            b = self.backend()
+            assert b is not None
+            block = b._fault_words(list(range(SLOTS)), [None] * SLOTS)
+            b._eager_words_all.add(block)  # freed at close
+            self.free.extend((block, n) for n in reversed(range(SLOTS)))
+        return _Slot(self, *self.free.pop())
+
+
+class _Slot:
+    __slots__ = ("pool", "block", "n")
+
+    def __init__(self, pool: _SlotPool, block: _Faults, n: int):
+        self.pool, self.block, self.n = pool, block, n
+
+    def words(self, abi: Any) -> _Faults:
+        """The slot as a graph's error words of one dispatch (what `_collect` reads)."""
+        b, w = self.block, FAULT_WORDS
+        ptr = b.dev_ptr + 4 * w * self.n
+        device = None if b.device is None else CudaMemory(ptr, 4 * w, owned=False)
+        return _Faults(device, b.host[w * self.n:w * (self.n + 1)], None, ptr, [0], [abi], clean=True)
+
+    def __del__(self) -> None:
+        self.pool.free.append((self.block, self.n))
 
 
 @dataclass
@@ -336,6 +395,7 @@ class CudaBackend(Backend):
         if drv is None:
             raise BackendUnavailable("the cuda backend needs cuda-python: pip install 'goldy-import[cuda]'")
         self.drv = drv
+        self._ok = drv.CUresult.CUDA_SUCCESS
         try:
             self._cu("cuInit", 0)
         except RuntimeError as e:  # cuda-python could not load libcuda.so
@@ -388,6 +448,7 @@ class CudaBackend(Backend):
         self._events: list = []  # idle events for tickets
         self._updates = 0  # update_scalar calls so far (a replay with none since its last skips the version check)
         self._eager_words_all: "weakref.WeakSet[_Faults]" = weakref.WeakSet()  # freed at close at the latest
+        self._eager_pool = _SlotPool(self)  # eager launches' error words, SLOTS to an allocation
 
     # ------------------------------------------------------------ driver calls
 
@@ -395,17 +456,21 @@ class CudaBackend(Backend):
         """Call driver function `call`; check its status; return its result(s)."""
         res = getattr(self.drv, call)(*args)
         err, rest = (res[0], res[1:]) if isinstance(res, tuple) else (res, ())
-        if err != self.drv.CUresult.CUDA_SUCCESS:
-            try:
-                ename = self.drv.cuGetErrorName(err)[1].decode()
-                desc = self.drv.cuGetErrorString(err)[1].decode()
-            except Exception:
-                ename, desc = str(err), ""
-            where = f" (kernel `{kernel}`)" if kernel else ""
-            raise BackendError(f"CUDA call {call} failed: {ename}{': ' + desc if desc else ''}{where}")
+        if err != self._ok:
+            self._fail(call, err, kernel)
         if not rest:
             return None
         return rest[0] if len(rest) == 1 else rest
+
+    def _fail(self, call: str, err: Any, kernel: Optional[str] = None) -> None:
+        """Raise BackendError for driver call `call`'s status `err`."""
+        try:
+            ename = self.drv.cuGetErrorName(err)[1].decode()
+            desc = self.drv.cuGetErrorString(err)[1].decode()
+        except Exception:
+            ename, desc = str(err), ""
+        where = f" (kernel `{kernel}`)" if kernel else ""
+        raise BackendError(f"CUDA call {call} failed: {ename}{': ' + desc if desc else ''}{where}")
 
     def _current(self) -> None:
         self._cu("cuCtxSetCurrent", self.ctx)
@@ -659,16 +724,19 @@ class CudaBackend(Backend):
         `submit`, which launches a lone dispatch this way too)."""
         self._unwaited = True
         st: _State = d.state
-        if st.launch is None:
-            self._eager_setup(d)
-        if st.eager_faults is not None and not st.slot_eager:
-            st.block.set(st.fault_slot, struct.pack("<Q", st.eager_faults.dev_ptr))
-            st.slot_eager = True
-        res = self.drv.cuLaunchKernel(*st.launch, self.stream, st.block.address, 0)
-        if res[0] != self.drv.CUresult.CUDA_SUCCESS:
-            self._cu("cuLaunchKernel", *st.launch, self.stream, st.block.address, 0, kernel=d.kernel.name)
+        if st.launch_stream is not self.stream:  # first launch, or use_stream since: cuLaunchKernel's arguments
+            if st.launch is None:
+                self._eager_setup(d)
+            st.launch_args, st.launch_stream = (*st.launch, self.stream, st.block.address, 0), self.stream
         if st.eager_faults is not None:
+            if not st.slot_eager:
+                st.block.set(st.fault_slot, struct.pack("<Q", st.eager_faults.dev_ptr))
+                st.slot_eager = True
             self._launched[id(d)] = d
+        err = self.drv.cuLaunchKernel(*st.launch_args)[0]
+        if err != self._ok:
+            self._launched.pop(id(d), None)
+            self._fail("cuLaunchKernel", err, d.kernel.name)
         return None
 
     def _eager_setup(self, d: Dispatch) -> None:
@@ -678,13 +746,12 @@ class CudaBackend(Backend):
             fn, gx = d.compiled.batched, -(-gx // BATCH)
         st.launch = (fn, gx, int(d.groups[1]), int(d.groups[2]), *d.kernel.workgroup_size, 0)
         if st.fault_slot is not None:
-            f = self._fault_words([0], [d.compiled.abi])
-            if f.device is not None:  # device memory starts undefined
+            st.eager_slot = self._eager_pool.take()
+            f = st.eager_faults = st.eager_slot.words(d.compiled.abi)
+            if f.device is None:  # a slot comes back from a dead dispatch as it was left
+                f.host[:] = 0
+            else:
                 self._cu("cuMemsetD32Async", self.drv.CUdeviceptr(f.device.ptr), 0, f.nbytes // 4, self.stream)
-                f.clean = True
-            st.eager_faults = f
-            self._eager_words_all.add(f)
-            weakref.finalize(d, _free_faults_of, weakref.ref(self), f)
 
     def synchronize(self) -> list[tuple[Dispatch, FaultReport]]:
         self._current()
@@ -874,15 +941,6 @@ def stream_handle(stream: Any) -> int:
 
 def _mark_dead(dead: list, _ref: Any) -> None:
     dead[0] = True
-
-
-def _free_faults_of(backend_ref, f: "_Faults") -> None:
-    b = backend_ref()
-    if b is not None and not b._closed:
-        try:
-            b._free_faults(f)
-        except Exception:  # interpreter shutdown or a dead context: nothing left to free
-            pass
 
 
 def _free_all(backend_ref, mems: list) -> None:
