@@ -333,6 +333,7 @@ class _SlotPool:
     def __init__(self, backend: "CudaBackend"):
         self.backend = weakref.ref(backend)
         self.free: list = []  # (block, index)
+        self.on_device = False  # some block is device memory (no mapped host memory to be had)
 
     def take(self) -> "_Slot":
         if not self.free:
@@ -340,6 +341,7 @@ class _SlotPool:
             assert b is not None
             block = b._fault_words(list(range(SLOTS)), [None] * SLOTS)
             b._eager_words_all.add(block)  # freed at close
+            self.on_device = self.on_device or block.device is not None
             self.free.extend((block, n) for n in reversed(range(SLOTS)))
         return _Slot(self, *self.free.pop())
 
@@ -473,7 +475,15 @@ class CudaBackend(Backend):
         raise BackendError(f"CUDA call {call} failed: {ename}{': ' + desc if desc else ''}{where}")
 
     def _current(self) -> None:
-        self._cu("cuCtxSetCurrent", self.ctx)
+        err = self.drv.cuCtxSetCurrent(self.ctx)[0]  # (not through _cu: this is on every wait)
+        if err != self._ok:
+            self._fail("cuCtxSetCurrent", err)
+
+    def _wait_stream(self, kernel: Optional[str] = None) -> None:
+        err = self.drv.cuStreamSynchronize(self.stream)[0]
+        if err != self._ok:
+            self._fail("cuStreamSynchronize", err, kernel)
+        self._unwaited = False
 
     def describe(self) -> str:
         ver = self._cu("cuDriverGetVersion")
@@ -620,8 +630,10 @@ class CudaBackend(Backend):
             self._current()
             self.launch(d)
             self._launched.pop(id(d), None)  # its word is read here
-            self._cu("cuStreamSynchronize", self.stream, kernel=d.kernel.name)
-            self._unwaited = False
+            self._wait_stream(d.kernel.name)
+            f = d.state.eager_faults
+            if f is None or (f.device is None and not f.host[0]):  # no word, or a clean one in host memory
+                return None
             return self._eager_words(d) or None
         g, names = self._start(dispatches)
         try:
@@ -755,18 +767,25 @@ class CudaBackend(Backend):
 
     def synchronize(self) -> list[tuple[Dispatch, FaultReport]]:
         self._current()
-        self._cu("cuStreamSynchronize", self.stream)
-        self._unwaited = False
         launched, self._launched = self._launched, {}
-        return [(d, r) for d in launched.values() for r in self._eager_words(d)]
+        blocks = {id(b): b for b in (d.state.eager_slot.block for d in launched.values()) if b.device is not None} \
+            if self._eager_pool.on_device else {}
+        for b in blocks.values():  # error words on the device: one copy per pool block, not one per dispatch
+            self._cu("cuMemcpyDtoHAsync", b.host.ctypes.data, self.drv.CUdeviceptr(b.device.ptr), b.nbytes,
+                     self.stream)
+        self._wait_stream()
+        # the flag of each launched dispatch's word (in host memory now); only a set one is decoded
+        return [(d, r) for d in launched.values() if d.state.eager_faults.host[0]
+                for r in self._eager_words(d, copied=True)]
 
-    def _eager_words(self, d: Dispatch) -> list[FaultReport]:
+    def _eager_words(self, d: Dispatch, copied: bool = False) -> list[FaultReport]:
         """The faults in a directly launched dispatch's own error word, once its work is done
-        (the stream synchronized); the word is cleared after a fault."""
+        (the stream synchronized; `copied`: and a device word brought back); the word is
+        cleared after a fault."""
         f = d.state.eager_faults
         if f is None:
             return []
-        if f.device is not None:
+        if f.device is not None and not copied:
             self._cu("cuMemcpyDtoHAsync", f.host.ctypes.data, self.drv.CUdeviceptr(f.device.ptr), f.nbytes,
                      self.stream)
             self._cu("cuStreamSynchronize", self.stream)

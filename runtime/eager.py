@@ -257,15 +257,20 @@ class Submission:
 def synchronize(dev: "Device") -> None:
     """Wait for every pending submit and eager launch; raise the first fault not yet raised."""
     first: Optional[GoldyError] = None
-    for s in list(dev._pending):
-        s._finish()
-        if s._error is not None and not s._reported and first is None:
-            s._reported = True
-            first = s._error
+    if dev._pending:
+        for s in list(dev._pending):
+            s._finish()
+            if s._error is not None and not s._reported and first is None:
+                s._reported = True
+                first = s._error
     with dev._lock:
-        late = dev.backend.synchronize() if not dev.closed and dev._eager_launches else []
+        late = dev.backend.synchronize() if not dev.closed and dev._eager_launches else None
         dev._eager_launches = 0
-    faults, dev._eager_faults = dev._eager_faults + late, []
+    faults = dev._eager_faults
+    if late:
+        faults = faults + late
+    if faults:
+        dev._eager_faults = []
     if first is not None:
         raise first
     if faults:
