@@ -686,6 +686,8 @@ class PreparedKernel:
         self._eager_categories = [p.category for p in self.ir.params]
         self._eager_plans: dict = {}  # runtime/eager.py: bound arguments of recent launches
         self._eager_last: Any = None  # runtime/eager.py: the previous launch, for a repeat of it
+        wx = self.ir.workgroup_size[0]  # over_1d(n) for 0 < n <= this is within every grid limit
+        self._max_1d = min(device.backend.limits.max_workgroups[0], GRID_AXIS_THREADS // wx) * wx
 
     def __repr__(self) -> str:
         return f"<prepared kernel {self.name} on {self.device.backend_name}>"
@@ -1032,6 +1034,8 @@ class RecordBuilder(_GridMixin):
         self.pk, self.scheme, self.label, self.bound = pk, scheme, label, bound
 
     def over_1d(self, n: int) -> "Node":
+        if type(n) is int and 0 < n <= self.pk._max_1d:  # the common case: counted here, within the limits
+            return self._grid(None, (-(-n // self.pk.ir.workgroup_size[0]), 1, 1))
         return self._grid(lambda: self._groups_1d(n))
 
     def over_2d(self, w: int, h: int) -> "Node":
@@ -1046,9 +1050,10 @@ class RecordBuilder(_GridMixin):
     def groups(self, groups: tuple[int, int, int]) -> "Node":
         return self._grid(lambda: groups)
 
-    def _grid(self, groups: Any) -> "Node":
+    def _grid(self, groups: Any, checked: Optional[tuple] = None) -> "Node":
         try:
-            checked = _check_groups(self.pk, groups())
+            if checked is None:
+                checked = _check_groups(self.pk, groups())
             _check_in_place_grid(self.pk, self.bound, checked)
             return self.scheme._append(self.pk, self.label, self.bound, checked)
         finally:  # recorded, or refused with an error the caller saw: no longer unfinished

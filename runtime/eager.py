@@ -111,11 +111,17 @@ def _evict_oldest(cache: dict) -> None:
         pass
 
 
+def _same_scalar(v: Any, old: Any) -> bool:
+    """`v` passes the value `old` did: the same object, or an equal int (not an equal float:
+    -0.0 == 0.0, and not a bool: True == 1)."""
+    return v is old or (type(v) is int and type(old) is int and v == old)
+
+
 def bind(pk: "PreparedKernel", args: tuple) -> Any:
     """`core.bind_arguments` through the cache, for record and invoke: a fresh Bound whose
     scalars are these arguments' (the cached one may hold other values)."""
     plan = _plan(pk, args, launching=False)
-    if not plan.scalars or plan.args is args:
+    if not plan.scalars or plan.args is args or all(_same_scalar(args[i], plan.args[i]) for i, _, _ in plan.scalars):
         return plan.bound
     out = list(plan.bound.args)
     for i, ty, where in plan.scalars:
@@ -160,7 +166,7 @@ def launch(pk: "PreparedKernel", args: tuple, groups: tuple) -> None:
             raw = d.raw  # type: ignore[attr-defined]
             for i, ty, where in plan.scalars:
                 v = args[i]
-                if v is not raw[i] and v != raw[i]:
+                if not _same_scalar(v, raw[i]):
                     d.args[i] = ScalarArg(ty, C.check_scalar(where, ty, v))
                     raw[i] = v
                     dev.backend.update_scalar(d, i)
