@@ -1155,7 +1155,7 @@ class Scheme:
         self._unfinished: list[RecordBuilder] = []  # records still waiting for their grid call
         self._spec: Any = None  # runtime/specialization.py Specializer, on first use
         self._specialize: Optional[str] = None  # "on" | "facts" | "off"; None: $GOLDY_SPECIALIZE decides
-        self._live_at: tuple = ()  # (version, device frees) when every bound buffer was last seen live
+        self._live_at: tuple = (0, device._frees)  # (version, device frees) when every bound buffer was last seen live
         self._no_facts: tuple = (None, 0, -1)  # _specialized: entries found without a #[fact] (and when)
 
     def __repr__(self) -> str:
@@ -1165,14 +1165,18 @@ class Scheme:
         self.device._check_open()
         d = Dispatch(pk.target_ir, pk.compiled, list(bound.args), groups, label)
         deferred = has_temporaries(bound.keep) and _temps_of(self, bound.keep, pk.name)
+        live = None
         if not deferred:  # a node binding temporaries goes to the backend once they have storage
             # backends need not be thread-safe: one call at a time per device
             with self.device._using(bound.keep, f"kernel `{pk.name}` ({label!r})") as backend:
                 backend.record(d)
+                live = self.device._frees  # this node's buffers are live at this count of frees
         with self._lock:
             node = Node(len(self.nodes), label, pk, d, bound.keep)
             self.nodes.append(node)
             self.stats.records += 1
+            if live is not None and self._live_at == (self._version, live):  # and so were all the others'
+                self._live_at = (self._version + 1, live)  # (submit need not look again)
             self._version += 1
         return node
 
