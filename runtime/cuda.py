@@ -333,7 +333,7 @@ class _SlotPool:
 
     def __init__(self, backend: "CudaBackend"):
         self.backend = weakref.ref(backend)
-        self.free: list = []  # (block, index)
+        self.free: list = []  # (block, the slot's words as a _Faults of one dispatch)
         self.on_device = False  # some block is device memory (no mapped host memory to be had)
 
     def take(self) -> "_Slot":
@@ -343,25 +343,34 @@ class _SlotPool:
             block = b._fault_words(list(range(SLOTS)), [None] * SLOTS)
             b._eager_words_all.add(block)  # freed at close
             self.on_device = self.on_device or block.device is not None
-            self.free.extend((block, n) for n in reversed(range(SLOTS)))
+            self.free.extend((block, _slot_words(block, n)) for n in reversed(range(SLOTS)))
         return _Slot(self, *self.free.pop())
 
 
-class _Slot:
-    __slots__ = ("pool", "block", "n")
+def _slot_words(b: _Faults, n: int) -> _Faults:
+    """Slot `n` of block `b` as the error words of one dispatch (what `_collect` reads)."""
+    w = FAULT_WORDS
+    ptr = b.dev_ptr + 4 * w * n
+    device = None if b.device is None else CudaMemory(ptr, 4 * w, owned=False)
+    return _Faults(device, b.host[w * n:w * (n + 1)], None, ptr, [0], [None], clean=True)
 
-    def __init__(self, pool: _SlotPool, block: _Faults, n: int):
-        self.pool, self.block, self.n = pool, block, n
+
+class _Slot:
+    __slots__ = ("pool", "block", "faults")
+
+    def __init__(self, pool: _SlotPool, block: _Faults, faults: _Faults):
+        self.pool, self.block, self.faults = pool, block, faults
 
     def words(self, abi: Any) -> _Faults:
-        """The slot as a graph's error words of one dispatch (what `_collect` reads)."""
-        b, w = self.block, FAULT_WORDS
-        ptr = b.dev_ptr + 4 * w * self.n
-        device = None if b.device is None else CudaMemory(ptr, 4 * w, owned=False)
-        return _Faults(device, b.host[w * self.n:w * (self.n + 1)], None, ptr, [0], [abi], clean=True)
+        """The slot's words for a dispatch of a kernel of ABI plan `abi` (cleared by the caller)."""
+        f = self.faults
+        f.abis[0], f.clean = abi, True
+        if f.seen:
+            f.seen = set()
+        return f
 
     def __del__(self) -> None:
-        self.pool.free.append((self.block, self.n))
+        self.pool.free.append((self.block, self.faults))
 
 
 @dataclass
