@@ -9,9 +9,13 @@
   cuLaunchKernel / kernel graph nodes take.
 - A submitted list of dispatches (a Scheme) becomes a CUDA graph on its first submit and is
   replayed afterwards; `update_scalar` patches the node in the instantiated graph
-  (cuGraphExecKernelNodeSetParams) instead of capturing again. A list of one dispatch,
-  and an eager launch (`launch`), is one cuLaunchKernel of the dispatch's parameter
-  block, with an error word of its own. `enqueue` (submit without waiting) records an
+  (cuGraphExecKernelNodeSetParams) instead of capturing again, and a replay with no
+  `update_scalar` since the graph was last brought up to date does nothing per node. A
+  list of one dispatch, and an eager launch (`launch`), is one cuLaunchKernel of the
+  dispatch's parameter block (its arguments prebuilt), with an error word of its own: a
+  slot of a pooled block (`_SlotPool`), read at the wait, one copy per block where the
+  words live on the device. Record packs the parameter values of the same bound argument
+  objects once (`_packed`, held weakly). `enqueue` (submit without waiting) records an
   event after the graph launch; replays of one graph may overlap (a fault in their
   shared words is reported once, at the first wait that reads it).
 - `wrap_external(obj)` binds memory exposing `__cuda_array_interface__` (CuPy, PyTorch)

@@ -10,7 +10,9 @@ the identity of each resource argument and the type of each scalar (`_key`): a h
 re-checks only the scalars that changed and that no bound buffer was freed, and reuses
 the recorded backend Dispatch of that grid (CUDA: its packed parameter block, launched
 with one cuLaunchKernel). A cache entry holds its arguments alive (that is also what
-keeps their ids unique); the last PLANS argument sets per kernel are kept.
+keeps their ids unique); the last PLANS argument sets per kernel are kept. A launch passing
+the very objects of the kernel's previous launch, with nothing freed on the device since
+(`Device._frees`), skips even that and launches the previous dispatch again.
 """
 
 from __future__ import annotations
