@@ -14,7 +14,7 @@ import goldy_import as gi
 from goldy_import.ir.checks import check_sites
 from goldy_import.runtime import cuda as C
 
-from fake_cuda import FakeDriver, plan_fault
+from fake_cuda import fake, plan_fault  # noqa: F401  (fake: a fixture)
 from oracle import assert_same, backend_or_skip, device
 
 SRC = """
@@ -89,16 +89,6 @@ def test_a_repeated_launch_after_a_free_is_refused(backend, mod):
 
 
 # ---------------------------------------------------------------- CUDA driver calls (fake driver)
-
-
-@pytest.fixture(params=[False, True], ids=["device-words", "mapped-words"])
-def fake(request, monkeypatch):
-    drv = FakeDriver()
-    drv.mapped = request.param
-    monkeypatch.setattr(C, "_driver", lambda: drv)
-    dev = gi.Device("cuda")
-    yield drv, dev
-    dev.close()
 
 
 def test_fake_fresh_schemes_share_pooled_error_words_and_report_their_node(fake, mod):
