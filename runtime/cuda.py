@@ -607,11 +607,14 @@ class CudaBackend(Backend):
             key = (id(d.compiled), int(d.groups[0]), *map(id, d.args))
             hit = self._packed.get(key)
             if hit is None:
+                values = entry_values(d.kernel, d.args, None, None, 0, int(d.groups[0]), abi)
                 # weak references, so borrowed memory is never held; a dead argument drops the
                 # entry before its id can be another's
                 died = functools.partial(_unpack, self._packed, key)
-                hit = self._packed[key] = (entry_values(d.kernel, d.args, None, None, 0, int(d.groups[0]), abi),
-                                           d.compiled, [weakref.ref(a, died) for a in d.args])
+                try:
+                    hit = self._packed[key] = (values, d.compiled, [weakref.ref(a, died) for a in d.args])
+                except TypeError:  # an argument that takes no weak reference: not kept
+                    hit = (values,)
                 if len(self._packed) > PACKED:
                     try:  # (a weakref callback may be changing it too)
                         self._packed.pop(next(iter(self._packed)), None)

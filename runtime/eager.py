@@ -137,17 +137,19 @@ def launch(pk: "PreparedKernel", args: tuple, groups: tuple) -> None:
     if dev.closed:
         dev._check_open()
     last = pk._eager_last  # (args, groups, Dispatch, device frees) of the previous launch
-    if (last is not None and last[1] == groups and last[3] == dev._frees and len(args) == len(last[0])
-            and all(map(_is, args, last[0]))):
-        # the very objects of the previous launch, nothing freed since: its dispatch as it is
-        # (its scalars are these: the previous launch set them)
-        d = last[2]
+    if last is not None and last[1] == groups and len(args) == len(last[0]) and all(map(_is, args, last[0])):
+        # the very objects of the previous launch: its dispatch as it is (its scalars are
+        # these: the previous launch set them), if nothing was freed since (looked at under
+        # the lock, which every free takes)
         with dev._lock:
-            faults = dev.backend.launch(d)
-            dev._eager_launches += 1
-        if faults:
-            dev._eager_faults.extend((d, f) for f in faults)
-        return
+            repeat = last[3] == dev._frees
+            if repeat:
+                faults = dev.backend.launch(last[2])
+                dev._eager_launches += 1
+        if repeat:
+            if faults:
+                dev._eager_faults.extend((last[2], f) for f in faults)
+            return
     frees = dev._frees  # before binding: a free while we bind invalidates the memo below
     plan = _plan(pk, args)
     d = plan.dispatches.get(groups)
