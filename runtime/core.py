@@ -14,7 +14,6 @@ import os
 import struct
 import threading
 import weakref
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
 
@@ -153,14 +152,10 @@ class Device:
         if self.closed:
             raise GoldyError(f"device {self.backend_name} is closed")
 
-    @contextmanager
-    def _using(self, buffers: Sequence[Any] = (), what: str = ""):
+    def _using(self, buffers: Sequence[Any] = (), what: str = "") -> "_Using":
         """The device lock for one backend call, checked once it is held: a close or a
         free on another thread waits for the call, and a call after it is refused."""
-        with self._lock:
-            self._check_open()
-            _refuse_freed(buffers, what)
-            yield self.backend
+        return _Using(self, buffers, what)
 
     def close(self) -> None:
         """Finish pending work, then release the device; a fault nobody observed yet is
@@ -322,6 +317,32 @@ class Device:
             ident = self._next_id
         alloc = _Allocation(self, handle, nbytes, ident)
         return Buffer(alloc, 0, n, elem, gpu_dtype, read_only)
+
+
+class _Using:
+    """`Device._using`'s context manager (a class: a generator-based one costs microseconds
+    on every submit and record)."""
+
+    __slots__ = ("device", "buffers", "what")
+
+    def __init__(self, device: Device, buffers: Sequence[Any], what: str):
+        self.device, self.buffers, self.what = device, buffers, what
+
+    def __enter__(self) -> Backend:
+        dev = self.device
+        dev._lock.acquire()
+        try:
+            if dev.closed:
+                dev._check_open()
+            if self.buffers:
+                _refuse_freed(self.buffers, self.what)
+        except BaseException:
+            dev._lock.release()
+            raise
+        return dev.backend
+
+    def __exit__(self, *exc: Any) -> None:
+        self.device._lock.release()
 
 
 def _refuse_freed(buffers: Sequence[Any], what: str) -> None:
@@ -664,6 +685,9 @@ class PreparedKernel:
         self.options = options
         self._eager_categories = [p.category for p in self.ir.params]
         self._eager_plans: dict = {}  # runtime/eager.py: bound arguments of recent launches
+        self._eager_last: Any = None  # runtime/eager.py: the previous launch, for a repeat of it
+        wx = self.ir.workgroup_size[0]  # over_1d(n) for 0 < n <= this is within every grid limit
+        self._max_1d = min(device.backend.limits.max_workgroups[0], GRID_AXIS_THREADS // wx) * wx
 
     def __repr__(self) -> str:
         return f"<prepared kernel {self.name} on {self.device.backend_name}>"
@@ -1010,6 +1034,8 @@ class RecordBuilder(_GridMixin):
         self.pk, self.scheme, self.label, self.bound = pk, scheme, label, bound
 
     def over_1d(self, n: int) -> "Node":
+        if type(n) is int and 0 < n <= self.pk._max_1d:  # the common case: counted here, within the limits
+            return self._grid(None, (-(-n // self.pk.ir.workgroup_size[0]), 1, 1))
         return self._grid(lambda: self._groups_1d(n))
 
     def over_2d(self, w: int, h: int) -> "Node":
@@ -1024,9 +1050,10 @@ class RecordBuilder(_GridMixin):
     def groups(self, groups: tuple[int, int, int]) -> "Node":
         return self._grid(lambda: groups)
 
-    def _grid(self, groups: Any) -> "Node":
+    def _grid(self, groups: Any, checked: Optional[tuple] = None) -> "Node":
         try:
-            checked = _check_groups(self.pk, groups())
+            if checked is None:
+                checked = _check_groups(self.pk, groups())
             _check_in_place_grid(self.pk, self.bound, checked)
             return self.scheme._append(self.pk, self.label, self.bound, checked)
         finally:  # recorded, or refused with an error the caller saw: no longer unfinished
@@ -1128,7 +1155,8 @@ class Scheme:
         self._unfinished: list[RecordBuilder] = []  # records still waiting for their grid call
         self._spec: Any = None  # runtime/specialization.py Specializer, on first use
         self._specialize: Optional[str] = None  # "on" | "facts" | "off"; None: $GOLDY_SPECIALIZE decides
-        self._live_at: tuple = ()  # (version, device frees) when every bound buffer was last seen live
+        self._live_at: tuple = (0, device._frees)  # (version, device frees) when every bound buffer was last seen live
+        self._no_facts: tuple = (None, 0, -1)  # _specialized: entries found without a #[fact] (and when)
 
     def __repr__(self) -> str:
         return f"<Scheme on {self.device.backend_name}: {len(self.nodes)} nodes>"
@@ -1137,14 +1165,18 @@ class Scheme:
         self.device._check_open()
         d = Dispatch(pk.target_ir, pk.compiled, list(bound.args), groups, label)
         deferred = has_temporaries(bound.keep) and _temps_of(self, bound.keep, pk.name)
+        live = None
         if not deferred:  # a node binding temporaries goes to the backend once they have storage
             # backends need not be thread-safe: one call at a time per device
             with self.device._using(bound.keep, f"kernel `{pk.name}` ({label!r})") as backend:
                 backend.record(d)
+                live = self.device._frees  # this node's buffers are live at this count of frees
         with self._lock:
             node = Node(len(self.nodes), label, pk, d, bound.keep)
             self.nodes.append(node)
             self.stats.records += 1
+            if live is not None and self._live_at == (self._version, live):  # and so were all the others'
+                self._live_at = (self._version + 1, live)  # (submit need not look again)
             self._version += 1
         return node
 
@@ -1194,12 +1226,20 @@ class Scheme:
             from .specialization import specialization_mode
             self._specialize = specialization_mode(None)
         if self._spec is None:  # nothing to bake (the default bakes #[fact] scalars only): no Specializer
-            if self._specialize == "off" or (self._specialize == "facts" and not any(
-                    p.fact for n in entries for p in n.kernel.ir.params)):
+            if self._specialize == "off" or (self._specialize == "facts" and not self._has_facts(entries)):
                 return entries
             from .specialization import Specializer
             self._spec = Specializer(self)
         return self._spec.entries(entries, self._specialize)
+
+    def _has_facts(self, entries: list) -> bool:
+        seen = self._no_facts  # (entries, count, version) last found without a #[fact]: a replay need not look again
+        if seen[0] is entries and seen[1] == len(entries) and seen[2] == self._version:
+            return False
+        if any(p.fact for n in entries for p in n.kernel.ir.params):
+            return True
+        self._no_facts = (entries, len(entries), self._version)
+        return False
 
     def _resolve(self, args: list) -> list:
         return self._temps.resolve(args) if self._temps is not None else args

@@ -9,9 +9,13 @@
   cuLaunchKernel / kernel graph nodes take.
 - A submitted list of dispatches (a Scheme) becomes a CUDA graph on its first submit and is
   replayed afterwards; `update_scalar` patches the node in the instantiated graph
-  (cuGraphExecKernelNodeSetParams) instead of capturing again. A list of one dispatch,
-  and an eager launch (`launch`), is one cuLaunchKernel of the dispatch's parameter
-  block, with an error word of its own. `enqueue` (submit without waiting) records an
+  (cuGraphExecKernelNodeSetParams) instead of capturing again, and a replay with no
+  `update_scalar` since the graph was last brought up to date does nothing per node. A
+  list of one dispatch, and an eager launch (`launch`), is one cuLaunchKernel of the
+  dispatch's parameter block (its arguments prebuilt), with an error word of its own: a
+  slot of a pooled block (`_SlotPool`), read at the wait, one copy per block where the
+  words live on the device. Record packs the parameter values of the same bound argument
+  objects once (`_packed`, held weakly). `enqueue` (submit without waiting) records an
   event after the graph launch; replays of one graph may overlap (a fault in their
   shared words is reported once, at the first wait that reads it).
 - `wrap_external(obj)` binds memory exposing `__cuda_array_interface__` (CuPy, PyTorch)
@@ -46,6 +50,7 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 import struct
 import weakref
 from collections import OrderedDict
@@ -168,25 +173,41 @@ def entry_values(kernel: N.Kernel, args: list, uniform_ptrs: Optional[dict] = No
 class ParamBlock:
     """Parameter values in one host buffer, each at an offset aligned to its size, and the
     array of pointers to them (the `void**` the driver reads). ctypes, not numpy: making
-    and patching one is on the record and launch paths."""
+    and patching one is on the record and launch paths, so it is a few C-level copies
+    (no ctypes foreign calls such as memmove, which cost microseconds each)."""
 
     def __init__(self, values: list[bytes]):
-        offsets, pos = [], 0
-        for v in values:
-            align = 8 if len(v) == 8 else 4
-            pos = (pos + align - 1) // align * align
-            offsets.append(pos)
-            pos += len(v)
-        self.blob = ctypes.create_string_buffer(max(pos, 8))  # zero-filled
-        base = self._base = ctypes.addressof(self.blob)
-        for off, v in zip(offsets, values):
-            ctypes.memmove(base + off, v, len(v))
-        self.offsets = offsets
-        self.pointers = (ctypes.c_uint64 * max(len(offsets), 1))(*[base + o for o in offsets])
-        self.address = ctypes.addressof(self.pointers)
+        offsets, blob_type, fmt = _layout(tuple(map(len, values)))
+        self.blob = blob_type()  # the pointers, then the values; zero-filled
+        base = self.address = ctypes.addressof(self.blob)
+        self.offsets = [base + o for o in offsets]  # where each value lives
+        fmt.pack_into(self.blob, 0, *self.offsets, *values)
+        self._base = base
+
+    @property
+    def pointers(self) -> Any:  # the void** array, as ctypes u64s
+        return (ctypes.c_uint64 * max(len(self.offsets), 1)).from_address(self.address)
 
     def set(self, slot: int, value: bytes) -> None:
-        ctypes.memmove(self._base + self.offsets[slot], value, len(value))
+        off = self.offsets[slot] - self._base
+        self.blob[off:off + len(value)] = value
+
+
+@functools.lru_cache(maxsize=256)
+def _layout(sizes: tuple) -> tuple:
+    """(offset of each value from the block's start, the block's ctypes type, the Struct that
+    writes pointers and values at once) for values of `sizes`: made once per kernel
+    signature (a ctypes array type and a ctypes foreign call each cost microseconds)."""
+    count = max(len(sizes), 1)
+    pos, fmt, offsets = 8 * count, [f"<{len(sizes)}Q"], []
+    for n in sizes:
+        align = 8 if n == 8 else 4
+        pad = -pos % align
+        fmt.append(f"{pad}x{n}s" if pad else f"{n}s")
+        pos += pad
+        offsets.append(pos)
+        pos += n
+    return offsets, ctypes.c_char * max(pos, 8 * count + 8), struct.Struct("".join(fmt))
 
 
 def param_slots(kernel: N.Kernel) -> list[int]:
@@ -276,7 +297,10 @@ class _State:
     lanes: bool = False  # launched through the lanes entry
     fault_slot: Optional[int] = None  # position of the error word's address in `block`
     launch: Any = None  # eager launches: cuLaunchKernel's leading arguments (function, grid, block, shared)
+    launch_args: tuple = ()  # ... and all of them, for `launch_stream`
+    launch_stream: Any = None
     eager_faults: Optional["_Faults"] = None  # eager launches: the dispatch's own error word
+    eager_slot: Any = None  # the _Slot of the pool that word is in (back to the pool with this state)
     slot_eager: bool = False  # `block` holds that word's address (a graph build may point it elsewhere)
 
 
@@ -301,6 +325,58 @@ class _Faults:
         return self.host.nbytes
 
 
+PACKED = 256  # parameter values kept per backend, by the identity of the bound arguments (record)
+SLOTS = 256  # eager error words per allocation of the pool (one cuMemHostAlloc, not one per dispatch)
+
+
+class _SlotPool:
+    """The error words of dispatches launched eagerly (and of one-node submits): slots of
+    blocks of SLOTS words, so that a fresh dispatch costs no allocation and no finalizer.
+    A slot goes back to the pool when its dispatch's state dies (`_Slot.__del__`); a
+    launched dispatch is held until the wait that reads its word, so none is in flight then."""
+
+    def __init__(self, backend: "CudaBackend"):
+        self.backend = weakref.ref(backend)
+        self.free: list = []  # (block, the slot's words as a _Faults of one dispatch)
+        self.on_device = False  # some block is device memory (no mapped host memory to be had)
+
+    def take(self) -> "_Slot":
+        if not self.free:
+            b = self.backend()
+            assert b is not None
+            block = b._fault_words(list(range(SLOTS)), [None] * SLOTS)
+            b._eager_words_all.add(block)  # freed at close
+            self.on_device = self.on_device or block.device is not None
+            self.free.extend((block, _slot_words(block, n)) for n in reversed(range(SLOTS)))
+        return _Slot(self, *self.free.pop())
+
+
+def _slot_words(b: _Faults, n: int) -> _Faults:
+    """Slot `n` of block `b` as the error words of one dispatch (what `_collect` reads)."""
+    w = FAULT_WORDS
+    ptr = b.dev_ptr + 4 * w * n
+    device = None if b.device is None else CudaMemory(ptr, 4 * w, owned=False)
+    return _Faults(device, b.host[w * n:w * (n + 1)], None, ptr, [0], [None], clean=True)
+
+
+class _Slot:
+    __slots__ = ("pool", "block", "faults")
+
+    def __init__(self, pool: _SlotPool, block: _Faults, faults: _Faults):
+        self.pool, self.block, self.faults = pool, block, faults
+
+    def words(self, abi: Any) -> _Faults:
+        """The slot's words for a dispatch of a kernel of ABI plan `abi` (cleared by the caller)."""
+        f = self.faults
+        f.abis[0], f.clean = abi, True
+        if f.seen:
+            f.seen = set()
+        return f
+
+    def __del__(self) -> None:
+        self.pool.free.append((self.block, self.faults))
+
+
 @dataclass
 class _Graph:
     graph: Any
@@ -311,6 +387,8 @@ class _Graph:
     refs: list
     faults: Optional[_Faults] = None
     names: str = ""  # its kernels' names, for error messages
+    dead: list = field(default_factory=lambda: [False])  # [True] once one of its dispatches was collected
+    updates: int = -1  # the backend's `_updates` when its nodes last matched their dispatches' versions
 
 
 @dataclass
@@ -333,6 +411,7 @@ class CudaBackend(Backend):
         if drv is None:
             raise BackendUnavailable("the cuda backend needs cuda-python: pip install 'goldy-import[cuda]'")
         self.drv = drv
+        self._ok = drv.CUresult.CUDA_SUCCESS
         try:
             self._cu("cuInit", 0)
         except RuntimeError as e:  # cuda-python could not load libcuda.so
@@ -383,7 +462,10 @@ class CudaBackend(Backend):
         self._unwaited = False  # work of ours queued on self.stream since its last synchronize
         self._launched: dict = {}  # id -> checked Dispatch launched eagerly since the last synchronize
         self._events: list = []  # idle events for tickets
+        self._packed: dict = {}  # record: (compiled, groups.x, argument ids) -> (values, what holds the ids)
+        self._updates = 0  # update_scalar calls so far (a replay with none since its last skips the version check)
         self._eager_words_all: "weakref.WeakSet[_Faults]" = weakref.WeakSet()  # freed at close at the latest
+        self._eager_pool = _SlotPool(self)  # eager launches' error words, SLOTS to an allocation
 
     # ------------------------------------------------------------ driver calls
 
@@ -391,20 +473,32 @@ class CudaBackend(Backend):
         """Call driver function `call`; check its status; return its result(s)."""
         res = getattr(self.drv, call)(*args)
         err, rest = (res[0], res[1:]) if isinstance(res, tuple) else (res, ())
-        if err != self.drv.CUresult.CUDA_SUCCESS:
-            try:
-                ename = self.drv.cuGetErrorName(err)[1].decode()
-                desc = self.drv.cuGetErrorString(err)[1].decode()
-            except Exception:
-                ename, desc = str(err), ""
-            where = f" (kernel `{kernel}`)" if kernel else ""
-            raise BackendError(f"CUDA call {call} failed: {ename}{': ' + desc if desc else ''}{where}")
+        if err != self._ok:
+            self._fail(call, err, kernel)
         if not rest:
             return None
         return rest[0] if len(rest) == 1 else rest
 
+    def _fail(self, call: str, err: Any, kernel: Optional[str] = None) -> None:
+        """Raise BackendError for driver call `call`'s status `err`."""
+        try:
+            ename = self.drv.cuGetErrorName(err)[1].decode()
+            desc = self.drv.cuGetErrorString(err)[1].decode()
+        except Exception:
+            ename, desc = str(err), ""
+        where = f" (kernel `{kernel}`)" if kernel else ""
+        raise BackendError(f"CUDA call {call} failed: {ename}{': ' + desc if desc else ''}{where}")
+
     def _current(self) -> None:
-        self._cu("cuCtxSetCurrent", self.ctx)
+        err = self.drv.cuCtxSetCurrent(self.ctx)[0]  # (not through _cu: this is on every wait)
+        if err != self._ok:
+            self._fail("cuCtxSetCurrent", err)
+
+    def _wait_stream(self, kernel: Optional[str] = None) -> None:
+        err = self.drv.cuStreamSynchronize(self.stream)[0]
+        if err != self._ok:
+            self._fail("cuStreamSynchronize", err, kernel)
+        self._unwaited = False
 
     def describe(self) -> str:
         ver = self._cu("cuDriverGetVersion")
@@ -497,7 +591,6 @@ class CudaBackend(Backend):
         return CudaCompiled(kernel, ptx, module, fn, abi, batched, lanes, lanes_fn)
 
     def record(self, d: Dispatch) -> None:
-        self._current()
         uniforms, ptrs = [], {}
         for i, a in enumerate(d.args):
             if isinstance(a, UniformArg):
@@ -508,7 +601,26 @@ class CudaBackend(Backend):
         # the error word's address (set per graph at build) and the batched entry's
         # workgroup count along x follow the kernel's parameters (entry_values)
         abi: A.PtxPlan = d.compiled.abi
-        values = entry_values(d.kernel, d.args, ptrs, None, 0, int(d.groups[0]), abi)
+        if uniforms:
+            values = entry_values(d.kernel, d.args, ptrs, None, 0, int(d.groups[0]), abi)
+        else:  # the same bound arguments again (a kernel recorded or launched with them before)
+            key = (id(d.compiled), int(d.groups[0]), *map(id, d.args))
+            hit = self._packed.get(key)
+            if hit is None:
+                values = entry_values(d.kernel, d.args, None, None, 0, int(d.groups[0]), abi)
+                # weak references, so borrowed memory is never held; a dead argument drops the
+                # entry before its id can be another's
+                died = functools.partial(_unpack, self._packed, key)
+                try:
+                    hit = self._packed[key] = (values, d.compiled, [weakref.ref(a, died) for a in d.args])
+                except TypeError:  # an argument that takes no weak reference: not kept
+                    hit = (values,)
+                if len(self._packed) > PACKED:
+                    try:  # (a weakref callback may be changing it too)
+                        self._packed.pop(next(iter(self._packed)), None)
+                    except (StopIteration, RuntimeError):
+                        pass
+            values = hit[0]
         block = ParamBlock(values)
         wx, wy, wz = d.kernel.workgroup_size
         threads = int(d.groups[0]) * int(d.groups[1]) * int(d.groups[2]) * wx * wy * wz
@@ -525,6 +637,7 @@ class CudaBackend(Backend):
         v = int(bool(a.value)) if a.ty == "bool" else a.value
         d.state.block.set(d.compiled.slots[index], struct.pack(SCALAR_FORMAT[a.ty], v))
         d.state.version += 1
+        self._updates += 1  # graphs compare versions again at their next replay
 
     def _node_params(self, d: Dispatch):
         p = self.drv.CUDA_KERNEL_NODE_PARAMS()
@@ -550,8 +663,10 @@ class CudaBackend(Backend):
             self._current()
             self.launch(d)
             self._launched.pop(id(d), None)  # its word is read here
-            self._cu("cuStreamSynchronize", self.stream, kernel=d.kernel.name)
-            self._unwaited = False
+            self._wait_stream(d.kernel.name)
+            f = d.state.eager_faults
+            if f is None or (f.device is None and not f.host[0]):  # no word, or a clean one in host memory
+                return None
             return self._eager_words(d) or None
         g, names = self._start(dispatches)
         try:
@@ -566,10 +681,10 @@ class CudaBackend(Backend):
     def _start(self, dispatches: list[Dispatch]) -> tuple[_Graph, str]:
         """Put one replay of the dispatches' graph on the stream (building it on first use)."""
         self._current()
-        key = tuple(id(d) for d in dispatches)
+        key = tuple(map(id, dispatches))
         g = self._graphs.get(key)
-        if g is not None and any(r() is not d for r, d in zip(g.refs, dispatches)):
-            self._drop(key)  # ids were reused by new dispatches
+        if g is not None and g.dead[0]:
+            self._drop(key)  # a dispatch of it died: its id may be a new dispatch's
             g = None
         if g is None:
             names = ", ".join(dict.fromkeys(d.kernel.name for d in dispatches))
@@ -581,6 +696,8 @@ class CudaBackend(Backend):
         else:
             names = g.names
             self._graphs.move_to_end(key)
+        if g.updates != self._updates:  # a scalar changed since this graph was last brought up to date
+            g.updates = self._updates
             for i, d in enumerate(dispatches):
                 if d.state.version != g.versions[i]:
                     if g.faults is not None and d.state.fault_slot is not None:
@@ -652,16 +769,19 @@ class CudaBackend(Backend):
         `submit`, which launches a lone dispatch this way too)."""
         self._unwaited = True
         st: _State = d.state
-        if st.launch is None:
-            self._eager_setup(d)
-        if st.eager_faults is not None and not st.slot_eager:
-            st.block.set(st.fault_slot, struct.pack("<Q", st.eager_faults.dev_ptr))
-            st.slot_eager = True
-        res = self.drv.cuLaunchKernel(*st.launch, self.stream, st.block.address, 0)
-        if res[0] != self.drv.CUresult.CUDA_SUCCESS:
-            self._cu("cuLaunchKernel", *st.launch, self.stream, st.block.address, 0, kernel=d.kernel.name)
+        if st.launch_stream is not self.stream:  # first launch, or use_stream since: cuLaunchKernel's arguments
+            if st.launch is None:
+                self._eager_setup(d)
+            st.launch_args, st.launch_stream = (*st.launch, self.stream, st.block.address, 0), self.stream
         if st.eager_faults is not None:
+            if not st.slot_eager:
+                st.block.set(st.fault_slot, struct.pack("<Q", st.eager_faults.dev_ptr))
+                st.slot_eager = True
             self._launched[id(d)] = d
+        err = self.drv.cuLaunchKernel(*st.launch_args)[0]
+        if err != self._ok:
+            self._launched.pop(id(d), None)
+            self._fail("cuLaunchKernel", err, d.kernel.name)
         return None
 
     def _eager_setup(self, d: Dispatch) -> None:
@@ -671,28 +791,34 @@ class CudaBackend(Backend):
             fn, gx = d.compiled.batched, -(-gx // BATCH)
         st.launch = (fn, gx, int(d.groups[1]), int(d.groups[2]), *d.kernel.workgroup_size, 0)
         if st.fault_slot is not None:
-            f = self._fault_words([0], [d.compiled.abi])
-            if f.device is not None:  # device memory starts undefined
+            st.eager_slot = self._eager_pool.take()
+            f = st.eager_faults = st.eager_slot.words(d.compiled.abi)
+            if f.device is None:  # a slot comes back from a dead dispatch as it was left
+                f.host[:] = 0
+            else:
                 self._cu("cuMemsetD32Async", self.drv.CUdeviceptr(f.device.ptr), 0, f.nbytes // 4, self.stream)
-                f.clean = True
-            st.eager_faults = f
-            self._eager_words_all.add(f)
-            weakref.finalize(d, _free_faults_of, weakref.ref(self), f)
 
     def synchronize(self) -> list[tuple[Dispatch, FaultReport]]:
         self._current()
-        self._cu("cuStreamSynchronize", self.stream)
-        self._unwaited = False
         launched, self._launched = self._launched, {}
-        return [(d, r) for d in launched.values() for r in self._eager_words(d)]
+        blocks = {id(b): b for b in (d.state.eager_slot.block for d in launched.values()) if b.device is not None} \
+            if self._eager_pool.on_device else {}
+        for b in blocks.values():  # error words on the device: one copy per pool block, not one per dispatch
+            self._cu("cuMemcpyDtoHAsync", b.host.ctypes.data, self.drv.CUdeviceptr(b.device.ptr), b.nbytes,
+                     self.stream)
+        self._wait_stream()
+        # the flag of each launched dispatch's word (in host memory now); only a set one is decoded
+        return [(d, r) for d in launched.values() if d.state.eager_faults.host[0]
+                for r in self._eager_words(d, copied=True)]
 
-    def _eager_words(self, d: Dispatch) -> list[FaultReport]:
+    def _eager_words(self, d: Dispatch, copied: bool = False) -> list[FaultReport]:
         """The faults in a directly launched dispatch's own error word, once its work is done
-        (the stream synchronized); the word is cleared after a fault."""
+        (the stream synchronized; `copied`: and a device word brought back); the word is
+        cleared after a fault."""
         f = d.state.eager_faults
         if f is None:
             return []
-        if f.device is not None:
+        if f.device is not None and not copied:
             self._cu("cuMemcpyDtoHAsync", f.host.ctypes.data, self.drv.CUdeviceptr(f.device.ptr), f.nbytes,
                      self.stream)
             self._cu("cuStreamSynchronize", self.stream)
@@ -745,8 +871,8 @@ class CudaBackend(Backend):
 
     def _collect(self, f: _Faults) -> Optional[list[FaultReport]]:
         """FaultReports from the error words read back after a submit."""
-        if len(f.dispatches) == 1 and not f.host[0]:  # one word, clean: the launch + wait path, cheaply
-            return None
+        if not (f.host[0] if len(f.dispatches) == 1 else f.host.any()):  # one numpy call: all clean
+            return None  # nothing claimed a flag, so nothing was written
         words = f.host.reshape(-1, FAULT_WORDS)
         hit = np.flatnonzero(words[:, 0])
         if not len(hit):
@@ -780,8 +906,10 @@ class CudaBackend(Backend):
             if faults is not None:
                 self._free_faults(faults)
             raise
+        dead = [False]
+        died = functools.partial(_mark_dead, dead)  # (no reference to the graph: no cycle)
         return _Graph(graph, exe, nodes, params, [d.state.version for d in dispatches],
-                      [weakref.ref(d) for d in dispatches], faults)
+                      [weakref.ref(d, died) for d in dispatches], faults, dead=dead, updates=self._updates)
 
     def _fault_words(self, dispatches: list[int], abis: list) -> _Faults:
         nwords = FAULT_WORDS * len(dispatches)
@@ -863,13 +991,12 @@ def stream_handle(stream: Any) -> int:
                            f"got {type(stream).__name__}") from None
 
 
-def _free_faults_of(backend_ref, f: "_Faults") -> None:
-    b = backend_ref()
-    if b is not None and not b._closed:
-        try:
-            b._free_faults(f)
-        except Exception:  # interpreter shutdown or a dead context: nothing left to free
-            pass
+def _unpack(packed: dict, key: tuple, _ref: Any) -> None:
+    packed.pop(key, None)
+
+
+def _mark_dead(dead: list, _ref: Any) -> None:
+    dead[0] = True
 
 
 def _free_all(backend_ref, mems: list) -> None:

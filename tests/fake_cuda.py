@@ -16,6 +16,8 @@ import struct
 from types import SimpleNamespace
 from typing import Any, Optional
 
+import pytest
+
 from goldy_import.codegen.ptx import batch_entry
 from goldy_import.ir.abi import FAULT_PARAM
 
@@ -324,3 +326,16 @@ def plan_fault(drv: FakeDriver, kernel_name: str, site: int, index: int, length:
 
 def batch_entry_name(kernel_name: str, batch: int) -> str:
     return batch_entry(SimpleNamespace(name=kernel_name), batch)  # type: ignore[arg-type]
+
+
+@pytest.fixture(params=[False, True], ids=["device-words", "mapped-words"])
+def fake(request, monkeypatch):
+    """(FakeDriver, a cuda Device on it): error words in device memory, then in mapped host memory."""
+    import goldy_import as gi
+    from goldy_import.runtime import cuda
+    drv = FakeDriver()
+    drv.mapped = request.param
+    monkeypatch.setattr(cuda, "_driver", lambda: drv)
+    dev = gi.Device("cuda")
+    yield drv, dev
+    dev.close()

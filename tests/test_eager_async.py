@@ -7,10 +7,9 @@ import numpy as np
 import pytest
 
 import goldy_import as gi
-from goldy_import.runtime import cuda as C
 from goldy_import.runtime import eager
 
-from fake_cuda import FakeDriver, plan_fault
+from fake_cuda import fake, plan_fault  # noqa: F401  (fake: a fixture)
 from oracle import assert_same, backend_or_skip, device, rust_loc
 
 SRC = """
@@ -261,16 +260,6 @@ def test_generated_module_types_launch(mod):
 
 
 # ---------------------------------------------------------------- CUDA driver calls (fake driver)
-
-
-@pytest.fixture(params=[False, True], ids=["device-words", "mapped-words"])
-def fake(request, monkeypatch):
-    drv = FakeDriver()
-    drv.mapped = request.param
-    monkeypatch.setattr(C, "_driver", lambda: drv)
-    dev = gi.Device("cuda")
-    yield drv, dev
-    dev.close()
 
 
 def test_fake_eager_launch_is_one_cuLaunchKernel_and_no_wait(fake, mod):

@@ -1,0 +1,187 @@
+"""The caches of the host path (issue 17: launches, submits and replays at the hardware's
+pace) keep every check: a repeated launch after a free, a scalar that only compares equal
+(-0.0 after 0.0), a replay after set_node_param, pooled error words reused by a fresh
+dispatch, record's packed parameters shared by two nodes. Run on every backend against the
+CPU oracle where a result is observable; the CUDA driver calls against tests/fake_cuda.py."""
+
+import ctypes
+import struct
+
+import numpy as np
+import pytest
+
+import goldy_import as gi
+from goldy_import.ir.checks import check_sites
+from goldy_import.runtime import cuda as C
+
+from fake_cuda import fake, plan_fault  # noqa: F401  (fake: a fixture)
+from oracle import assert_same, backend_or_skip, device
+
+SRC = """
+use goldy::gpu;
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn scale(x: &[f32], y: &mut [f32], a: f32) {
+    let i = gpu::global_id().x;
+    if i < y.len() { y[i] = x[i] / a; }
+}
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn shifted(x: &[f32], y: &mut [f32], off: u32) {
+    let i = gpu::global_id().x;
+    if i < y.len() { y[i] = x[i + off]; }
+}
+"""
+BACKENDS = ["cpu", "wgpu", "slang", "cuda"]
+
+
+@pytest.fixture(scope="module")
+def mod():
+    return gi.load_source(SRC, "host_path.rs")
+
+
+def _dev(backend):
+    backend_or_skip(backend)
+    return device(backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_scalar_equal_but_not_the_same_reaches_the_kernel(backend, mod):
+    """0.0 then -0.0 (equal floats, different values): the second launch and the second
+    record divide by -0.0, as the CPU oracle does."""
+    rng = np.random.default_rng(3)
+    x = np.abs(rng.standard_normal(256).astype(np.float32)) + 1
+
+    def run(dev):
+        k = mod.scale.prepare(dev)
+        xb, y1, y2 = dev.buffer(x), dev.buffer(np.full(256, 7, np.float32)), dev.buffer(np.full(256, 7, np.float32))
+        k.launch(xb, y1, 0.0).over_1d(256)
+        k.launch(xb, y1, -0.0).over_1d(256)
+        s = gi.Scheme(dev)
+        k.record(s, "pos", xb, y2, 0.0).over_1d(256)
+        s.submit()
+        s2 = gi.Scheme(dev)
+        k.record(s2, "neg", xb, y2, -0.0).over_1d(256)
+        s2.submit()
+        return y1.numpy(), y2.numpy()
+
+    want = run(gi.Device("cpu"))
+    assert np.all(want[0] == -np.inf) and np.all(want[1] == -np.inf)
+    got = run(_dev(backend))
+    assert_same(got[0], want[0], what=f"{backend} eager -0.0")
+    assert_same(got[1], want[1], what=f"{backend} recorded -0.0")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_repeated_launch_after_a_free_is_refused(backend, mod):
+    dev = _dev(backend)
+    k = mod.scale.prepare(dev)
+    x, y = dev.buffer(np.ones(64, np.float32)), dev.zeros(64)
+    for _ in range(3):
+        k.launch(x, y, 2.0).over_1d(64)
+    dev.synchronize()
+    other = dev.zeros(4)
+    other.free()  # any free: the repeat re-checks its own buffers
+    k.launch(x, y, 2.0).over_1d(64)
+    x.free()
+    with pytest.raises(gi.BindingError, match=r"kernel `scale` parameter `x`.*freed"):
+        k.launch(x, y, 2.0).over_1d(64)
+    dev.synchronize()
+    assert_same(y.numpy(), np.full(64, 0.5, np.float32), what=f"{backend} launches before the free")
+
+
+# ---------------------------------------------------------------- CUDA driver calls (fake driver)
+
+
+def test_fake_fresh_schemes_share_pooled_error_words_and_report_their_node(fake, mod):
+    drv, dev = fake
+    k = mod.shifted.prepare(dev)
+    x, y = dev.buffer(np.ones(64, np.float32)), dev.zeros(64)
+    allocs = drv.count("cuMemHostAlloc") + drv.count("cuMemAlloc")
+    for _ in range(2 * C.SLOTS // 3):
+        s = gi.Scheme(dev)
+        k.record(s, "fresh", x, y, 0).over_1d(64)
+        s.submit()
+    # one pool block for every fresh dispatch (the dead ones gave their slots back)
+    assert drv.count("cuMemHostAlloc") + drv.count("cuMemAlloc") - allocs <= 2
+    assert drv.count("cuGraphLaunch") == 0  # one-node schemes launch without a graph
+    (site,) = check_sites(k.prepared.target_ir)
+    plan_fault(drv, "shifted", site.id, 64, 64)
+    s = gi.Scheme(dev)
+    k.record(s, "faulty", x, y, 1).over_1d(64)
+    with pytest.raises(gi.KernelFault, match=r"node 0 'faulty'.*indexed at 64"):
+        s.submit()
+    drv.planned.clear()
+    del s
+    for _ in range(3):  # the slot the faulty one left comes back clean
+        s = gi.Scheme(dev)
+        k.record(s, "after", x, y, 0).over_1d(64)
+        s.submit()
+
+
+def test_fake_eager_faults_of_several_dispatches_are_read_at_one_wait(fake, mod):
+    drv, dev = fake
+    k = mod.shifted.prepare(dev)
+    x = dev.buffer(np.ones(64, np.float32))
+    ys = [dev.zeros(64) for _ in range(3)]
+    for y in ys:
+        k.launch(x, y, 0).over_1d(64)
+    dev.synchronize()
+    copies = drv.count("cuMemcpyDtoHAsync")
+    for y in ys:
+        k.launch(x, y, 0).over_1d(64)
+    dev.synchronize()
+    # device words: one copy of the pool block for the three; mapped words: none
+    assert drv.count("cuMemcpyDtoHAsync") - copies == (0 if drv.mapped else 1)
+    (site,) = check_sites(k.prepared.target_ir)
+    plan_fault(drv, "shifted", site.id, 64, 64)
+    for y in ys:
+        k.launch(x, y, 1).over_1d(64)
+    with pytest.raises(gi.KernelFault, match=r"kernel `shifted` \(eager launch\).*\(2 more faulted eager launches"):
+        dev.synchronize()
+    drv.planned.clear()
+    k.launch(x, ys[0], 1).over_1d(64)
+    dev.synchronize()
+
+
+def test_fake_replay_patches_only_after_a_change(fake, mod):
+    drv, dev = fake
+    k = mod.scale.prepare(dev)
+    x, y = dev.buffer(np.ones(64, np.float32)), dev.zeros(64)
+    s = gi.Scheme(dev)
+    nodes = [k.record(s, f"n{i}", x, y, 1.0 + i).over_1d(64) for i in range(5)]
+    s.submit()
+    s.submit(wait=False).wait()
+    assert drv.count("cuGraphExecKernelNodeSetParams") == 0 and drv.count("cuGraphAddKernelNode") == 5
+    s.set_node_param(nodes[2], "a", 9.0)
+    s.submit()
+    s.submit()
+    assert drv.count("cuGraphExecKernelNodeSetParams") == 1  # the changed node, once
+    other = gi.Scheme(dev)  # another graph over other dispatches: its own nodes
+    for i in range(3):
+        k.record(other, f"o{i}", x, y, 1.0).over_1d(64)
+    other.submit()
+    s.set_node_param(nodes[0], "a", 3.0)
+    other.submit()  # a change elsewhere: this graph patches nothing
+    assert drv.count("cuGraphExecKernelNodeSetParams") == 1
+    s.submit()
+    assert drv.count("cuGraphExecKernelNodeSetParams") == 2
+    assert drv.count("cuGraphAddKernelNode") == 8
+
+
+def test_fake_nodes_recorded_with_the_same_arguments_keep_their_own_scalars(fake, mod):
+    drv, dev = fake
+    k = mod.scale.prepare(dev)
+    x, y = dev.buffer(np.ones(64, np.float32)), dev.zeros(64)
+    s = gi.Scheme(dev)
+    a = k.record(s, "a", x, y, 1.5).over_1d(64)
+    s.set_node_param(a, "a", 4.0)
+    b = k.record(s, "b", x, y, 1.5).over_1d(64)  # the same bound arguments as a's recording
+
+    def scalar(node):
+        st = node.dispatch.state
+        return struct.unpack("<f", ctypes.string_at(int(st.block.pointers[node.dispatch.compiled.slots[2]]), 4))[0]
+
+    assert (scalar(a), scalar(b)) == (4.0, 1.5)
+    x2 = dev.buffer(np.ones(64, np.float32))
+    c = k.record(s, "c", x2, y, 1.5).over_1d(64)
+    ptr = lambda node: ctypes.c_uint64.from_address(int(node.dispatch.state.block.pointers[0])).value  # noqa: E731
+    assert ptr(c) == x2.handle.ptr and ptr(b) == x.handle.ptr
