@@ -39,10 +39,12 @@ from typing import Optional
 from . import nodes as N
 from .uniformity import SYNC_STATEMENTS
 
-__all__ = ["unroll_loops", "unroll_factor", "MAX_BODY", "MAX_LOADS"]
+__all__ = ["unroll_loops", "unroll_factor", "vector_groups", "MAX_BODY", "MAX_LOADS", "VECTOR"]
 
 MAX_BODY = 8     # statements of a body worth repeating
-MAX_LOADS = 32   # loads per unrolled trip (registers: one per loaded value)
+MAX_LOADS = 32   # loads per unrolled trip (registers: one per loaded value; ptxas time grows fast past it)
+VECTOR = 4       # loads of one buffer a vector load may combine (`ld.global.v4`)
+MIN_TRIP = 8     # the smallest trip after the first (fewer are the emitter's plain loop)
 
 
 def unroll_loops(kernel: N.Kernel, factor: int) -> N.Kernel:
@@ -79,9 +81,42 @@ def unroll_factor(s: N.For, factor: int) -> int:
     while u > 4 and u * loads > MAX_LOADS:
         u //= 2
     trips = _const_trips(s)
+    while trips is not None and u > MIN_TRIP and trips < u:
+        u //= 2
     if u * loads > MAX_LOADS or (trips is not None and trips < u):
         return 1
     return u
+
+
+def vector_groups(kernel: N.Kernel, stmts: list[N.Stmt]) -> dict[int, tuple[int, int]]:
+    """Loads an emitter may combine into vector loads: among the leading `let`s of `stmts`
+    whose values are loads of a buffer of 4-byte scalars (an unrolled trip's loads), each
+    buffer's loads in order, in groups of VECTOR. Maps id(let) to (group, place in it).
+
+    Only a grouping: whether a group's elements are contiguous, in range and aligned is for
+    the emitter to test at run time (else it loads them one by one). Delaying a group's
+    loads to its last member is safe there: none of the leading lets reads another's name,
+    nor does anything between them run but other such lets (no store)."""
+    run: list[N.Let] = []
+    for s in stmts:
+        if not (isinstance(s, N.Let) and isinstance(s.value, N.Load)):
+            break
+        p = kernel.param(s.value.resource)
+        if p is None or p.category not in N.BUFFER_CATEGORIES or p.ty not in ("f32", "u32", "i32"):
+            break
+        run.append(s)
+    names = {s.name for s in run}
+    if any(isinstance(x, N.Var) and x.name in names for s in run for x in N.walk_expr(s.value)):
+        return {}
+    out: dict[int, tuple[int, int]] = {}
+    groups = 0
+    for resource in dict.fromkeys(s.value.resource for s in run):
+        mine = [s for s in run if s.value.resource == resource]
+        for g in range(len(mine) // VECTOR):
+            for place, s in enumerate(mine[g * VECTOR:(g + 1) * VECTOR]):
+                out[id(s)] = (groups, place)
+            groups += 1
+    return out
 
 
 def _root(e: N.Expr) -> str:
@@ -158,6 +193,16 @@ class _Unroller:
     def unrolled(self, s: N.For, u: int) -> list[N.Stmt]:
         sp = s.span
         j, e = self.fresh(s.var, "u32"), self.fresh(f"{s.var}_end", "u32")
+        out: list[N.Stmt] = [N.Let(sp, j, "u32", s.start, True), N.Let(sp, e, "u32", s.end, False)]
+        out.append(self.trip(s, u, j, e))  # trips of u while u remain, then at most one of u / 2, ...
+        while u // 2 >= MIN_TRIP:
+            u //= 2
+            out.append(self.trip(s, u, j, e))
+        return out + [N.For(sp, s.var, s.ty, N.Var("u32", sp, j), N.Var("u32", sp, e), s.inclusive, s.body)]
+
+    def trip(self, s: N.For, u: int, j: str, e: str) -> N.While:
+        """`while j < e && e - j >= u` (`<=` for `..=`) { the u copies' loads; their uses; j += u }"""
+        sp = s.span
         jv = lambda: N.Var("u32", sp, j)  # noqa: E731 (a fresh node per use)
         ev = lambda: N.Var("u32", sp, e)  # noqa: E731
         more = N.Binary("bool", sp, "le" if s.inclusive else "lt", jv(), ev())
@@ -181,9 +226,7 @@ class _Unroller:
                     x.target = self.rename(x.target, names)
                 uses.append(x)
         step = N.Assign(sp, jv(), N.Binary("u32", sp, "add", jv(), N.Const("u32", sp, u)))
-        rest = N.For(sp, s.var, s.ty, jv(), ev(), s.inclusive, s.body)
-        return [N.Let(sp, j, "u32", s.start, True), N.Let(sp, e, "u32", s.end, False),
-                N.While(sp, N.Binary("bool", sp, "and", more, room), loads + uses + [step]), rest]
+        return N.While(sp, N.Binary("bool", sp, "and", more, room), loads + uses + [step])
 
     def rename(self, e: N.Expr, names: dict) -> N.Expr:
         """`e` with the loop variable and the copy's locals substituted (fresh nodes)."""

@@ -58,10 +58,11 @@ def test_only_ptx_unrolls_and_the_trip_loads_first():
     k = oracle.kernel_ir(DECODE, "matvec")
     for target in ("cpu", "wgsl", "slang"):
         assert not whiles(lower(k, target).kernel), target
-    (w,) = whiles(lower(k, "ptx").kernel)
+    w, w8 = whiles(lower(k, "ptx").kernel)  # trips of 16, then at most one of 8, then the plain loop
     kinds = [type(s).__name__ for s in w.body]
     # 16 iterations x (w, x) loads as lets, then the 16 sums in order, then the step
     assert kinds == ["Let"] * 32 + ["Assign"] * 16 + ["Assign"]
+    assert [type(s).__name__ for s in w8.body] == ["Let"] * 16 + ["Assign"] * 9
     assert all(isinstance(s.value, N.Load) for s in w.body[:32])
     assert [s.value.resource for s in w.body[:4]] == ["w", "x", "w", "x"]
     # each copy keeps its load's check site: the report names the same Rust access
@@ -84,6 +85,31 @@ def test_matvec_unrolled_and_rest_bit_exact(n, checks):
     got = ptx_sim.run(ptx_of(DECODE, "matvec", checks), "matvec", [w, x, out.copy()],
                       {"p3_rows": u32(rows), "p4_n": u32(n), "p5_off": u32(off)}, ((rows + 63) // 64, 1, 1))[2]
     same_bits(got, want, f"matvec n={n} checks={checks}")
+
+
+@pytest.mark.parametrize("n,vectors", [(16, 70 * 8), (17, 70 * 4 + 18 * 4), (26, 70 * 6 + 35 * 6)])
+def test_vector_loads_where_aligned_and_one_by_one_elsewhere(n, vectors, monkeypatch):
+    """`ld.global.nc.v4` runs for a group where its four elements are consecutive, in range
+    and 16-byte aligned: x's groups always, w's in rows starting at a multiple of 4 (n = 17:
+    every fourth row; n = 26: every other row, in the trip of 16 and in the trip of 8)."""
+    ran = []
+    memory = ptx_sim.Block.memory
+
+    def count(self, base, parts, a, m):
+        if base == "ld" and "v4" in parts:
+            ran.append(int(m.sum()))
+        return memory(self, base, parts, a, m)
+
+    monkeypatch.setattr(ptx_sim.Block, "memory", count)
+    rng = np.random.default_rng(n)
+    rows = MATVEC_GRID
+    w, x = rng.standard_normal(rows * n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    out = np.full(rows, np.float32(-7.5))
+    want = oracle.run_kernel("cpu", DECODE, "matvec", [w, x, out.copy(), rows, n, 0], ("over_1d", rows))[2]
+    got = ptx_sim.run(ptx_of(DECODE, "matvec"), "matvec", [w, x, out.copy()],
+                      {"p3_rows": u32(rows), "p4_n": u32(n), "p5_off": u32(0)}, (2, 1, 1))[2]
+    same_bits(got, want, f"matvec n={n}")
+    assert sum(ran) == vectors
 
 
 @pytest.mark.parametrize("pos", [0, 14, 15, 16, 17, 40])
@@ -198,4 +224,7 @@ def test_gemv_sass_has_the_trips_loads_in_flight(checks, ptxas, tmp_path):  # no
     assemble(ptxas, ptx_of(DECODE, "matvec", checks), tmp_path)
     ops = _sass_ops(str(tmp_path / "k.cubin"))
     first = next(i for i, op in enumerate(ops) if op.startswith(("FADD", "FMUL", "FFMA")))
-    assert sum(op.startswith("LDG") for op in ops[:first]) >= 32  # 16 iterations x (w, x)
+    before = ops[:first]
+    # 16 iterations x (w, x): eight 128-bit loads where aligned, and the one-by-one fallbacks
+    assert sum(op.startswith("LDG.E.128") for op in before) == 8
+    assert sum(op.startswith("LDG") and ".128" not in op for op in before) >= 24
