@@ -11,6 +11,7 @@ iteration's loads before the next iteration's: one load in flight per thread, so
         acc = acc + t0 * t1; ... acc = acc + t(2U-2) * t(2U-1);
         j_u = j_u + U;
     }
+    while ... e_u - j_u >= 8 { the same for 8 iterations }   // at most once; 8 <= U / 2
     for j in j_u..e_u { original body }     // the rest (`..=` kept), as before
 
 so that the U iterations' loads are issued before any of their uses. What the loop computes

@@ -32,7 +32,8 @@ inline by `ptx/math.py`'s `PtxOps`; f32 `%` is `ptx/math.py`'s `fmod` (exact). W
 collectives follow the dialect's pairwise tree exactly; warp shuffles replace the first five
 tree levels only where all threads are known to arrive (they keep the operand order, so the
 bits, and leave the scratch array in the same final state). Buffers the kernel never writes
-are read with `ld.global.nc`. Where barriers and shuffles may use the aligned forms is
+are read with `ld.global.nc`; per-thread loops of loads arrive unrolled (ir/unroll.py),
+their loads of one buffer combined into `ld.global.v4` where the run allows (vectors.py). Where barriers and shuffles may use the aligned forms is
 decided by `ir.uniformity` ("may" mode).
 
 Element-wise kernels (see `batchable`) also get a batched entry with `emit_ptx(...,
