@@ -25,10 +25,11 @@ the same index.
 
 A loop qualifies when its variable is u32, its body is at most MAX_BODY `let`s and
 assignments (no store, branch, call of a collective, nested loop, `break`) that contain
-loads, every load is evaluated unconditionally (not under `&&`/`||`'s right operand or a
+loads of scalars, every load is evaluated unconditionally (not under `&&`/`||`'s right operand or a
 `select` arm) with an index free of loads and of names the body changes, and no check
 other than those loads' sits in the body. Kernels with barriers or collectives are left
-alone (their `for` loops feed the PTX lanes entry, codegen/ptx/lanes.py).
+alone (their `for` loops feed the PTX lanes entry, codegen/ptx/lanes.py). The emitter may
+combine a trip's loads of one buffer into vector loads (`vector_groups`, codegen/ptx/vectors.py).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ MAX_BODY = 8     # statements of a body worth repeating
 MAX_LOADS = 32   # loads per unrolled trip (registers: one per loaded value; ptxas time grows fast past it)
 VECTOR = 4       # loads of one buffer a vector load may combine (`ld.global.v4`)
 MIN_TRIP = 8     # the smallest trip after the first (fewer are the emitter's plain loop)
+_SCALARS = ("f32", "u32", "i32", "bool")
 
 
 def unroll_loops(kernel: N.Kernel, factor: int) -> N.Kernel:
@@ -137,8 +139,8 @@ def _hoistable_loads(e: N.Expr, changed: set, var: str, conditional: bool = Fals
     """Loads in `e`, or None when one cannot move ahead of the body or a check other than a
     load's (and its index's) sits in `e`."""
     if isinstance(e, N.Load):
-        if conditional or any(isinstance(x, N.Load) for x in N.walk_expr(e.index)):
-            return None
+        if conditional or e.ty not in _SCALARS or any(isinstance(x, N.Load) for x in N.walk_expr(e.index)):
+            return None  # (a struct element stays where it is: the emitter loads just the field read)
         if any(isinstance(x, N.Var) and x.name in changed for x in N.walk_expr(e.index)):
             return None
         return 1
