@@ -18,6 +18,7 @@ import subprocess
 import numpy as np
 import pytest
 
+import goldy_import as gi
 import oracle
 import ptx_sim
 from goldy_import.codegen.ptx import emit_ptx
@@ -128,7 +129,7 @@ def test_inclusive_loop_unrolled_and_rest_bit_exact(pos):
     same_bits(got, want, f"mix pos={pos}")
 
 
-@pytest.mark.parametrize("backend", ["wgpu", "slang"])
+@pytest.mark.parametrize("backend", ["wgpu", "slang", "cuda"])
 def test_other_backends_match_the_cpu_oracle(backend):
     """The rewrite is PTX's alone; the same kernels elsewhere keep the oracle's bits."""
     oracle.backend_or_skip(backend)
@@ -141,6 +142,46 @@ def test_other_backends_match_the_cpu_oracle(backend):
     att, vc = rng.standard_normal(96).astype(np.float32), rng.standard_normal(96 * 16).astype(np.float32)
     oracle.check_against_cpu(backend, DECODE, "mix", [att, vc, np.zeros(16, np.float32), 40, 16, 8, 48, 0],
                              ("over_1d", 16))
+
+
+def _matvec_on(dev, w: np.ndarray, start: int, x: np.ndarray, rows: int, n: int) -> np.ndarray:
+    """matvec over the slice w[start:] of a buffer (a base 4 * start bytes past the allocation's)."""
+    kern = oracle._load(DECODE).matvec.prepare(dev)
+    wb = dev.buffer(w)[start:]
+    out = dev.buffer(np.full(rows, np.float32(-7.5)))
+    s = gi.Scheme(dev)
+    kern.record(s, "mv", wb, dev.buffer(x), out, rows, n, 0).over_1d(rows)
+    s.submit()
+    return out.numpy()
+
+
+@pytest.mark.parametrize("backend", ["wgpu", "slang", "cuda"])
+def test_sliced_buffers_match_the_cpu_oracle(backend):
+    """Buffer slices move the base off 16-byte alignment: the vector loads' run-time test
+    sends such rows one by one (on CUDA; elsewhere the loop is as written)."""
+    oracle.backend_or_skip(backend)
+    rng = np.random.default_rng(11)
+    rows, n = 70, 40
+    w, x = rng.standard_normal(rows * n + 3).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    for start in range(4):
+        want = _matvec_on(oracle.device("cpu"), w, start, x, rows, n)
+        same_bits(_matvec_on(oracle.device(backend), w, start, x, rows, n), want, f"{backend} slice at {start}")
+
+
+@pytest.mark.parametrize("backend", ["wgpu", "slang", "cuda"])
+def test_out_of_bounds_faults_as_on_the_cpu_oracle(backend):
+    oracle.backend_or_skip(backend)
+    rng = np.random.default_rng(12)
+    rows = MATVEC_GRID
+    for n in (32, 20):
+        w, x = rng.standard_normal(rows * n - 3).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+        got = []
+        for b in ("cpu", backend):
+            with pytest.raises(KernelFault) as e:
+                oracle.run_kernel(b, DECODE, "matvec", [w, x, np.zeros(rows, np.float32), rows, n, 0],
+                                  ("over_1d", rows))
+            got.append((e.value.site.id, e.value.index, e.value.length, str(e.value).split(": ", 1)[1]))
+        assert got[0] == got[1]
 
 
 WRAP = """
