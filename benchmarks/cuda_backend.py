@@ -1,6 +1,7 @@
 """CUDA backend benchmark (run on a GPU machine; see benchmarks/RESULTS.md).
 
     python benchmarks/cuda_backend.py [--mib 256] [--reps 20] [--matmul 4096] [--checks-cost]
+                                      [--only stream,softmax,gemv,checks,matmul,host]
 
 Prints one table: device-to-device copy bandwidth (the ceiling), then saxpy, a 3-op
 element-wise chain, a workgroup_sum reduction, the complete two-pass sum (block_sum then
@@ -113,6 +114,7 @@ fn tiny(y: &mut [f32], a: f32) {
 
 ROW = 1024
 PER_THREAD = 16
+SECTIONS = ("stream", "softmax", "gemv", "checks", "matmul", "host")
 SOFTMAX_SHAPES = ((32, 32), (128, 8))  # (threads per row, values per thread): 1024-wide rows
 
 
@@ -393,9 +395,14 @@ def main() -> int:
     ap.add_argument("--mib", type=int, default=256, help="size of each array in MiB (>= 256 for the table)")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--matmul", type=int, default=4096, help="square matrix size for the matmul table (0: skip)")
+    ap.add_argument("--only", default=",".join(SECTIONS),
+                    help=f"comma-separated sections to run, of {','.join(SECTIONS)} (one call each fits a short bound)")
     ap.add_argument("--checks-cost", action="store_true",
                     help="only the cost-of-checks table (saxpy and the reduction, checks on vs off)")
     args = ap.parse_args()
+    only = set(args.only.split(","))
+    if only - set(SECTIONS):
+        ap.error(f"unknown sections {sorted(only - set(SECTIONS))}: expected some of {','.join(SECTIONS)}")
     n = args.mib * (1 << 20) // 4
     n -= n % (ROW * 256 * PER_THREAD)
     reps = args.reps
@@ -438,8 +445,8 @@ def main() -> int:
         return (lambda: b._enqueue(g)), scheme
 
     # ------------------------------------------------------------ data
-    x0 = rng.standard_normal(n).astype(np.float32)
-    y0 = rng.standard_normal(n).astype(np.float32)
+    x0 = rng.standard_normal(n, dtype=np.float32)
+    y0 = rng.standard_normal(n, dtype=np.float32)
     x, y, z = dev.buffer(x0), dev.buffer(y0), dev.empty(n, np.float32)
     ptr = lambda buf: buf.handle.ptr + buf.offset * 4  # noqa: E731
     rows = n // ROW
@@ -515,194 +522,200 @@ def main() -> int:
     ty = torch.from_numpy(y0).cuda() if torch else None
 
     # ------------------------------------------------------------ saxpy: y = a*x + y
-    nb = 12 * n
-    run, _s = ours("saxpy", [x, y, 2.0], (n // 256, 1, 1))
-    assert np.array_equal(y.numpy(), (np.float32(2.0) * x0 + y0).astype(np.float32)), "saxpy wrong"
-    t_ours = ev.median_ms(run, stream, reps)
-    y.write(y0)
-    ref = launch_ref("saxpy", n // 256, 256, [P(ptr(x)), P(ptr(y)), U(n), F(2.0)])
-    ref()
-    b._cu("cuStreamSynchronize", stream)
-    assert np.array_equal(y.numpy(), (np.float32(2.0) * x0 + y0).astype(np.float32)), "nvcc saxpy wrong"
-    t_ref = ev.median_ms(ref, stream, reps)
-    t_cp = cp_time(lambda: cp.add(2.0 * cx, cy, out=cy)) if cp else None
-    t_th = th_time(lambda: ty.add_(tx, alpha=2.0)) if torch else None
-    rows_out.append(("saxpy", gbps(nb, t_ours), gbps(nb, t_ref), gbps(nb, t_cp) if cp else None,
-                     gbps(nb, t_th) if torch else None, "batched entry; cupy: 2 kernels (2*x, add)"))
-    y.write(y0)
-    run, _s = ours("saxpy", [x, y, 2.0], (n // 256, 1, 1), batched=False)
-    assert np.array_equal(y.numpy(), (np.float32(2.0) * x0 + y0).astype(np.float32)), "plain saxpy wrong"
-    t_plain = ev.median_ms(run, stream, reps)
-    rows_out.append(("saxpy, 1 workgroup/block", gbps(nb, t_plain), gbps(nb, t_ref), None, None,
-                     "the plain entry, as before batching"))
+    if "stream" in only:
+        nb = 12 * n
+        run, _s = ours("saxpy", [x, y, 2.0], (n // 256, 1, 1))
+        assert np.array_equal(y.numpy(), (np.float32(2.0) * x0 + y0).astype(np.float32)), "saxpy wrong"
+        t_ours = ev.median_ms(run, stream, reps)
+        y.write(y0)
+        ref = launch_ref("saxpy", n // 256, 256, [P(ptr(x)), P(ptr(y)), U(n), F(2.0)])
+        ref()
+        b._cu("cuStreamSynchronize", stream)
+        assert np.array_equal(y.numpy(), (np.float32(2.0) * x0 + y0).astype(np.float32)), "nvcc saxpy wrong"
+        t_ref = ev.median_ms(ref, stream, reps)
+        t_cp = cp_time(lambda: cp.add(2.0 * cx, cy, out=cy)) if cp else None
+        t_th = th_time(lambda: ty.add_(tx, alpha=2.0)) if torch else None
+        rows_out.append(("saxpy", gbps(nb, t_ours), gbps(nb, t_ref), gbps(nb, t_cp) if cp else None,
+                         gbps(nb, t_th) if torch else None, "batched entry; cupy: 2 kernels (2*x, add)"))
+        y.write(y0)
+        run, _s = ours("saxpy", [x, y, 2.0], (n // 256, 1, 1), batched=False)
+        assert np.array_equal(y.numpy(), (np.float32(2.0) * x0 + y0).astype(np.float32)), "plain saxpy wrong"
+        t_plain = ev.median_ms(run, stream, reps)
+        rows_out.append(("saxpy, 1 workgroup/block", gbps(nb, t_plain), gbps(nb, t_ref), None, None,
+                         "the plain entry, as before batching"))
 
-    # ------------------------------------------------------------ chain: z = (x + y) * x - 1
-    run, _s = ours("chain3", [x, y, z], (n // 256, 1, 1))
-    yv = y.numpy()
-    want = ((x0 + yv) * x0 - np.float32(1.0)).astype(np.float32)
-    assert np.array_equal(z.numpy(), want), "chain3 wrong"
-    t_ours = ev.median_ms(run, stream, reps)
-    ref = launch_ref("chain3", n // 256, 256, [P(ptr(x)), P(ptr(y)), P(ptr(z)), U(n)])
-    ref()
-    b._cu("cuStreamSynchronize", stream)
-    assert np.array_equal(z.numpy(), want), "nvcc chain3 wrong"
-    t_ref = ev.median_ms(ref, stream, reps)
-    t_cp = cp_time(lambda: (cx + cy) * cx - 1.0) if cp else None
-    t_th = th_time(lambda: (tx + ty) * tx - 1.0) if torch else None
-    rows_out.append(("chain (x+y)*x-1", gbps(nb, t_ours), gbps(nb, t_ref), gbps(nb, t_cp) if cp else None,
-                     gbps(nb, t_th) if torch else None, "batched entry; cupy/torch: 3 kernels"))
-    z.write(np.zeros(n, np.float32))
-    run, _s = ours("chain3", [x, y, z], (n // 256, 1, 1), batched=False)
-    assert np.array_equal(z.numpy(), want), "plain chain3 wrong"
-    t_plain = ev.median_ms(run, stream, reps)
-    rows_out.append(("chain, 1 workgroup/block", gbps(nb, t_plain), gbps(nb, t_ref), None, None,
-                     "the plain entry"))
+        # ------------------------------------------------------------ chain: z = (x + y) * x - 1
+        run, _s = ours("chain3", [x, y, z], (n // 256, 1, 1))
+        yv = y.numpy()
+        want = ((x0 + yv) * x0 - np.float32(1.0)).astype(np.float32)
+        assert np.array_equal(z.numpy(), want), "chain3 wrong"
+        t_ours = ev.median_ms(run, stream, reps)
+        ref = launch_ref("chain3", n // 256, 256, [P(ptr(x)), P(ptr(y)), P(ptr(z)), U(n)])
+        ref()
+        b._cu("cuStreamSynchronize", stream)
+        assert np.array_equal(z.numpy(), want), "nvcc chain3 wrong"
+        t_ref = ev.median_ms(ref, stream, reps)
+        t_cp = cp_time(lambda: (cx + cy) * cx - 1.0) if cp else None
+        t_th = th_time(lambda: (tx + ty) * tx - 1.0) if torch else None
+        rows_out.append(("chain (x+y)*x-1", gbps(nb, t_ours), gbps(nb, t_ref), gbps(nb, t_cp) if cp else None,
+                         gbps(nb, t_th) if torch else None, "batched entry; cupy/torch: 3 kernels"))
+        z.write(np.zeros(n, np.float32))
+        run, _s = ours("chain3", [x, y, z], (n // 256, 1, 1), batched=False)
+        assert np.array_equal(z.numpy(), want), "plain chain3 wrong"
+        t_plain = ev.median_ms(run, stream, reps)
+        rows_out.append(("chain, 1 workgroup/block", gbps(nb, t_plain), gbps(nb, t_ref), None, None,
+                         "the plain entry"))
 
-    # ------------------------------------------------------------ reduction
-    nb = 4 * n
-    run, _s = ours("block_sum", [x, partial, PER_THREAD], (blocks, 1, 1))
-    want = x0.astype(np.float64).reshape(blocks, PER_THREAD, 256).sum(axis=(1, 2))
-    np.testing.assert_allclose(partial.numpy(), want, rtol=1e-4, atol=1e-3)
-    t_ours = ev.median_ms(run, stream, reps)
-    ref = launch_ref("block_sum", blocks, 256, [P(ptr(x)), U(n), P(ptr(partial)), U(PER_THREAD)])
-    ref()
-    b._cu("cuStreamSynchronize", stream)
-    np.testing.assert_allclose(partial.numpy(), want, rtol=1e-4, atol=1e-3)
-    t_ref = ev.median_ms(ref, stream, reps)
-    t_cp = cp_time(lambda: cx.sum()) if cp else None
-    t_th = th_time(lambda: tx.sum()) if torch else None
-    rows_out.append(("workgroup_sum reduction", gbps(nb, t_ours), gbps(nb, t_ref), gbps(nb, t_cp) if cp else None,
-                     gbps(nb, t_th) if torch else None, "cupy/torch: full sum"))
-    # the complete sum: block_sum, then sum_partials (one 1024-lane workgroup), one graph
-    total = dev.empty(1, np.float32)
-    run, _s = ours("block_sum", [x, partial, PER_THREAD], (blocks, 1, 1),
-                   then=("sum_partials", [partial, total], (1, 1, 1)))
-    np.testing.assert_allclose(total.numpy()[0], x0.astype(np.float64).sum(), rtol=1e-4, atol=1e-2)
-    t_two = ev.median_ms(run, stream, reps)
-    rows_out.append(("full sum, both passes", gbps(nb, t_two), None, gbps(nb, t_cp) if cp else None,
-                     gbps(nb, t_th) if torch else None, "block_sum + sum_partials (1 workgroup), one graph"))
+        # ------------------------------------------------------------ reduction
+        nb = 4 * n
+        run, _s = ours("block_sum", [x, partial, PER_THREAD], (blocks, 1, 1))
+        want = x0.astype(np.float64).reshape(blocks, PER_THREAD, 256).sum(axis=(1, 2))
+        np.testing.assert_allclose(partial.numpy(), want, rtol=1e-4, atol=1e-3)
+        t_ours = ev.median_ms(run, stream, reps)
+        ref = launch_ref("block_sum", blocks, 256, [P(ptr(x)), U(n), P(ptr(partial)), U(PER_THREAD)])
+        ref()
+        b._cu("cuStreamSynchronize", stream)
+        np.testing.assert_allclose(partial.numpy(), want, rtol=1e-4, atol=1e-3)
+        t_ref = ev.median_ms(ref, stream, reps)
+        t_cp = cp_time(lambda: cx.sum()) if cp else None
+        t_th = th_time(lambda: tx.sum()) if torch else None
+        rows_out.append(("workgroup_sum reduction", gbps(nb, t_ours), gbps(nb, t_ref), gbps(nb, t_cp) if cp else None,
+                         gbps(nb, t_th) if torch else None, "cupy/torch: full sum"))
+        # the complete sum: block_sum, then sum_partials (one 1024-lane workgroup), one graph
+        total = dev.empty(1, np.float32)
+        run, _s = ours("block_sum", [x, partial, PER_THREAD], (blocks, 1, 1),
+                       then=("sum_partials", [partial, total], (1, 1, 1)))
+        np.testing.assert_allclose(total.numpy()[0], x0.astype(np.float64).sum(), rtol=1e-4, atol=1e-2)
+        t_two = ev.median_ms(run, stream, reps)
+        rows_out.append(("full sum, both passes", gbps(nb, t_two), None, gbps(nb, t_cp) if cp else None,
+                         gbps(nb, t_th) if torch else None, "block_sum + sum_partials (1 workgroup), one graph"))
 
     # ------------------------------------------------------------ row softmax (in place)
-    nb = 8 * n
-    sm = dev.buffer(x0)
-    run, _s = ours("row_softmax", [sm, ROW], (rows, 1, 1))
-    want = softmax_ref(x0)
-    np.testing.assert_allclose(sm.numpy(), want, rtol=1e-5, atol=1e-9)
-    t_ours = ev.median_ms(run, stream, reps)
-    sm.write(x0)
-    ref = launch_ref("row_softmax", rows, 1024, [P(ptr(sm)), U(n), U(ROW)])
-    ref()
-    b._cu("cuStreamSynchronize", stream)
-    np.testing.assert_allclose(sm.numpy(), want, rtol=1e-5, atol=1e-9)
-    t_ref = ev.median_ms(ref, stream, reps)
-    if cp:
-        c2 = cx.reshape(-1, ROW)
-
-        def cp_softmax():
-            e = cp.exp(c2 - c2.max(axis=1, keepdims=True))
-            return e / e.sum(axis=1, keepdims=True)
-        t_cp = cp_time(cp_softmax)
-    t_th = th_time(lambda: torch.softmax(tx.view(-1, ROW), dim=1)) if torch else None
-    rows_out.append((f"row softmax ({ROW}), collective", gbps(nb, t_ours), gbps(nb, t_ref),
-                     gbps(nb, t_cp) if cp else None, gbps(nb, t_th) if torch else None,
-                     "1 element/lane, lanes entry; torch out of place; cupy 5 kernels"))
-    sm.write(x0)
-    run, _s = ours("row_softmax", [sm, ROW], (rows, 1, 1), lanes=False)
-    np.testing.assert_allclose(sm.numpy(), want, rtol=1e-5, atol=1e-9)
-    t_plain = ev.median_ms(run, stream, reps)
-    rows_out.append(("row softmax, 1 lane/thread", gbps(nb, t_plain), gbps(nb, t_ref), None, None,
-                     "the plain entry: 1024 threads per block, as before the lanes entry"))
-    # the lanes entry at other block sizes (the backend uses cuda.LANE_THREADS), launched by hand
-    from goldy_import.codegen.ptx import emit_ptx, lanes_entry, lanes_in
-    k_sm = mod.row_softmax.prepare(dev).prepared.target_ir  # the lowered IR the backend compiles
-    for threads in (256, 64):
-        text = emit_ptx(k_sm, target=b.target, ptx_version=b.ptx_version, lane_threads=threads)
-        c = lanes_in(text, k_sm)
-        image = np.frombuffer(text.encode() + b"\0", dtype=np.uint8)
-        fn = b._cu("cuModuleGetFunction", b._cu("cuModuleLoadData", image.ctypes.data), lanes_entry(k_sm, c).encode())
-        ref_fn[f"lanes{threads}"] = fn
-        regs = b._cu("cuFuncGetAttribute", b.drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, fn)
-        sm.write(x0)
-        run = launch_ref(f"lanes{threads}", rows, threads, [P(ptr(sm)), U(n), U(ROW)])
-        run()
-        b._cu("cuStreamSynchronize", stream)
-        np.testing.assert_allclose(sm.numpy(), want, rtol=1e-5, atol=1e-9)
-        t_l = ev.median_ms(run, stream, reps)
-        rows_out.append((f"row softmax, lanes {threads} thr x {c}", gbps(nb, t_l), gbps(nb, t_ref), None, None,
-                         f"the lanes entry at {threads} threads per block ({regs} registers)"))
-    for width, per in SOFTMAX_SHAPES:
-        sm.write(x0)
-        run, _s = ours(f"softmax_{width}x{per}", [sm], (rows, 1, 1))
+    if "softmax" in only:
+        nb = 8 * n
+        sm = dev.buffer(x0)
+        run, _s = ours("row_softmax", [sm, ROW], (rows, 1, 1))
+        want = softmax_ref(x0)
         np.testing.assert_allclose(sm.numpy(), want, rtol=1e-5, atol=1e-9)
         t_ours = ev.median_ms(run, stream, reps)
-        t_ref = None
-        if width == 32:
+        sm.write(x0)
+        ref = launch_ref("row_softmax", rows, 1024, [P(ptr(sm)), U(n), U(ROW)])
+        ref()
+        b._cu("cuStreamSynchronize", stream)
+        np.testing.assert_allclose(sm.numpy(), want, rtol=1e-5, atol=1e-9)
+        t_ref = ev.median_ms(ref, stream, reps)
+        if cp:
+            c2 = cx.reshape(-1, ROW)
+
+            def cp_softmax():
+                e = cp.exp(c2 - c2.max(axis=1, keepdims=True))
+                return e / e.sum(axis=1, keepdims=True)
+            t_cp = cp_time(cp_softmax)
+        t_th = th_time(lambda: torch.softmax(tx.view(-1, ROW), dim=1)) if torch else None
+        rows_out.append((f"row softmax ({ROW}), collective", gbps(nb, t_ours), gbps(nb, t_ref),
+                         gbps(nb, t_cp) if cp else None, gbps(nb, t_th) if torch else None,
+                         "1 element/lane, lanes entry; torch out of place; cupy 5 kernels"))
+        sm.write(x0)
+        run, _s = ours("row_softmax", [sm, ROW], (rows, 1, 1), lanes=False)
+        np.testing.assert_allclose(sm.numpy(), want, rtol=1e-5, atol=1e-9)
+        t_plain = ev.median_ms(run, stream, reps)
+        rows_out.append(("row softmax, 1 lane/thread", gbps(nb, t_plain), gbps(nb, t_ref), None, None,
+                         "the plain entry: 1024 threads per block, as before the lanes entry"))
+        # the lanes entry at other block sizes (the backend uses cuda.LANE_THREADS), launched by hand
+        from goldy_import.codegen.ptx import emit_ptx, lanes_entry, lanes_in
+        k_sm = mod.row_softmax.prepare(dev).prepared.target_ir  # the lowered IR the backend compiles
+        for threads in (256, 64):
+            text = emit_ptx(k_sm, target=b.target, ptx_version=b.ptx_version, lane_threads=threads)
+            c = lanes_in(text, k_sm)
+            image = np.frombuffer(text.encode() + b"\0", dtype=np.uint8)
+            fn = b._cu("cuModuleGetFunction", b._cu("cuModuleLoadData", image.ctypes.data), lanes_entry(k_sm, c).encode())
+            ref_fn[f"lanes{threads}"] = fn
+            regs = b._cu("cuFuncGetAttribute", b.drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, fn)
             sm.write(x0)
-            ref = launch_ref("row_softmax_regs", rows, 32, [P(ptr(sm))])
-            ref()
+            run = launch_ref(f"lanes{threads}", rows, threads, [P(ptr(sm)), U(n), U(ROW)])
+            run()
             b._cu("cuStreamSynchronize", stream)
             np.testing.assert_allclose(sm.numpy(), want, rtol=1e-5, atol=1e-9)
-            t_ref = ev.median_ms(ref, stream, reps)
-        rows_out.append((f"row softmax {width} thr x {per} val", gbps(nb, t_ours), gbps(nb, t_ref) if t_ref else None,
-                         None, None, "values in registers, 1 read + 1 write"))
+            t_l = ev.median_ms(run, stream, reps)
+            rows_out.append((f"row softmax, lanes {threads} thr x {c}", gbps(nb, t_l), gbps(nb, t_ref), None, None,
+                             f"the lanes entry at {threads} threads per block ({regs} registers)"))
+        for width, per in SOFTMAX_SHAPES:
+            sm.write(x0)
+            run, _s = ours(f"softmax_{width}x{per}", [sm], (rows, 1, 1))
+            np.testing.assert_allclose(sm.numpy(), want, rtol=1e-5, atol=1e-9)
+            t_ours = ev.median_ms(run, stream, reps)
+            t_ref = None
+            if width == 32:
+                sm.write(x0)
+                ref = launch_ref("row_softmax_regs", rows, 32, [P(ptr(sm))])
+                ref()
+                b._cu("cuStreamSynchronize", stream)
+                np.testing.assert_allclose(sm.numpy(), want, rtol=1e-5, atol=1e-9)
+                t_ref = ev.median_ms(ref, stream, reps)
+            rows_out.append((f"row softmax {width} thr x {per} val", gbps(nb, t_ours), gbps(nb, t_ref) if t_ref else None,
+                             None, None, "values in registers, 1 read + 1 write"))
 
     # ------------------------------------------------------------ GEMV, one row per thread
-    gn = 4096  # W: gn x gn f32 (64 MiB), read once per run
-    w0 = rng.standard_normal(gn * gn).astype(np.float32)
-    v0 = rng.standard_normal(gn).astype(np.float32)
-    gw, gv, gy = dev.buffer(w0), dev.buffer(v0), dev.empty(gn, np.float32)
-    run, _s = ours("gemv", [gw, gv, gy, gn], (gn // 256, 1, 1))
-    exact = w0.reshape(gn, gn).astype(np.float64) @ v0.astype(np.float64)
-    bound = 1.01 * gn * 2.0**-24 * (np.abs(w0.reshape(gn, gn)).astype(np.float64) @ np.abs(v0).astype(np.float64))
-    assert (np.abs(gy.numpy() - exact) <= bound).all(), "gemv wrong"
-    t_ours = ev.median_ms(run, stream, reps)
-    t_th = None
-    if torch:
-        tw, tv = torch.from_numpy(w0).cuda().view(gn, gn), torch.from_numpy(v0).cuda()
-        t_th = th_time(lambda: torch.mv(tw, tv))
-    rows_out.append((f"GEMV {gn}x{gn}, 1 row/thread", gbps(4 * gn * gn, t_ours), None, None,
-                     gbps(4 * gn * gn, t_th) if torch else None, "naive loop as users write it; torch.mv"))
+    if "gemv" in only:
+        gn = 4096  # W: gn x gn f32 (64 MiB), read once per run
+        w0 = rng.standard_normal(gn * gn, dtype=np.float32)
+        v0 = rng.standard_normal(gn, dtype=np.float32)
+        gw, gv, gy = dev.buffer(w0), dev.buffer(v0), dev.empty(gn, np.float32)
+        run, _s = ours("gemv", [gw, gv, gy, gn], (gn // 256, 1, 1))
+        exact = w0.reshape(gn, gn).astype(np.float64) @ v0.astype(np.float64)
+        bound = 1.01 * gn * 2.0**-24 * (np.abs(w0.reshape(gn, gn)).astype(np.float64) @ np.abs(v0).astype(np.float64))
+        assert (np.abs(gy.numpy() - exact) <= bound).all(), "gemv wrong"
+        t_ours = ev.median_ms(run, stream, reps)
+        t_th = None
+        if torch:
+            tw, tv = torch.from_numpy(w0).cuda().view(gn, gn), torch.from_numpy(v0).cuda()
+            t_th = th_time(lambda: torch.mv(tw, tv))
+        rows_out.append((f"GEMV {gn}x{gn}, 1 row/thread", gbps(4 * gn * gn, t_ours), None, None,
+                         gbps(4 * gn * gn, t_th) if torch else None, "naive loop as users write it; torch.mv"))
 
     # ------------------------------------------------------------ cost of trapping checks
-    y.write(y0)
-    checks_cost_table(dev, mod, x, y, x0, y0, partial, n, blocks, reps, ours, ev, stream)
+    if "checks" in only:
+        y.write(y0)
+        checks_cost_table(dev, mod, x, y, x0, y0, partial, n, blocks, reps, ours, ev, stream)
 
     # ------------------------------------------------------------ matrix multiply
-    if args.matmul:
-        matmul_table(args.matmul, dev, b, stream, ev, ours, launch_ref, P, U, ptr, rng, torch, th_time)
+    if "matmul" in only:
+        if args.matmul:
+            matmul_table(args.matmul, dev, b, stream, ev, ours, launch_ref, P, U, ptr, rng, torch, th_time)
 
     # ------------------------------------------------------------ host overhead
-    small = dev.buffer(rng.standard_normal(256).astype(np.float32))
-    pk = mod.tiny.prepare(dev)
-    scheme = gi.Scheme(dev)
-    for _ in range(100):
-        pk.record(scheme, "tiny", small, 1.0).over_1d(256)
-    scheme.submit()
+    if "host" in only:
+        small = dev.buffer(rng.standard_normal(256).astype(np.float32))
+        pk = mod.tiny.prepare(dev)
+        scheme = gi.Scheme(dev)
+        for _ in range(100):
+            pk.record(scheme, "tiny", small, 1.0).over_1d(256)
+        scheme.submit()
 
-    def wall(fn, rounds=50):
-        fn()
-        ts = []
-        for _ in range(rounds):
-            t0 = time.perf_counter()
+        def wall(fn, rounds=50):
             fn()
-            ts.append(time.perf_counter() - t0)
-        return statistics.median(ts) * 1e6 / 100  # us per dispatch
+            ts = []
+            for _ in range(rounds):
+                t0 = time.perf_counter()
+                fn()
+                ts.append(time.perf_counter() - t0)
+            return statistics.median(ts) * 1e6 / 100  # us per dispatch
 
-    us_ours = wall(scheme.submit)
-    us_cp = None
-    if cp:
-        src = open(os.path.join(HERE, "cuda_ref", "kernels.cu")).read()
-        rk = cp.RawKernel(src, "tiny")
-        cs = cp.asarray(rng.standard_normal(256).astype(np.float32))
+        us_ours = wall(scheme.submit)
+        us_cp = None
+        if cp:
+            src = open(os.path.join(HERE, "cuda_ref", "kernels.cu")).read()
+            rk = cp.RawKernel(src, "tiny")
+            cs = cp.asarray(rng.standard_normal(256).astype(np.float32))
 
-        def cp_100():
-            for _ in range(100):
-                rk((1,), (256,), (cs, np.uint32(256), np.float32(1.0)))
-            cp.cuda.Device().synchronize()
-        us_cp = wall(cp_100)
+            def cp_100():
+                for _ in range(100):
+                    rk((1,), (256,), (cs, np.uint32(256), np.float32(1.0)))
+                cp.cuda.Device().synchronize()
+            us_cp = wall(cp_100)
 
-    print(f"\nhost overhead per dispatch: Scheme of 100 tiny dispatches {us_ours:.2f} us"
-          + (f", 100 CuPy RawKernel launches {us_cp:.2f} us" if us_cp is not None else ""))
+        print(f"\nhost overhead per dispatch: Scheme of 100 tiny dispatches {us_ours:.2f} us"
+              + (f", 100 CuPy RawKernel launches {us_cp:.2f} us" if us_cp is not None else ""))
     return 0
 
 

@@ -14,8 +14,9 @@ Checked before timing: the logits of the first tokens against a plain-numpy floa
 of the same math (within `RTOL` of the largest logit: summation orders differ), and on a
 backend other than cpu bit for bit against the cpu backend (every backend computes the
 same operations in the same order, the math library included). Tokens/s = timed tokens /
-wall time of `submit()` plus the logits readback, per token, after `--warmup` tokens, with
-and without `set_automatic_fusion(True)`; plain numpy, PyTorch eager and `torch.compile`
+wall time of `submit()` plus the logits readback, per token, after `--warmup` tokens: as
+recorded, with `set_automatic_fusion(True)`, and with it and `set_specialization(True)`
+(the scalars that stay the same baked into variants: loop bounds become constants); plain numpy, PyTorch eager and `torch.compile`
 of the same model run the same token sequence in the same process (torch when importable,
 on the cuda device for `--backend cuda`, else on the CPU).
 """
@@ -85,7 +86,7 @@ def weights(cfg: Config, seed: int = 0) -> dict:
 class GoldyDecoder:
     """The recorded step on one device; `step(token, pos)` gives the logits."""
 
-    def __init__(self, dev: gi.Device, cfg: Config, W: dict, fusion: bool = False):
+    def __init__(self, dev: gi.Device, cfg: Config, W: dict, fusion: bool = False, specialize: bool = False):
         self.cfg, self.dev = cfg, dev
         m = gi.load(os.path.join(HERE, "llama_decode.rs"))
         k = {name: getattr(m, name).prepare(dev) for name in
@@ -127,6 +128,8 @@ class GoldyDecoder:
         k["matvec"].record(s, "classifier", B["wcls"], xb, self.logits, cfg.vocab, d, 0).over_1d(cfg.vocab)
         if fusion:
             s.set_automatic_fusion(True)
+        if specialize:  # bake the scalars that stay (sizes, offsets of the weights) into variants
+            s.set_specialization(True)
 
     @property
     def dispatches(self) -> int:
@@ -239,10 +242,10 @@ def tokens_for(cfg: Config, count: int, seed: int = 1) -> list[int]:
     return [int(t) for t in np.random.default_rng(seed).integers(0, cfg.vocab, count)]
 
 
-def check(cfg: Config, W: dict, backend_dev: gi.Device, steps: int, fusion: bool) -> None:
+def check(cfg: Config, W: dict, backend_dev: gi.Device, steps: int, fusion: bool, specialize: bool = False) -> None:
     """The first `steps` tokens: numpy within RTOL, and the cpu backend's bits off cpu."""
     toks = tokens_for(cfg, steps)
-    ref, got = NumpyDecoder(cfg, W), GoldyDecoder(backend_dev, cfg, W, fusion)
+    ref, got = NumpyDecoder(cfg, W), GoldyDecoder(backend_dev, cfg, W, fusion, specialize)
     cpu = GoldyDecoder(gi.Device("cpu"), cfg, W) if backend_dev.backend_name != "cpu" else None
     for pos, t in enumerate(toks):
         g, r = got.step(t, pos), ref.step(t, pos)
@@ -283,19 +286,22 @@ def main(argv=None) -> list[str]:
     W = weights(cfg)
     dev = gi.Device(a.backend)
     toks = tokens_for(cfg, total, seed=2)
-    for fusion in (False, True):
-        check(cfg, W, dev, a.check_steps, fusion)
+    variants = ((False, False), (True, False), (True, True))  # (automatic fusion, specialization)
+    for fusion, spec in variants:
+        check(cfg, W, dev, a.check_steps, fusion, spec)
     rows = []
-    for fusion in (False, True):
-        dec = GoldyDecoder(dev, cfg, W, fusion)
-        if fusion:
+    for fusion, spec in variants:
+        dec = GoldyDecoder(dev, cfg, W, fusion, spec)
+        if fusion or spec:
             dec.step(toks[0], 0)
             dec.scheme.wait_for_fusion()
+            dec.scheme.wait_for_specialization()
         st = dec.scheme.stats
         s0, d0 = st.submits, st.dispatches
         tps = rate(dec.step, toks, a.warmup)
         per = (st.dispatches - d0) / max(1, st.submits - s0)
-        rows.append(f"| goldy-import {a.backend}{', automatic fusion' if fusion else ''} | "
+        rows.append(f"| goldy-import {a.backend}{', automatic fusion' if fusion else ''}"
+                    f"{', specialization' if spec else ''} | "
                     f"{dec.dispatches} recorded, {per:.0f} per token | {tps:.1f} |")
     rows.append(f"| plain numpy (float32, BLAS matvec) | | {rate(NumpyDecoder(cfg, W).step, toks, a.warmup):.1f} |")
     torch_dev = "cuda" if a.backend == "cuda" else "cpu"

@@ -27,6 +27,7 @@ from .checks import insert_checks
 from . import targets
 from .info import KernelInfo, kernel_info
 from .legalize import legalize
+from .unroll import unroll_loops
 from .serialize import IR_VERSION, to_json
 from .verify import VerifyError, verify
 
@@ -67,7 +68,7 @@ def _legalize(kernel: N.Kernel, target: str) -> N.Kernel:
     t = targets.target(target)
     if not t.has("float_atomics"):
         _refuse_float_atomics(kernel, t)
-    return legalize(kernel, t)
+    return unroll_loops(legalize(kernel, t), t.unroll)
 
 
 def _refuse_float_atomics(kernel: N.Kernel, t: targets.Target) -> None:

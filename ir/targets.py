@@ -43,6 +43,7 @@ class Target:
     name: str
     native: frozenset
     doc: str
+    unroll: int = 1  # per-thread loops of loads: iterations per trip, their loads first (ir/unroll.py)
 
     def has(self, feature: str) -> bool:
         if feature not in FEATURES:
@@ -56,7 +57,7 @@ CPU = Target("cpu", _INTRINSICS | {"reduce", "float_atomics"},
 WGSL = Target("wgsl", _INTRINSICS, "WGSL via wgpu")
 PTX = Target("ptx", _INTRINSICS | {"reduce", "float_atomics"},
              "PTX: warp shuffles for the first five tree levels where every lane arrives, each level "
-             "combining the same lanes as the tree, lower lane on the left")
+             "combining the same lanes as the tree, lower lane on the left", unroll=16)
 SLANG = Target("slang", _INTRINSICS, "canonical Slang and its lane-serial CPU form")
 
 TARGETS = {t.name: t for t in (CPU, WGSL, PTX, SLANG)}

@@ -196,20 +196,23 @@ class Block:
             self.put(a[0], self.val(a[1], 64), m)
         elif base == "mov":
             self.put(a[0], self.val(a[1]), m)
-        elif op in ("add.s64", "mul.lo.s64"):
+        elif op in ("add.s64", "mul.lo.s64", "sub.s64", "and.b64"):
             x, y = self.val(a[1], 64), self.val(a[2], 64)
-            self.put(a[0], x + y if base == "add" else x * y, m)
+            self.put(a[0], {"add": np.add, "mul": np.multiply, "sub": np.subtract, "and": np.bitwise_and}[base](x, y), m)
         elif op == "mul.wide.u32":
             self.put(a[0], self.val(a[1]).astype(np.uint64) * self.val(a[2]).astype(np.uint64), m)
         elif parts[-1] == "f32" and base in ("add", "sub", "mul", "div", "max", "min", "sqrt", "neg", "abs", "fma"):
             self.float_op(base, a, m)
-        elif base in ("add", "sub", "mul", "mad", "and", "or", "xor", "not", "shl", "shr", "max", "min", "neg", "div", "rem"):
-            self.int_op(base, parts, a, m)
         elif parts[-1] == "pred" and base in ("and", "or", "xor", "not"):
             x = self.val(a[1])
             r = ~x if base == "not" else {"and": np.logical_and, "or": np.logical_or,
                                           "xor": np.logical_xor}[base](x, self.val(a[2]))
             self.put(a[0], r, m)
+        elif base in ("add", "sub", "mul", "mad", "and", "or", "xor", "not", "shl", "shr", "max", "min", "neg", "div", "rem"):
+            self.int_op(base, parts, a, m)
+        elif base == "setp" and parts[2] in ("u64", "s64") and parts[1] in ("eq", "ne"):
+            x, y = self.val(a[1], 64), self.val(a[2], 64)
+            self.put(a[0], (x == y) if parts[1] == "eq" else (x != y), m)
         elif base == "setp":
             self.put(a[0], self.compare(parts[1], parts[2], self.val(a[1]), self.val(a[2])), m)
         elif base == "selp":
@@ -218,6 +221,8 @@ class Block:
             self.convert(parts, a, m)
         elif op == "shfl.sync.down.b32":
             self.shuffle(a, m)
+        elif op == "atom.global.cas.b32":
+            self.compare_and_swap(a, m)
         elif op in ("bra", "bra.uni"):
             return m
         else:
@@ -241,6 +246,8 @@ class Block:
                 w = ((ad % np.uint64(Memory.STRIDE)) // np.uint64(4)).astype(np.int64)
             if np.any(w >= len(words)):
                 raise AssertionError(f"{space} access past the end: {w.max()} >= {len(words)}")
+            if vec > 1 and j == 0 and np.any(ad % np.uint64(4 * vec)):
+                raise AssertionError(f"a .v{vec} access not aligned to {4 * vec} bytes")
             if base == "ld":
                 v = self.regs.get(r, np.zeros(self.n, dtype=_U32)).copy()
                 v[idx] = words[w]
@@ -249,6 +256,18 @@ class Block:
                 if len(np.unique(w)) != len(w):
                     raise AssertionError("two threads store to one word in one instruction")
                 words[w] = self.val(r)[idx]
+
+    def compare_and_swap(self, a: list[str], m: np.ndarray) -> None:
+        """One thread after another, in thread order (the error word's first-failure claim)."""
+        addrs, cmp, new = self.addr(a[1]), self.val(a[2]), self.val(a[3])
+        old = self.regs.get(a[0], np.zeros(self.n, dtype=_U32)).copy()
+        for t in np.nonzero(m)[0]:
+            words, _ = self.mem.where(addrs[t:t + 1])
+            w = int(addrs[t] % np.uint64(Memory.STRIDE)) // 4
+            old[t] = words[w]
+            if words[w] == cmp[t]:
+                words[w] = new[t]
+        self.regs[a[0]] = old
 
     def float_op(self, base: str, a: list[str], m: np.ndarray) -> None:
         x = _f(self.val(a[1]))
@@ -389,11 +408,13 @@ def _round_f32(q: Fraction) -> np.float32:
     return best
 
 
-def run(ptx: str, name: str, buffers: list[np.ndarray], scalars: dict[str, bytes], grid, block=None) -> list[np.ndarray]:
+def run(ptx: str, name: str, buffers: list[np.ndarray], scalars: dict[str, bytes], grid, block=None,
+        faults: Optional[list] = None) -> list[np.ndarray]:
     """Runs entry `name` over `grid` blocks. `buffers` are the kernel's buffers in `.param`
     order (each takes the next `*_ptr` param; a `*_len` param after it gets its length in
     elements unless `scalars` names it); `scalars` gives every other `.param` by name as
-    little-endian bytes. Returns the buffers after the run."""
+    little-endian bytes. Returns the buffers after the run. A recorded fault raises, unless
+    `faults` is a list: then the error word (u32s, ir/abi.py ERROR_WORD) is appended to it."""
     e = Entry(ptx, name)
     mem = Memory()
     params: dict[str, bytes] = {}
@@ -418,7 +439,9 @@ def run(ptx: str, name: str, buffers: list[np.ndarray], scalars: dict[str, bytes
             for x in range(gx):
                 Block(e, mem, params, (x, y, z), (gx, gy, gz), block).run(descending=bool((x + y + z) % 2))
     out = [b.view(buffers[i].dtype).reshape(buffers[i].shape) for i, b in enumerate(mem.bufs[:len(buffers)])]
-    faults = [b for i, b in enumerate(mem.bufs) if i >= len(buffers)]
-    if faults and faults[0].any():
-        raise AssertionError(f"the kernel recorded a fault: {faults[0].tolist()}")
+    words = [b for i, b in enumerate(mem.bufs) if i >= len(buffers)]
+    if faults is not None:
+        faults.append([int(v) for v in words[0]] if words else None)
+    elif words and words[0].any():
+        raise AssertionError(f"the kernel recorded a fault: {words[0].tolist()}")
     return out

@@ -32,7 +32,8 @@ inline by `ptx/math.py`'s `PtxOps`; f32 `%` is `ptx/math.py`'s `fmod` (exact). W
 collectives follow the dialect's pairwise tree exactly; warp shuffles replace the first five
 tree levels only where all threads are known to arrive (they keep the operand order, so the
 bits, and leave the scratch array in the same final state). Buffers the kernel never writes
-are read with `ld.global.nc`. Where barriers and shuffles may use the aligned forms is
+are read with `ld.global.nc`; per-thread loops of loads arrive unrolled (ir/unroll.py),
+their loads of one buffer combined into `ld.global.v4` where the run allows (vectors.py). Where barriers and shuffles may use the aligned forms is
 decided by `ir.uniformity` ("may" mode).
 
 Element-wise kernels (see `batchable`) also get a batched entry with `emit_ptx(...,
@@ -59,9 +60,11 @@ from goldy_import.ir.rules import RULES, call_rule
 
 from . import math as PM
 from .lanes import lanes_for
+from .vectors import vector_let
 from ..guard import emitter
 from ..names import PTX, Namer, ascii_text, kernel_namer
 from goldy_import.ir.uniformity import Uniformity
+from goldy_import.ir.unroll import vector_groups
 
 # PTX ISA version that first supports each target; the default for a target is this
 # minimum, so the module loads on the oldest driver that knows the GPU.
@@ -720,7 +723,11 @@ class _Emitter:
     def block(self, stmts: list[N.Stmt], flush: bool = True) -> None:
         """The statements; deferred checks are flushed at the end unless `flush` is false
         (the unrolled copies of a loop body share one flush)."""
+        vectors = vector_groups(self.k, stmts) if self.batch == 1 and self.lanes == 1 else {}
         for s in stmts:
+            if id(s) in vectors:
+                vector_let(self, s, *vectors[id(s)])  # an unrolled trip's loads (codegen/ptx/vectors.py)
+                continue
             self.stmt(s)
         if flush:
             self.flush_traps()

@@ -1,0 +1,258 @@
+"""Per-thread loops of loads, unrolled with their loads first (issue 18), for the targets
+that ask for it (ir/targets.py `Target.unroll`; PTX).
+
+A loop such as `for j in 0..n { acc = acc + w[i * n + j] * x[j]; }` waits for each
+iteration's loads before the next iteration's: one load in flight per thread, so a row of
+288 costs 288 memory latencies. `unroll_loops(kernel, u)` rewrites such a loop as
+
+    let mut j_u = start;  let e_u = end;
+    while j_u < e_u && e_u - j_u >= U {      // `<=` for `..=`: U more iterations all exist
+        let t0 = w[i * n + j_u]; let t1 = x[j_u]; ... let t(2U-1) = x[j_u + (U - 1)];
+        acc = acc + t0 * t1; ... acc = acc + t(2U-2) * t(2U-1);
+        j_u = j_u + U;
+    }
+    while ... e_u - j_u >= 8 { the same for 8 iterations }   // at most once; 8 <= U / 2
+    for j in j_u..e_u { original body }     // the rest (`..=` kept), as before
+
+so that the U iterations' loads are issued before any of their uses. What the loop computes
+is unchanged: the same iterations, each one's arithmetic in the same order (the f32 sum
+stays Rust's sequential one), the same values loaded (the body stores nothing, and a
+hoisted load's index depends only on the loop variable and on names the body does not
+assign). The trapping checks run in the same order as well (each copy keeps its load's
+site id, and the body's only checked nodes are those loads and their indices, in
+evaluation order), so the first failed access, the one reported, is the same access with
+the same index.
+
+A loop qualifies when its variable is u32, its body is at most MAX_BODY `let`s and
+assignments (no store, branch, call of a collective, nested loop, `break`) that contain
+loads of scalars, every load is evaluated unconditionally (not under `&&`/`||`'s right operand or a
+`select` arm) with an index free of loads and of names the body changes, and no check
+other than those loads' sits in the body. Kernels with barriers or collectives are left
+alone (their `for` loops feed the PTX lanes entry, codegen/ptx/lanes.py). The emitter may
+combine a trip's loads of one buffer into vector loads (`vector_groups`, codegen/ptx/vectors.py).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Optional
+
+from . import nodes as N
+from .uniformity import SYNC_STATEMENTS
+
+__all__ = ["unroll_loops", "unroll_factor", "vector_groups", "MAX_BODY", "MAX_LOADS", "VECTOR"]
+
+MAX_BODY = 8     # statements of a body worth repeating
+MAX_LOADS = 32   # loads per unrolled trip (registers: one per loaded value; ptxas time grows fast past it)
+VECTOR = 4       # loads of one buffer a vector load may combine (`ld.global.v4`)
+MIN_TRIP = 8     # the smallest trip after the first (fewer are the emitter's plain loop)
+_SCALARS = ("f32", "u32", "i32", "bool")
+
+
+def unroll_loops(kernel: N.Kernel, factor: int) -> N.Kernel:
+    """`kernel` with each qualifying loop unrolled by up to `factor`; the input itself when
+    none qualifies (or factor < 2), else a copy."""
+    if factor < 2 or any(isinstance(s, SYNC_STATEMENTS) for s in N.walk_stmts(kernel.body)):
+        return kernel
+    if not any(isinstance(s, N.For) and unroll_factor(s, factor) > 1 for s in N.walk_stmts(kernel.body)):
+        return kernel
+    k = copy.deepcopy(kernel)
+    _Unroller(k, factor).run()
+    return k
+
+
+def unroll_factor(s: N.For, factor: int) -> int:
+    """How many iterations of `s` one trip runs (1: the loop stays as it is)."""
+    if s.ty != "u32" or not s.body or len(s.body) > MAX_BODY:
+        return 1
+    if not all(isinstance(x, (N.Let, N.Assign)) and (not isinstance(x, N.Let) or x.value is not None)
+               for x in s.body):
+        return 1
+    changed = {x.name for x in s.body if isinstance(x, N.Let)} | {_root(x.target) for x in s.body
+                                                                    if isinstance(x, N.Assign)}
+    loads = 0
+    for x in s.body:
+        for e in N.stmt_exprs(x):
+            n = _hoistable_loads(e, changed, s.var)
+            if n is None:
+                return 1
+            loads += n
+    if not loads:
+        return 1
+    u = factor
+    while u > 4 and u * loads > MAX_LOADS:
+        u //= 2
+    trips = _const_trips(s)
+    while trips is not None and u > MIN_TRIP and trips < u:
+        u //= 2
+    if u * loads > MAX_LOADS or (trips is not None and trips < u):
+        return 1
+    return u
+
+
+def vector_groups(kernel: N.Kernel, stmts: list[N.Stmt]) -> dict[int, tuple[int, int]]:
+    """Loads an emitter may combine into vector loads: among the leading `let`s of `stmts`
+    whose values are loads of a buffer of 4-byte scalars (an unrolled trip's loads), each
+    buffer's loads in order, in groups of VECTOR. Maps id(let) to (group, place in it).
+
+    Only a grouping: whether a group's elements are contiguous, in range and aligned is for
+    the emitter to test at run time (else it loads them one by one). Delaying a group's
+    loads to its last member is safe there: none of the leading lets reads another's name,
+    nor does anything between them run but other such lets (no store)."""
+    run: list[N.Let] = []
+    for s in stmts:
+        if not (isinstance(s, N.Let) and isinstance(s.value, N.Load)):
+            break
+        p = kernel.param(s.value.resource)
+        if p is None or p.category not in N.BUFFER_CATEGORIES or p.ty not in ("f32", "u32", "i32"):
+            break
+        run.append(s)
+    names = {s.name for s in run}
+    if any(isinstance(x, N.Var) and x.name in names for s in run for x in N.walk_expr(s.value)):
+        return {}
+    out: dict[int, tuple[int, int]] = {}
+    groups = 0
+    for resource in dict.fromkeys(s.value.resource for s in run):
+        mine = [s for s in run if s.value.resource == resource]
+        for g in range(len(mine) // VECTOR):
+            for place, s in enumerate(mine[g * VECTOR:(g + 1) * VECTOR]):
+                out[id(s)] = (groups, place)
+            groups += 1
+    return out
+
+
+def _root(e: N.Expr) -> str:
+    while isinstance(e, (N.Field, N.Swizzle)):
+        e = e.value
+    assert isinstance(e, N.Var)
+    return e.name
+
+
+def _const_trips(s: N.For) -> Optional[int]:
+    if isinstance(s.start, N.Const) and isinstance(s.end, N.Const):
+        return max(0, s.end.value - s.start.value + (1 if s.inclusive else 0))
+    return None
+
+
+def _hoistable_loads(e: N.Expr, changed: set, var: str, conditional: bool = False) -> Optional[int]:
+    """Loads in `e`, or None when one cannot move ahead of the body or a check other than a
+    load's (and its index's) sits in `e`."""
+    if isinstance(e, N.Load):
+        if conditional or e.ty not in _SCALARS or any(isinstance(x, N.Load) for x in N.walk_expr(e.index)):
+            return None  # (a struct element stays where it is: the emitter loads just the field read)
+        if any(isinstance(x, N.Var) and x.name in changed for x in N.walk_expr(e.index)):
+            return None
+        return 1
+    if isinstance(e, N.Binary) and e.check >= 0:
+        return None  # a division check among the arithmetic: it would run after the hoisted loads
+    kids = N.expr_children(e)
+    lazy: set[int] = set()
+    if isinstance(e, N.Binary) and e.op in N.LOGICAL:
+        lazy = {1}
+    elif isinstance(e, N.Select):
+        lazy = {1, 2}
+    total = 0
+    for i, c in enumerate(kids):
+        n = _hoistable_loads(c, changed, var, conditional or i in lazy)
+        if n is None:
+            return None
+        total += n
+    return total
+
+
+class _Unroller:
+    def __init__(self, k: N.Kernel, factor: int):
+        self.k, self.factor = k, factor
+        self.taken = set(k.locals) | {p.name for p in k.params}
+
+    def fresh(self, stem: str, ty: str) -> str:
+        name, j = f"{stem}_u", 1
+        while name in self.taken:
+            j += 1
+            name = f"{stem}_u{j}"
+        self.taken.add(name)
+        self.k.locals[name] = ty
+        return name
+
+    def run(self) -> None:
+        self.k.body = self.block(self.k.body)
+
+    def block(self, stmts: list[N.Stmt]) -> list[N.Stmt]:
+        out: list[N.Stmt] = []
+        for s in stmts:
+            if isinstance(s, N.For):
+                u = unroll_factor(s, self.factor)
+                if u > 1:
+                    out += self.unrolled(s, u)
+                    continue
+            if isinstance(s, N.If):
+                s.then_body, s.else_body = self.block(s.then_body), self.block(s.else_body)
+            elif isinstance(s, (N.While, N.Loop, N.For)):
+                s.body = self.block(s.body)
+            out.append(s)
+        return out
+
+    def unrolled(self, s: N.For, u: int) -> list[N.Stmt]:
+        sp = s.span
+        j, e = self.fresh(s.var, "u32"), self.fresh(f"{s.var}_end", "u32")
+        out: list[N.Stmt] = [N.Let(sp, j, "u32", s.start, True), N.Let(sp, e, "u32", s.end, False)]
+        out.append(self.trip(s, u, j, e))  # trips of u while u remain, then at most one of u / 2, ...
+        while u // 2 >= MIN_TRIP:
+            u //= 2
+            out.append(self.trip(s, u, j, e))
+        return out + [N.For(sp, s.var, s.ty, N.Var("u32", sp, j), N.Var("u32", sp, e), s.inclusive, s.body)]
+
+    def trip(self, s: N.For, u: int, j: str, e: str) -> N.While:
+        """`while j < e && e - j >= u` (`<=` for `..=`) { the u copies' loads; their uses; j += u }"""
+        sp = s.span
+        jv = lambda: N.Var("u32", sp, j)  # noqa: E731 (a fresh node per use)
+        ev = lambda: N.Var("u32", sp, e)  # noqa: E731
+        more = N.Binary("bool", sp, "le" if s.inclusive else "lt", jv(), ev())
+        room = N.Binary("bool", sp, "ge", N.Binary("u32", sp, "sub", ev(), jv()), N.Const("u32", sp, u))
+        loads: list[N.Stmt] = []
+        uses: list[N.Stmt] = []
+        for c in range(u):
+            at = jv() if c == 0 else N.Binary("u32", sp, "add", jv(), N.Const("u32", sp, c))
+            names = {s.var: at}
+            for x in s.body:
+                x = copy.deepcopy(x)
+                for f in dataclasses.fields(x):
+                    v = getattr(x, f.name)
+                    if isinstance(v, N.Expr) and not (isinstance(x, N.Assign) and f.name == "target"):
+                        setattr(x, f.name, self.hoist(self.rename(v, names), loads))
+                if isinstance(x, N.Let):
+                    new = self.fresh(x.name, x.ty)
+                    names[x.name] = N.Var(x.ty, x.span, new)
+                    x.name = new
+                else:
+                    x.target = self.rename(x.target, names)
+                uses.append(x)
+        step = N.Assign(sp, jv(), N.Binary("u32", sp, "add", jv(), N.Const("u32", sp, u)))
+        return N.While(sp, N.Binary("bool", sp, "and", more, room), loads + uses + [step])
+
+    def rename(self, e: N.Expr, names: dict) -> N.Expr:
+        """`e` with the loop variable and the copy's locals substituted (fresh nodes)."""
+        if isinstance(e, N.Var) and e.name in names:
+            return copy.deepcopy(names[e.name])
+        for f in dataclasses.fields(e):
+            v = getattr(e, f.name)
+            if isinstance(v, N.Expr):
+                setattr(e, f.name, self.rename(v, names))
+            elif isinstance(v, list) and v and isinstance(v[0], N.Expr):
+                setattr(e, f.name, [self.rename(x, names) for x in v])
+        return e
+
+    def hoist(self, e: N.Expr, loads: list[N.Stmt]) -> N.Expr:
+        """`e` with each load (left to right, as evaluated) moved to a `let` in `loads`."""
+        if isinstance(e, N.Load):
+            t = self.fresh("ld", e.ty)
+            loads.append(N.Let(e.span, t, e.ty, e, False))
+            return N.Var(e.ty, e.span, t)
+        for f in dataclasses.fields(e):
+            v = getattr(e, f.name)
+            if isinstance(v, N.Expr):
+                setattr(e, f.name, self.hoist(v, loads))
+            elif isinstance(v, list) and v and isinstance(v[0], N.Expr):
+                setattr(e, f.name, [self.hoist(x, loads) for x in v])
+        return e

@@ -1,0 +1,286 @@
+"""Per-thread loops of loads unrolled on PTX, their loads first (ir/unroll.py, issue 18).
+
+The decode step's GEMV and attention loops run in the PTX interpreter (tests/ptx_sim.py)
+through the unrolled trips and the remainder loop, bit for bit against the CPU oracle;
+an out-of-bounds access in either part records the fault the CPU oracle reports (same
+site, index and length); loops the rewrite must leave alone stay as they are; and where
+ptxas and cuobjdump are installed, the GEMV's SASS issues the 16 iterations' 32 loads
+before its first float operation."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import struct
+import subprocess
+
+import numpy as np
+import pytest
+
+import goldy_import as gi
+import oracle
+import ptx_sim
+from goldy_import.codegen.ptx import emit_ptx
+from goldy_import.errors import KernelFault
+from goldy_import.ir import nodes as N
+from goldy_import.ir.abi import ERROR_WORD
+from goldy_import.ir.pipeline import lower
+from goldy_import.ir.unroll import unroll_factor
+from test_ptx import assemble, ptxas  # noqa: F401  (the fixture)
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+DECODE = os.path.join(ROOT, "benchmarks", "llama_decode.rs")
+
+
+def u32(v: int) -> bytes:
+    return struct.pack("<I", v)
+
+
+def f32(v: float) -> bytes:
+    return struct.pack("<f", v)
+
+
+def ptx_of(src: str, name: str, checks: bool = True) -> str:
+    return emit_ptx(lower(oracle.kernel_ir(src, name), "ptx", checks=checks).kernel)
+
+
+def whiles(k: N.Kernel) -> list[N.While]:
+    return [s for s in N.walk_stmts(k.body) if isinstance(s, N.While)]
+
+
+def same_bits(got: np.ndarray, want: np.ndarray, what: str) -> None:
+    g, w = got.reshape(-1).view(np.uint32), want.reshape(-1).view(np.uint32)
+    bad = np.flatnonzero(g != w)
+    assert not len(bad), f"{what}: {len(bad)} of {g.size} differ; first at {bad[0]}"
+
+
+def test_only_ptx_unrolls_and_the_trip_loads_first():
+    k = oracle.kernel_ir(DECODE, "matvec")
+    for target in ("cpu", "wgsl", "slang"):
+        assert not whiles(lower(k, target).kernel), target
+    w, w8 = whiles(lower(k, "ptx").kernel)  # trips of 16, then at most one of 8, then the plain loop
+    kinds = [type(s).__name__ for s in w.body]
+    # 16 iterations x (w, x) loads as lets, then the 16 sums in order, then the step
+    assert kinds == ["Let"] * 32 + ["Assign"] * 16 + ["Assign"]
+    assert [type(s).__name__ for s in w8.body] == ["Let"] * 16 + ["Assign"] * 9
+    assert all(isinstance(s.value, N.Load) for s in w.body[:32])
+    assert [s.value.resource for s in w.body[:4]] == ["w", "x", "w", "x"]
+    # each copy keeps its load's check site: the report names the same Rust access
+    sites = {s.value.resource: s.value.check for s in w.body[:2]}
+    assert all(s.value.check == sites[s.value.resource] for s in w.body[:32])
+
+
+MATVEC_GRID = 70  # rows: a full and a partial workgroup of 64
+
+
+@pytest.mark.parametrize("n", [0, 1, 15, 16, 17, 40, 288])
+@pytest.mark.parametrize("checks", [True, False])
+def test_matvec_unrolled_and_rest_bit_exact(n, checks):
+    rng = np.random.default_rng(1000 + n)
+    rows, off = MATVEC_GRID, 3
+    w = rng.standard_normal(rows * n).astype(np.float32)
+    x = rng.standard_normal(max(n, 1)).astype(np.float32)
+    out = np.full(rows + off, np.float32(-7.5))
+    want = oracle.run_kernel("cpu", DECODE, "matvec", [w, x, out.copy(), rows, n, off], ("over_1d", rows))[2]
+    got = ptx_sim.run(ptx_of(DECODE, "matvec", checks), "matvec", [w, x, out.copy()],
+                      {"p3_rows": u32(rows), "p4_n": u32(n), "p5_off": u32(off)}, ((rows + 63) // 64, 1, 1))[2]
+    same_bits(got, want, f"matvec n={n} checks={checks}")
+
+
+@pytest.mark.parametrize("n,vectors", [(16, 70 * 8), (17, 70 * 4 + 18 * 4), (26, 70 * 6 + 35 * 6)])
+def test_vector_loads_where_aligned_and_one_by_one_elsewhere(n, vectors, monkeypatch):
+    """`ld.global.nc.v4` runs for a group where its four elements are consecutive, in range
+    and 16-byte aligned: x's groups always, w's in rows starting at a multiple of 4 (n = 17:
+    every fourth row; n = 26: every other row, in the trip of 16 and in the trip of 8)."""
+    ran = []
+    memory = ptx_sim.Block.memory
+
+    def count(self, base, parts, a, m):
+        if base == "ld" and "v4" in parts:
+            ran.append(int(m.sum()))
+        return memory(self, base, parts, a, m)
+
+    monkeypatch.setattr(ptx_sim.Block, "memory", count)
+    rng = np.random.default_rng(n)
+    rows = MATVEC_GRID
+    w, x = rng.standard_normal(rows * n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    out = np.full(rows, np.float32(-7.5))
+    want = oracle.run_kernel("cpu", DECODE, "matvec", [w, x, out.copy(), rows, n, 0], ("over_1d", rows))[2]
+    got = ptx_sim.run(ptx_of(DECODE, "matvec"), "matvec", [w, x, out.copy()],
+                      {"p3_rows": u32(rows), "p4_n": u32(n), "p5_off": u32(0)}, (2, 1, 1))[2]
+    same_bits(got, want, f"matvec n={n}")
+    assert sum(ran) == vectors
+
+
+@pytest.mark.parametrize("pos", [0, 14, 15, 16, 17, 40])
+def test_inclusive_loop_unrolled_and_rest_bit_exact(pos):
+    """`mix`'s `for t in 0..=pos`: pos + 1 iterations, 16 per trip while 17 or more remain."""
+    rng = np.random.default_rng(pos)
+    dim, hs, seq, lbase = 16, 8, 48, 16 * 48
+    att = rng.standard_normal(2 * seq).astype(np.float32)
+    vc = rng.standard_normal(2 * seq * dim).astype(np.float32)
+    out = np.full(dim, np.float32(-7.5))
+    args = [att, vc, out.copy(), pos, dim, hs, seq, lbase]
+    want = oracle.run_kernel("cpu", DECODE, "mix", args, ("over_1d", dim))[2]
+    scalars = {"p3_pos": u32(pos), "p4_dim": u32(dim), "p5_head_size": u32(hs), "p6_seq": u32(seq),
+               "p7_lbase": u32(lbase)}
+    got = ptx_sim.run(ptx_of(DECODE, "mix"), "mix", [att, vc, out.copy()], scalars, (1, 1, 1))[2]
+    same_bits(got, want, f"mix pos={pos}")
+
+
+@pytest.mark.parametrize("backend", ["wgpu", "slang", "cuda"])
+def test_other_backends_match_the_cpu_oracle(backend):
+    """The rewrite is PTX's alone; the same kernels elsewhere keep the oracle's bits."""
+    oracle.backend_or_skip(backend)
+    rng = np.random.default_rng(7)
+    for n in (17, 40):
+        rows = MATVEC_GRID
+        w, x = rng.standard_normal(rows * n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+        oracle.check_against_cpu(backend, DECODE, "matvec", [w, x, np.zeros(rows, np.float32), rows, n, 0],
+                                 ("over_1d", rows))
+    att, vc = rng.standard_normal(96).astype(np.float32), rng.standard_normal(96 * 16).astype(np.float32)
+    oracle.check_against_cpu(backend, DECODE, "mix", [att, vc, np.zeros(16, np.float32), 40, 16, 8, 48, 0],
+                             ("over_1d", 16))
+
+
+def _matvec_on(dev, w: np.ndarray, start: int, x: np.ndarray, rows: int, n: int) -> np.ndarray:
+    """matvec over the slice w[start:] of a buffer (a base 4 * start bytes past the allocation's)."""
+    kern = oracle._load(DECODE).matvec.prepare(dev)
+    wb = dev.buffer(w)[start:]
+    out = dev.buffer(np.full(rows, np.float32(-7.5)))
+    s = gi.Scheme(dev)
+    kern.record(s, "mv", wb, dev.buffer(x), out, rows, n, 0).over_1d(rows)
+    s.submit()
+    return out.numpy()
+
+
+@pytest.mark.parametrize("backend", ["wgpu", "slang", "cuda"])
+def test_sliced_buffers_match_the_cpu_oracle(backend):
+    """Buffer slices move the base off 16-byte alignment: the vector loads' run-time test
+    sends such rows one by one (on CUDA; elsewhere the loop is as written)."""
+    oracle.backend_or_skip(backend)
+    rng = np.random.default_rng(11)
+    rows, n = 70, 40
+    w, x = rng.standard_normal(rows * n + 3).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    for start in range(4):
+        want = _matvec_on(oracle.device("cpu"), w, start, x, rows, n)
+        same_bits(_matvec_on(oracle.device(backend), w, start, x, rows, n), want, f"{backend} slice at {start}")
+
+
+@pytest.mark.parametrize("backend", ["wgpu", "slang", "cuda"])
+def test_out_of_bounds_faults_as_on_the_cpu_oracle(backend):
+    oracle.backend_or_skip(backend)
+    rng = np.random.default_rng(12)
+    rows = MATVEC_GRID
+    for n in (32, 20):
+        w, x = rng.standard_normal(rows * n - 3).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+        got = []
+        for b in ("cpu", backend):
+            with pytest.raises(KernelFault) as e:
+                oracle.run_kernel(b, DECODE, "matvec", [w, x, np.zeros(rows, np.float32), rows, n, 0],
+                                  ("over_1d", rows))
+            got.append((e.value.site.id, e.value.index, e.value.length, str(e.value).split(": ", 1)[1]))
+        assert got[0] == got[1]
+
+
+WRAP = """
+use goldy::gpu;
+#[goldy::compute(workgroup_size = [32, 1, 1])]
+fn tail(x: &[f32], out: &mut [f32], a: u32, b: u32) {
+    let i = gpu::global_id().x;
+    let mut acc = 0.0;
+    for j in a..=b {
+        acc = acc + x[(j - a) * 32 + i];
+    }
+    out[i] = acc;
+}
+"""
+
+
+def test_inclusive_loop_up_to_u32_max_does_not_wrap():
+    """`a..=u32::MAX`: the trips stop while 16 more iterations fit, the rest loop ends at
+    the bound itself (a trip past it would wrap to 0 and run forever)."""
+    a, b = 0xFFFFFFFF - 32, 0xFFFFFFFF  # 33 iterations: two trips of 16, one in the rest
+    x = np.random.default_rng(5).standard_normal(33 * 32).astype(np.float32)
+    out = np.full(32, np.float32(-7.5))
+    want = oracle.run_kernel("cpu", WRAP, "tail", [x, out.copy(), a, b], ("over_1d", 32))[1]
+    got = ptx_sim.run(ptx_of(WRAP, "tail"), "tail", [x, out.copy()], {"p2_a": u32(a), "p3_b": u32(b)},
+                      (1, 1, 1))[1]
+    same_bits(got, want, "tail")
+
+
+@pytest.mark.parametrize("n", [32, 20])  # fails in the second unrolled trip / in the rest loop
+def test_out_of_bounds_reports_the_cpu_oracles_fault(n):
+    """`w` three elements short: the last row's load of `w[(rows - 1) * n + n - 3]` is the
+    first failed access, on the CPU oracle and in the unrolled PTX alike."""
+    rng = np.random.default_rng(n)
+    rows = MATVEC_GRID
+    w = rng.standard_normal(rows * n - 3).astype(np.float32)
+    x = rng.standard_normal(n).astype(np.float32)
+    out = np.zeros(rows, np.float32)
+    with pytest.raises(KernelFault) as e:
+        oracle.run_kernel("cpu", DECODE, "matvec", [w, x, out, rows, n, 0], ("over_1d", rows))
+    assert (e.value.index, e.value.length) == ((rows - 1) * n + n - 3, rows * n - 3)
+    faults: list = []
+    ptx_sim.run(ptx_of(DECODE, "matvec"), "matvec", [w, x, out.copy()],
+                {"p3_rows": u32(rows), "p4_n": u32(n), "p5_off": u32(0)}, ((rows + 63) // 64, 1, 1), faults=faults)
+    word = dict(zip((f for f, _ in ERROR_WORD.fields), faults[0]))
+    assert (word["flag"], word["site"], word["index"], word["length"]) == (
+        1, e.value.site.id, e.value.index, e.value.length)
+
+
+LEFT_ALONE = {
+    "store": "for j in 0..n { o[j] = x[j]; }",
+    "break": "for j in 0..n { if x[j] > 0.0 { break; } acc = acc + x[j]; }",
+    "lazy": "for j in 0..n { let c = j < 3 && x[j] > 0.0; if c { acc = acc + 1.0; } }",
+    "select": "for j in 0..n { acc = acc + if j < 3 { x[j] } else { 0.0 }; }",
+    "divide": "for j in 0..n { acc = acc + x[j] / ((j % m) as f32); }",
+    "dependent": "for j in 0..n { let t = j * 2; acc = acc + x[t]; }",
+    "gather": "for j in 0..n { acc = acc + x[idx[j]]; }",
+    "signed": "for j in 0..(n as i32) { acc = acc + x[j as u32]; }",
+    "no loads": "for j in 0..n { acc = acc + 1.0; }",
+    "short": "for j in 0..3 { acc = acc + x[j]; }",
+}
+
+
+@pytest.mark.parametrize("case", sorted(LEFT_ALONE))
+def test_loops_the_rewrite_leaves_alone(case):
+    src = f"""
+use goldy::gpu;
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn k(x: &[f32], idx: &[u32], o: &mut [f32], n: u32, m: u32) {{
+    let mut acc = 0.0;
+    {LEFT_ALONE[case]}
+    o[gpu::global_id().x] = acc;
+}}
+"""
+    low = lower(oracle.kernel_ir(src, "k"), "ptx").kernel
+    assert not whiles(low), case
+    loops = [s for s in N.walk_stmts(low.body) if isinstance(s, N.For)]
+    assert all(unroll_factor(s, 16) == 1 for s in loops)
+
+
+def test_kernels_with_collectives_are_left_alone():
+    """Their `for` loops feed the PTX lanes entry (codegen/ptx/lanes.py), which needs them."""
+    from test_ptx_traps import LOOP
+    low = lower(oracle.kernel_ir(LOOP, "block_sum"), "ptx").kernel
+    assert not whiles(low) and any(isinstance(s, N.For) for s in N.walk_stmts(low.body))
+
+
+def _sass_ops(cubin: str) -> list[str]:
+    sass = subprocess.run(["cuobjdump", "-sass", cubin], capture_output=True, text=True, check=True).stdout
+    return [m.group(2) for m in re.finditer(r"/\*[0-9a-f]{4}\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9.]*)", sass)]
+
+
+@pytest.mark.parametrize("checks", [True, False])
+def test_gemv_sass_has_the_trips_loads_in_flight(checks, ptxas, tmp_path):  # noqa: F811
+    if shutil.which("cuobjdump") is None:
+        pytest.skip("cuobjdump not found")
+    assemble(ptxas, ptx_of(DECODE, "matvec", checks), tmp_path)
+    ops = _sass_ops(str(tmp_path / "k.cubin"))
+    first = next(i for i, op in enumerate(ops) if op.startswith(("FADD", "FMUL", "FFMA")))
+    before = ops[:first]
+    # 16 iterations x (w, x): eight 128-bit loads where aligned, and the one-by-one fallbacks
+    assert sum(op.startswith("LDG.E.128") for op in before) == 8
+    assert sum(op.startswith("LDG") and ".128" not in op for op in before) >= 24
