@@ -23,6 +23,12 @@ def needs_fold(groups: tuple[int, int, int], cap: tuple[int, int, int]) -> bool:
     return groups[0] > cap[0] or groups[1] > cap[1] or groups[2] > cap[2]
 
 
+def fold_kind(groups: tuple[int, int, int]) -> str:
+    """The emitter's `fold_grid` for this logical grid: "1d" for (n, 1, 1), whose workgroup
+    id is the folded linear index itself, "nd" otherwise (split by divisions)."""
+    return "1d" if groups[1] == 1 and groups[2] == 1 else "nd"
+
+
 def fold(kernel: str, groups: tuple[int, int, int], workgroup_size: tuple[int, int, int],
          cap: int) -> tuple[int, int, int]:
     """The folded dispatch of a logical grid of `groups` workgroups, each axis within `cap`."""

@@ -39,7 +39,7 @@ from goldy_import.ir import abi as A
 from goldy_import.ir import nodes as N
 from goldy_import.ir.abi import FAULT_WORDS
 
-from .grid_fold import U32, fold as fold_grid, grid_words, needs_fold
+from .grid_fold import U32, fold as fold_grid, fold_kind, grid_words, needs_fold
 from .quiet import ensure_xdg_runtime_dir
 from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport, ImageArg, Limits, ScalarArg,
                       TensorArg, UniformArg)
@@ -119,7 +119,7 @@ class _Compiled:
     kernel: N.Kernel
     abi: A.WgslPlan  # bindings, uniform block and error word (ir/abi.py), made once
     variants: dict[frozenset, _Variant] = field(default_factory=dict)
-    folded: dict[frozenset, _Variant] = field(default_factory=dict)  # for grids past the cap (grid_fold.py)
+    folded: dict[tuple, _Variant] = field(default_factory=dict)  # (force, fold kind): grids past the cap (grid_fold.py)
 
 
 @dataclass
@@ -312,9 +312,9 @@ class WgpuBackend(Backend):
                 f"takes at most {LLVMPIPE_MAX_NESTING} there. Flatten the nesting, or run it on the cpu, cuda "
                 f"or slang backend")
 
-    def _variant(self, c: _Compiled, force: frozenset, fold: bool = False) -> _Variant:
-        variants = c.folded if fold else c.variants
-        v = variants.get(force)
+    def _variant(self, c: _Compiled, force: frozenset, fold: bool | str = False) -> _Variant:
+        variants, key = (c.folded, (force, fold)) if fold else (c.variants, force)
+        v = variants.get(key)
         if v is not None:
             return v
         module = emit_wgsl_module(c.kernel, force, c.abi, exact_subnormals=self.flushes_subnormals, fold_grid=fold)
@@ -345,7 +345,7 @@ class WgpuBackend(Backend):
                 compute={"module": shader, "entry_point": module.entry_point}, label=c.kernel.name)
         except Exception as e:
             raise BackendError(shader_error_message(module, str(e))) from None
-        v = variants[force] = _Variant(module, pipeline, layout)
+        v = variants[key] = _Variant(module, pipeline, layout)
         return v
 
     @functools.cached_property
@@ -392,7 +392,7 @@ class WgpuBackend(Backend):
     def record(self, d: Dispatch) -> None:
         k = d.kernel
         force = self._aliased_reads(k, d.args)
-        fold = needs_fold(d.groups, (self.dispatch_cap,) * 3)
+        fold = needs_fold(d.groups, (self.dispatch_cap,) * 3) and fold_kind(d.groups)
         groups = fold_grid(k.name, d.groups, k.workgroup_size, self.dispatch_cap) if fold else d.groups
         variant = self._variant(d.compiled, force, fold)
         module = variant.module

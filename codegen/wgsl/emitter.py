@@ -134,7 +134,7 @@ def emit_wgsl(kernel: N.Kernel) -> str:
 @emitter("WGSL")
 def emit_wgsl_module(kernel: N.Kernel, force_writable: frozenset = frozenset(),
                      abi: Optional[A.WgslPlan] = None, exact_subnormals: bool = False,
-                     fold_grid: bool = False) -> WgslModule:
+                     fold_grid: bool | str = False) -> WgslModule:
     """`force_writable`: parameter indices to declare read_write even though the kernel only
     reads them (WebGPU forbids binding one buffer read-only and writable in one dispatch).
     `abi`: the kernel's `ir.abi.plan(kernel, "wgsl")`, where the caller already has it.
@@ -142,6 +142,7 @@ def emit_wgsl_module(kernel: N.Kernel, force_writable: frozenset = frozenset(),
     it), redo `+ - *` exactly where an operand or the result is zero or subnormal (`fop`).
     `fold_grid`: the dispatch grid is a folding of the logical one (grids beyond the device's
     per-dimension cap, runtime/grid_fold.py); the ids are rebuilt from it (`_Emitter.fold_prologue`).
+    `fold_grid="1d"`: the same for a logical grid of (n, 1, 1) workgroups only (no division).
     Collectives are lowered to plain IR first (ir/legalize.py; already-lowered IR is unchanged)."""
     kernel = for_target(kernel, "wgsl").kernel
     em = _Emitter(kernel, force_writable, abi or A.plan(kernel, "wgsl"), exact_subnormals)
@@ -301,6 +302,51 @@ def _helper_locals(k: N.Kernel, atomic: set, checked: bool) -> dict[str, set[str
     return out
 
 
+# When a result computed on a driver that flushes f32 subnormals (flush to zero, operands
+# and results) is Rust's, judged on its exponent field e alone:
+# - a * b: 1 <= e <= 254. A flushed operand gives a product of +-0 (e = 0), or NaN for
+#   0 * inf (e = 255); a flushed result has e = 0. Otherwise nothing was flushed.
+# - a + b, a - b: e >= 27 (|r| >= 2^-100). A flushed operand b (|b| < 2^-126) leaves
+#   r = a (or 0, e = 0, when a is +-0 or flushed too), and for |a| >= 2^-101 the exact
+#   a + b rounds to a anyway: |b| is below half the spacing of floats next to a.
+# Everything else (zero, tiny or subnormal results, NaN or inf products) is redone exactly.
+_TRUSTED = {"mul": "(bitcast<u32>({r}) & 0x7f800000u) - 0x00800000u < 0x7f000000u",
+            "add": "(bitcast<u32>({r}) & 0x7f800000u) >= 0x0d800000u"}
+_TRUSTED["sub"] = _TRUSTED["add"]
+
+
+def _opaque_origin(em: "_Emitter", x: N.Expr, ty: str) -> Optional[str]:
+    """Where an operand of an f32 `+ - *` comes from, when its value is opaque to the
+    driver's algebra: "param" (a scalar parameter, read from the uniform block), "op" (the
+    pinned result of another `+ - *`). None for anything else, which gets pinned: constants,
+    locals (which may hold constants), loads (a checked load is `select(0.0, v, ok)`, whose
+    constant arm a driver may push an operation into: x * 0.0 = 0.0) and the rest. Two
+    operands of one origin may be one value (a - a, a CSE'd product): one is pinned."""
+    if x.ty != ty:
+        return None  # splatted
+    if isinstance(x, N.Var):
+        p = em.param(x.name)
+        return "param" if p is not None and p.category == "scalar" else None
+    if (isinstance(x, N.Binary) and x.op in ("add", "sub", "mul") and T.elem_of(x.ty) == "f32"
+            and not T.is_matrix(x.lhs.ty) and not T.is_matrix(x.rhs.ty) and fold(x) is None
+            and not constant_tree(x)):
+        return "op"
+    return None
+
+
+def _storage_observed(k: N.Kernel, force_writable: frozenset) -> bool:
+    """Whether a thread may read a buffer element another thread wrote (then a barrier
+    orders buffer memory as well, `storageBarrier`, as docs/semantics.md says): a parameter
+    both written and read, one under an atomic, or a read-only one bound to a written
+    buffer (`force_writable`). Otherwise no thread can tell, and a barrier orders only the
+    workgroup arrays (the collectives' scratch): one barrier instead of two."""
+    params = {p.name for p in k.params if p.category not in ("scalar", "uniform")}
+    read = {x.resource for s in N.walk_stmts(k.body) for e in N.stmt_exprs(s) for x in N.walk_expr(e)
+            if isinstance(x, N.Load)}
+    info = kernel_info(k)
+    return bool(force_writable) or bool(params & set(info.atomic)) or bool(params & set(info.written) & read)
+
+
 class _Emitter:
     def __init__(self, k: N.Kernel, force_writable: frozenset, abi: A.WgslPlan, exact_subnormals: bool = False):
         self.k = k
@@ -317,6 +363,7 @@ class _Emitter:
         self.flag_mode = _contains(k.body, N.Return) and _contains(k.body, _BARRIERS)
         self.checked = abi.checked  # trapping-check sites: the module takes an error word
         self.uses_zero = False  # whether the uniform block needs the `gi_zero_*` words (see `pins`)
+        self.storage_sync = _storage_observed(k, force_writable)  # barriers order buffer memory too
         self.names = kernel_namer(k, WGSL, _helper_locals(k, self.atomic, self.checked)).map  # structs: `struct:<name>`
         self.entry = self.names["kernel:" + k.name]
         self.field_names = {s.name: field_namer(s, WGSL).map for s in k.structs}
@@ -487,10 +534,13 @@ class _Emitter:
         if not self.fold_grid:
             return []
         wx, wy, wz = self.k.workgroup_size
+        # a 1-D logical grid is the linear index itself: no division (u32 division by a
+        # runtime value is a dozen instructions, as much as a streaming kernel's whole body)
+        split = ("vec3<u32>(gi_fold, 0u, 0u)" if self.fold_grid == "1d" else
+                 "vec3<u32>(gi_fold % gi_grid.x, gi_fold / gi_grid.x % gi_grid.y, gi_fold / gi_grid.x / gi_grid.y)")
         lines = ["    let gi_fold = gi_fold_id.x + gi_fold_n.x * (gi_fold_id.y + gi_fold_n.y * gi_fold_id.z);",
                  "    if (gi_fold >= gi_grid.w) { return; }",
-                 "    let gi_workgroup_id = vec3<u32>(gi_fold % gi_grid.x, gi_fold / gi_grid.x % gi_grid.y, "
-                 "gi_fold / gi_grid.x / gi_grid.y);",
+                 f"    let gi_workgroup_id = {split};",
                  "    let gi_num_workgroups = gi_grid.xyz;",
                  f"    let gi_global_id = gi_workgroup_id * vec3<u32>({wx}u, {wy}u, {wz}u) + gi_local_id;"]
         return [(t, None) for t in lines]
@@ -528,6 +578,8 @@ class _Emitter:
         w = self.k.workgroup_array(res)
         if w is not None:
             zero = const_text(0.0 if w.ty == "f32" else 0, w.ty)
+            if self.speculable(res, w.ty):
+                return self.define(fn, f"fn {fn}(i: u32) -> {w.ty} {{\n    return select({zero}, {self.wg_slot(res)}, i < {w.size}u);\n}}")
             return self.define(fn, f"fn {fn}(i: u32) -> {w.ty} {{\n    if (i < {w.size}u) {{ return {self.wg_slot(res)}; }}\n"
                                    f"    return {zero};\n}}")
         p = self.param(res)
@@ -548,8 +600,19 @@ class _Emitter:
         value = f"atomicLoad(&{n}[{slot}])" if res in self.atomic else f"{n}[{slot}]"
         if p.ty == "bool":
             value = f"{value} != 0u"
+        if self.speculable(res, p.ty):
+            return self.define(fn, f"fn {fn}({arg}) -> {rt} {{\n{pre}    return select({rt}(), {value}, {cond});\n}}")
         return self.define(fn, f"fn {fn}({arg}) -> {rt} {{\n{pre}    if ({cond}) {{ return {value}; }}\n"
                                f"    return {rt}();\n}}")
+
+    def speculable(self, res: str, ty: str) -> bool:
+        """Whether a load of `res` may be issued before its bounds check and the result
+        selected after: WGSL makes every out-of-range access of a storage or workgroup array
+        memory-safe (some value of the buffer, or zero), so the read itself is harmless and
+        the checked value is all that is used. A load with no branch in front of it lets the
+        driver batch it with the thread's other loads (and an unrolled loop's). `select`
+        takes scalars and vectors; atomics keep their branch."""
+        return res not in self.atomic and (T.is_scalar(ty) or T.is_vector(ty))
 
     def wg_slot(self, res: str, value: Optional[str] = None) -> str:
         """Workgroup array `res` at `i`: read (value None) or `value` stored, atomically when
@@ -665,6 +728,11 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {{
         value = f"atomicLoad(&{n}[{slot}])" if res in self.atomic else f"{n}[{slot}]"
         if p.ty == "bool":
             value = f"{value} != 0u"
+        if self.speculable(res, p.ty):  # the load ahead of the check; the fault in the rare branch
+            ok = f"{check} && {guard}" if guard else check
+            return self.define(fn, f"fn {fn}({arg}, site: u32) -> {rt} {{\n{pre}    let v = {value};\n"
+                                   f"    if (!({check})) {{ {fault}({fargs}); }}\n"
+                                   f"    return select({rt}(), v, {ok});\n}}")
         tail = f"    if ({guard}) {{ return {value}; }}\n    return {rt}();\n" if guard else f"    return {value};\n"
         return self.define(fn, f"fn {fn}({arg}, site: u32) -> {rt} {{\n"
                                f"    if (!({check})) {{\n        {fault}({fargs});\n        return {rt}();\n    }}\n"
@@ -901,34 +969,36 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
             return text
         return f"{self.pins(t)[0]}({_strip(text)})"
 
-    def fop(self, op: str, t: str, raw: bool = False) -> str:
+    def fop(self, op: str, t: str, raw: bool = False, operands: bool = True) -> str:
         """`gi_fadd_f32(a, b)` etc.: one f32 operation rounded exactly where Rust rounds it.
+        Its operands and result pass through the pins (`pins`); with `operands=False`,
+        `gi_fadd_res_f32` etc., only the result does and the caller pins the operands that
+        need it (`float_op`).
 
         Some drivers flush subnormal operands and results to zero (NVIDIA's Vulkan driver
         does: wgpu asks for no DenormPreserve). Rust keeps them, so on such a driver
-        (`exact_subnormals`), where an operand is subnormal or the result has a zero
-        exponent field (zero, subnormal, or flushed), the operation is redone exactly in
-        integer arithmetic through `gi_fma_f32`: a + b = fma(a, 1, b), a - b =
-        fma(b, -1, a), a * b = fma(a, b, -0). Only there: inlined at every operation, the
-        exact path makes shaders several times slower to compile."""
+        (`exact_subnormals`), where the result may be off (`_TRUSTED`), the operation is
+        redone exactly in integer arithmetic through `gi_fma_f32`: a + b = fma(a, 1, b),
+        a - b = fma(b, -1, a), a * b = fma(a, b, -0). Only there: inlined at every
+        operation, the exact path makes shaders several times slower to compile."""
         pa, pb, pc = self.pins(t)
-        name = f"gi_f{op}_{'raw_' if raw else ''}{_suffix(t)}"
+        name = f"gi_f{op}_{'raw_' if raw else ''}{'' if operands else 'res_'}{_suffix(t)}"
         raw = raw or not self.exact_subnormals
         if name in self.helpers:
             return name
         wt = self.ty(t)
         sym = {"add": "+", "sub": "-", "mul": "*"}[op]
+        computed = f"{pc}({pa}(a) {sym} {pb}(b))" if operands else f"{pc}(a {sym} b)"
         if raw:
-            return self.define(name, f"fn {name}(a: {wt}, b: {wt}) -> {wt} {{\n"
-                                     f"    return {pc}({pa}(a) {sym} {pb}(b));\n}}")
-        safe, fma = self.need("gi_unflushed_f32"), self.need("gi_fma_f32")
+            return self.define(name, f"fn {name}(a: {wt}, b: {wt}) -> {wt} {{\n    return {computed};\n}}")
+        fma = self.need("gi_fma_f32")
         exact = {"add": "{fma}({a}, 1.0f, {b})", "sub": "{fma}({b}, -1.0f, {a})",
                  "mul": "{fma}({a}, {b}, bitcast<f32>(0x80000000u))"}[op]
         lanes = [""] if not T.is_vector(t) else [f"[{i}]" for i in range(T.vec_len(t))]
-        body = [f"    var r = {pc}({pa}(a) {sym} {pb}(b));"]
+        body = [f"    var r = {computed};"]
         for c in lanes:
             redo = exact.format(fma=fma, a=f"a{c}", b=f"b{c}")
-            body.append(f"    if (!{safe}(a{c}, b{c}, r{c})) {{ r{c} = {redo}; }}")
+            body.append(f"    if (!({_TRUSTED[op].format(r=f'r{c}')})) {{ r{c} = {redo}; }}")
         return self.define(name, f"fn {name}(a: {wt}, b: {wt}) -> {wt} {{\n" + "\n".join(body) + "\n    return r;\n}")
 
     def float_op(self, op: str, e: N.Binary, a: str, b: str) -> str:
@@ -942,7 +1012,17 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
                 cb = f"{b}[{c}]" if T.is_matrix(e.rhs.ty) else f"{self.ty(vt)}({_strip(b)})"
                 cols.append(f"{fn}({ca}, {cb})")
             return f"mat{n}x{n}<f32>({', '.join(cols)})"
-        return f"{self.fop(op, e.ty)}({self.splat(a, e.lhs.ty, e.ty)}, {self.splat(b, e.rhs.ty, e.ty)})"
+        # the result is pinned; an operand only where the driver could know something of it
+        # (`_opaque_origin`): a value it might see as a constant, or one it might prove equal
+        # to the other operand (x - x = 0)
+        a, b = self.splat(a, e.lhs.ty, e.ty), self.splat(b, e.rhs.ty, e.ty)
+        oa, ob = _opaque_origin(self, e.lhs, e.ty), _opaque_origin(self, e.rhs, e.ty)
+        pa, pb, _ = self.pins(e.ty)
+        if oa is None:
+            a = f"{pa}({a})"
+        if ob is None or ob == oa:
+            b = f"{pb}({b})"
+        return f"{self.fop(op, e.ty, operands=False)}({a}, {b})"
 
     def native_division(self, e: N.Binary, a: str) -> Optional[str]:
         """WGSL's own operator where it provably agrees with Rust: u32 division by a nonzero
@@ -1099,7 +1179,8 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
                     self.line("break;", sp)
                 maybe_done = True
         elif isinstance(s, N.Barrier):
-            self.line("storageBarrier();", sp)
+            if self.storage_sync:
+                self.line("storageBarrier();", sp)
             self.line("workgroupBarrier();", sp)
         elif isinstance(s, N.Atomic):
             cmp = f"{_strip(self.expr(s.compare))}, " if s.compare is not None else ""
