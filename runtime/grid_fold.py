@@ -50,6 +50,8 @@ def fold(kernel: str, groups: tuple[int, int, int], workgroup_size: tuple[int, i
                     f"dispatch dimensions of at most {cap} with a u32 workgroup index")
 
 
-def grid_words(groups: tuple[int, int, int]) -> bytes:
-    """The `gi_grid` uniform: the logical grid and its workgroup count."""
-    return struct.pack("<4I", groups[0], groups[1], groups[2], groups[0] * groups[1] * groups[2])
+def grid_words(groups: tuple[int, int, int], dispatched: tuple[int, int, int] | None = None) -> bytes:
+    """The `gi_grid` uniform: the logical grid and the workgroup count of the grid before
+    folding (`dispatched`: the batched entry's, codegen/wgsl/batch.py; else the logical one)."""
+    d = dispatched or groups
+    return struct.pack("<4I", groups[0], groups[1], groups[2], d[0] * d[1] * d[2])

@@ -76,7 +76,9 @@ from goldy_import.ir.rules import RULES as _RULES, call_rule as _call_rule
 from ..math_text import WGSL as _MATH_WGSL, WGSL_FLUSHING as _MATH_WGSL_FLUSHING, render as _render_math, render_rule as _render_rule
 
 from ..guard import emitter
+from .batch import Batched, batched_prologue
 from .library import LIBRARY
+from goldy_import.codegen.ptx.emitter import batchable
 from goldy_import.codegen.names import WGSL, field_namer, kernel_namer
 from goldy_import.ir.fold import constant_tree, fold
 from goldy_import.ir.pipeline import for_target
@@ -134,7 +136,7 @@ def emit_wgsl(kernel: N.Kernel) -> str:
 @emitter("WGSL")
 def emit_wgsl_module(kernel: N.Kernel, force_writable: frozenset = frozenset(),
                      abi: Optional[A.WgslPlan] = None, exact_subnormals: bool = False,
-                     fold_grid: bool | str = False) -> WgslModule:
+                     fold_grid: bool | str = False, batch: int = 1) -> WgslModule:
     """`force_writable`: parameter indices to declare read_write even though the kernel only
     reads them (WebGPU forbids binding one buffer read-only and writable in one dispatch).
     `abi`: the kernel's `ir.abi.plan(kernel, "wgsl")`, where the caller already has it.
@@ -143,10 +145,16 @@ def emit_wgsl_module(kernel: N.Kernel, force_writable: frozenset = frozenset(),
     `fold_grid`: the dispatch grid is a folding of the logical one (grids beyond the device's
     per-dimension cap, runtime/grid_fold.py); the ids are rebuilt from it (`_Emitter.fold_prologue`).
     `fold_grid="1d"`: the same for a logical grid of (n, 1, 1) workgroups only (no division).
+    `batch` > 1: the batched entry of a `batchable` kernel on a 1-D grid (codegen/wgsl/batch.py),
+    `batch` logical workgroups per dispatched one; it takes `gi_grid` as a folded grid does.
     Collectives are lowered to plain IR first (ir/legalize.py; already-lowered IR is unchanged)."""
     kernel = for_target(kernel, "wgsl").kernel
     em = _Emitter(kernel, force_writable, abi or A.plan(kernel, "wgsl"), exact_subnormals)
     em.fold_grid = fold_grid
+    if batch > 1:
+        if not batchable(kernel):
+            raise WgslEmitError(f"kernel `{kernel.name}`: no batched entry (codegen/ptx/emitter.py `batchable`)")
+        em.batch, em.fold_grid = batch, "1d"
     return em.module()
 
 
@@ -352,6 +360,8 @@ class _Emitter:
         self.k = k
         self.exact_subnormals = exact_subnormals
         self.fold_grid = False  # see emit_wgsl_module
+        self.batch = 1  # see emit_wgsl_module; the batched entry's copy being emitted (batch.py):
+        self.copy_suffix, self.live = "", None  # its ids' suffix, its predicate (None: not batched)
         self.force_writable = force_writable
         self.abi = abi
         self.structs = {s.name: s for s in k.structs}
@@ -543,6 +553,8 @@ class _Emitter:
                  f"    let gi_workgroup_id = {split};",
                  "    let gi_num_workgroups = gi_grid.xyz;",
                  f"    let gi_global_id = gi_workgroup_id * vec3<u32>({wx}u, {wy}u, {wz}u) + gi_local_id;"]
+        if self.batch > 1:
+            lines = lines[:2] + batched_prologue(self, self.batch)
         return [(t, None) for t in lines]
 
     def prologue(self) -> list[tuple[str, Optional[N.Span]]]:
@@ -708,15 +720,17 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {{
         length = f"gi_u.gi_len_{n}"
         return "i: u32", f"i < {length}", f"site, i, {length}, 0u", "", "", f"gi_u.gi_off_{n} + i"
 
-    def checked_loader(self, res: str, span: N.Span) -> str:
-        """`gi_checked_load_<res>(index, site)`: a load whose check failure is recorded."""
+    def checked_loader(self, res: str, span: N.Span, live: bool = False) -> str:
+        """`gi_checked_load_<res>(index, site)`: a load whose check failure is recorded.
+        `live`: `gi_pchecked_load_<res>(index, site, gi_live)` records it only where gi_live
+        holds (the batched entry's speculative loads, codegen/wgsl/batch.py)."""
         n = self.names[res]
-        fn = f"gi_checked_load_{n}"
+        fn = f"gi_{'p' if live else ''}checked_load_{n}"
         if fn in self.helpers:
             return fn
         fault = self.fault_helper()
         w = self.k.workgroup_array(res)
-        if w is not None:
+        if w is not None and not live:
             zero = const_text(0.0 if w.ty == "f32" else 0, w.ty)
             return self.define(fn, f"fn {fn}(i: u32, site: u32) -> {w.ty} {{\n"
                                    f"    if (i < {w.size}u) {{ return {self.wg_slot(res)}; }}\n"
@@ -728,14 +742,16 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {{
         value = f"atomicLoad(&{n}[{slot}])" if res in self.atomic else f"{n}[{slot}]"
         if p.ty == "bool":
             value = f"{value} != 0u"
+        arg, failed = (f"{arg}, site: u32, gi_live: bool", f"gi_live && !({check})") if live else \
+            (f"{arg}, site: u32", f"!({check})")
         if self.speculable(res, p.ty):  # the load ahead of the check; the fault in the rare branch
             ok = f"{check} && {guard}" if guard else check
-            return self.define(fn, f"fn {fn}({arg}, site: u32) -> {rt} {{\n{pre}    let v = {value};\n"
-                                   f"    if (!({check})) {{ {fault}({fargs}); }}\n"
+            return self.define(fn, f"fn {fn}({arg}) -> {rt} {{\n{pre}    let v = {value};\n"
+                                   f"    if ({failed}) {{ {fault}({fargs}); }}\n"
                                    f"    return select({rt}(), v, {ok});\n}}")
         tail = f"    if ({guard}) {{ return {value}; }}\n    return {rt}();\n" if guard else f"    return {value};\n"
-        return self.define(fn, f"fn {fn}({arg}, site: u32) -> {rt} {{\n"
-                               f"    if (!({check})) {{\n        {fault}({fargs});\n        return {rt}();\n    }}\n"
+        return self.define(fn, f"fn {fn}({arg}) -> {rt} {{\n"
+                               f"    if (!({check})) {{\n        if ({failed}) {{ {fault}({fargs}); }}\n        return {rt}();\n    }}\n"
                                f"{pre}{tail}}}")
 
     def checked_storer(self, res: str, span: N.Span) -> str:
@@ -777,17 +793,20 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {{
                                f"    if ({check}) {_rmw(op, f'&{n}[{slot}]')}\n"
                                f"    {fault}({fargs});\n    return {const_text(0, ty)};\n}}")
 
-    def checked_division(self, op: str, ty: str) -> str:
+    def checked_division(self, op: str, ty: str, live: bool = False) -> str:
         """`gi_checked_div_u32(a, b, site)` etc.: a zero divisor gives 0 and records the
-        failure; otherwise the unchecked helper's Rust semantics (i32::MIN / -1 ...)."""
-        fn = f"gi_checked_{op}_{ty}"
+        failure; otherwise the unchecked helper's Rust semantics (i32::MIN / -1 ...).
+        `live`: `gi_pchecked_*(a, b, site, gi_live)` records only where gi_live holds."""
+        fn = f"gi_{'p' if live else ''}checked_{op}_{ty}"
         if fn in self.helpers:
             return fn
         fault = self.fault_helper()
         plain = self.need(f"gi_{op}_{ty}")
         zero = const_text(0, ty)
-        return self.define(fn, f"fn {fn}(a: {ty}, b: {ty}, site: u32) -> {ty} {{\n"
-                               f"    if (b == {zero}) {{\n        {fault}(site, 0u, 0u, 0u);\n        return {zero};\n    }}\n"
+        arg, record = (", gi_live: bool", f"if (gi_live) {{ {fault}(site, 0u, 0u, 0u); }}") if live else \
+            ("", f"{fault}(site, 0u, 0u, 0u);")
+        return self.define(fn, f"fn {fn}(a: {ty}, b: {ty}, site: u32{arg}) -> {ty} {{\n"
+                               f"    if (b == {zero}) {{\n        {record}\n        return {zero};\n    }}\n"
                                f"    return {plain}(a, b);\n}}")
 
     def tensor_index_helper(self) -> None:
@@ -841,9 +860,13 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         if e.name == "workgroup_size":
             wx, wy, wz = self.k.workgroup_size
             return f"vec3<u32>({wx}u, {wy}u, {wz}u)"
+        if e.name in ("global_id", "workgroup_id"):
+            return f"gi_{e.name}{self.copy_suffix}"  # the batched entry's copy
         return f"gi_{e.name}"
 
     def x_Load(self, e: N.Load) -> str:
+        if e.check >= 0 and self.live is not None:  # the batched entry: evaluated for every copy
+            return f"{self.checked_loader(e.resource, e.span, True)}({_strip(self.expr(e.index))}, {e.check}u, {self.live})"
         if e.check >= 0:
             return f"{self.checked_loader(e.resource, e.span)}({_strip(self.expr(e.index))}, {e.check}u)"
         return f"{self.loader(e.resource, e.span)}({_strip(self.expr(e.index))})"
@@ -919,6 +942,8 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         elem = T.elem_of(e.ty) if op not in N.COMPARISONS else T.elem_of(lt)
         if op in ("div", "rem"):
             if e.check >= 0:  # scalar integer division with a trapping check
+                if self.live is not None:  # the batched entry: evaluated for every copy
+                    return f"{self.checked_division(op, elem, True)}({_strip(a)}, {_strip(b)}, {e.check}u, {self.live})"
                 return f"{self.checked_division(op, elem)}({_strip(a)}, {_strip(b)}, {e.check}u)"
             native = self.native_division(e, a)
             if native is not None:
@@ -1123,6 +1148,9 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
     # -------------------------------------------------------- statements
 
     def emit_body(self) -> None:
+        if self.batch > 1:
+            Batched(self, self.batch).emit()
+            return
         self.block(self.k.body, loop=None, maybe_done=False)
 
     def block(self, stmts: list[N.Stmt], loop: Optional[N.Stmt], maybe_done: bool) -> bool:
@@ -1209,14 +1237,14 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
             return f"{pre}{self.checked_storer(s.resource, s.span)}({index}, {value}, {s.check}u);"
         return f"{pre}{self.storer(s.resource, s.span)}({index}, {value});"
 
-    def assign(self, s: N.Assign) -> None:
+    def assign(self, s: N.Assign, value_text: Optional[str] = None) -> None:
         lanes = None
         t = s.target
         while isinstance(t, N.Swizzle):  # compose swizzle chains onto the innermost vector
             lanes = t.lanes if lanes is None else "".join(t.lanes["xyzw".index(c)] for c in lanes)
             t = t.value
         base = self.expr(t)
-        value = _bare(self.expr(s.value))
+        value = value_text if value_text is not None else _bare(self.expr(s.value))
         if lanes is None:
             self.line(f"{base} = {value};", s.span)
         elif len(lanes) == 1:
