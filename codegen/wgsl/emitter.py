@@ -9,7 +9,9 @@ storage buffer of texels), then `gi_u` with the uniform structs, tensor layout r
 `gi_<role>_<param>` (scalars and uniforms under their own names).
 
 Every access goes through a small bounds-checked helper (out-of-range loads give 0,
-out-of-range stores are dropped).
+out-of-range stores are dropped). A load is issued ahead of its check and its value
+selected after (`_Emitter.speculable`): no branch in front of a load, so the driver can
+batch a thread's loads.
 
 Trapping checks (issue 9): when the IR carries check sites (ir/checks.py: `check >= 0`
 on a Load, Store, AtomicAdd or integer div/rem), the module gets one more binding after
@@ -36,9 +38,15 @@ left to right.
 Float algebra: WGSL lets a driver fuse `a * b + c` into an FMA, reassociate, distribute
 and apply identities such as `x * 0 = 0` (Mesa's lavapipe does, as naga emits no
 NoContraction). Rust rounds every `+ - *` on its own, so each f32 operation is a helper
-(`gi_fadd_f32` ...) whose operands and result have their bits XOR-ed with runtime zeros
-from the uniform block, which no optimiser can see through (`_Emitter.pins`). `mul_add` is
-computed exactly in integer arithmetic (lavapipe's `fma` rounds twice).
+(`gi_fadd_res_f32` ...) whose result has its bits XOR-ed with a runtime zero from the
+uniform block, which no optimiser can see through (`_Emitter.pins`), and so are the
+operands a driver could know something of (`_opaque_origin`: constants, locals, loads, or
+two operands that may be one value); the math library's helpers (`gi_fadd_f32` ...) pin
+every operand. `mul_add` is computed exactly in integer arithmetic (lavapipe's `fma`
+rounds twice).
+
+Barriers are `workgroupBarrier()`, preceded by `storageBarrier()` only where a thread may
+read a buffer element another wrote (`_storage_observed`).
 
 Transcendentals (`exp` ... `pow`, and softmax's exp) are the math library's helpers
 (`gi_exp_f32` ..., ir/mathlib.py rendered by codegen/math_text.py) built on those pinned
