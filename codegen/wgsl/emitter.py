@@ -85,6 +85,7 @@ from ..math_text import WGSL as _MATH_WGSL, WGSL_FLUSHING as _MATH_WGSL_FLUSHING
 
 from ..guard import emitter
 from .batch import Batched, batched_prologue
+from .unroll import hoistable_loads, unrolled_for
 from .library import LIBRARY
 from goldy_import.codegen.ptx.emitter import batchable
 from goldy_import.codegen.names import WGSL, field_namer, kernel_namer
@@ -370,6 +371,7 @@ class _Emitter:
         self.fold_grid = False  # see emit_wgsl_module
         self.batch = 1  # see emit_wgsl_module; the batched entry's copy being emitted (batch.py):
         self.copy_suffix, self.live = "", None  # its ids' suffix, its predicate (None: not batched)
+        self.hoisted: dict = {}  # id(Load) -> (index, read) of an unrolled loop's reads ahead (unroll.py)
         self.force_writable = force_writable
         self.abi = abi
         self.structs = {s.name: s for s in k.structs}
@@ -759,8 +761,24 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {{
                                    f"    return select({rt}(), v, {ok});\n}}")
         tail = f"    if ({guard}) {{ return {value}; }}\n    return {rt}();\n" if guard else f"    return {value};\n"
         return self.define(fn, f"fn {fn}({arg}) -> {rt} {{\n"
-                               f"    if (!({check})) {{\n        if ({failed}) {{ {fault}({fargs}); }}\n        return {rt}();\n    }}\n"
+                               f"    if (!({check})) {{\n        {'if (gi_live) { ' if live else ''}{fault}({fargs});"
+                               f"{' }' if live else ''}\n        return {rt}();\n    }}\n"
                                f"{pre}{tail}}}")
+
+    def checked_taker(self, res: str, span: N.Span) -> str:
+        """`gi_checked_take_<res>(read, index, site)`: the check of a buffer element read
+        ahead (codegen/wgsl/unroll.py), its failure recorded; the element or 0."""
+        n = self.names[res]
+        fn = f"gi_checked_take_{n}"
+        if fn in self.helpers:
+            return fn
+        fault = self.fault_helper()
+        p = self.param(res)
+        rt, length = self.ty(p.ty), f"gi_u.gi_len_{n}"
+        value = "v != 0u" if p.ty == "bool" else "v"
+        return self.define(fn, f"fn {fn}(v: {storage_type(p.ty, self.names)}, i: u32, site: u32) -> {rt} {{\n"
+                               f"    if (!(i < {length})) {{ {fault}(site, i, {length}, 0u); }}\n"
+                               f"    return select({rt}(), {value}, i < {length});\n}}")
 
     def checked_storer(self, res: str, span: N.Span) -> str:
         """`gi_checked_store_<res>(index, value, site)`: a store whose check failure is recorded."""
@@ -873,6 +891,13 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         return f"gi_{e.name}"
 
     def x_Load(self, e: N.Load) -> str:
+        if id(e) in self.hoisted:  # read ahead by an unrolled loop (unroll.py): its check only
+            i, r = self.hoisted[id(e)]
+            if e.check >= 0:
+                return f"{self.checked_taker(e.resource, e.span)}({r}, {i}, {e.check}u)"
+            n, p = self.names[e.resource], self.param(e.resource)
+            value = f"{r} != 0u" if p.ty == "bool" else r
+            return f"select({self.ty(p.ty)}(), {value}, {i} < gi_u.gi_len_{n})"
         if e.check >= 0 and self.live is not None:  # the batched entry: evaluated for every copy
             return f"{self.checked_loader(e.resource, e.span, True)}({_strip(self.expr(e.index))}, {e.check}u, {self.live})"
         if e.check >= 0:
@@ -1294,6 +1319,10 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         return inner_done
 
     def for_stmt(self, s: N.For, maybe_done: bool) -> None:
+        loads = hoistable_loads(self, s)
+        if loads:
+            unrolled_for(self, s, loads, maybe_done)
+            return
         v, t = self.names[s.var], s.ty
         one = const_text(1, t)
         end = self.fresh("end")

@@ -71,6 +71,11 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
     atomicStore(&gi_faults[4], index_y);
 }
 
+fn gi_checked_take_data(v: u32, i: u32, site: u32) -> u32 {
+    if (!(i < gi_u.gi_len_data)) { gi_fault(site, i, gi_u.gi_len_data, 0u); }
+    return select(u32(), v, i < gi_u.gi_len_data);
+}
+
 fn gi_checked_load_data(i: u32, site: u32) -> u32 {
     let v = data[gi_u.gi_off_data + i];
     if (!(i < gi_u.gi_len_data)) { gi_fault(site, i, gi_u.gi_len_data, 0u); }
@@ -948,9 +953,32 @@ fn everything(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
     let i: u32 = gi_global_id.x;
     let lid: u32 = gi_local_id.x;
     var acc: u32 = 0u;
-    let gi_end1: u32 = 4u;
-    for (var j: u32 = 0u; j < gi_end1; j = j + 1u) {
-        acc = acc + gi_checked_load_data(j, 0u);
+    {
+        let gi_end1: u32 = 4u;
+        var j: u32 = 0u;
+        // 4 iterations at a time, their loads first (codegen/wgsl/unroll.py)
+        loop {
+            if (!(j < gi_end1) || bitcast<u32>(gi_end1 - j) < 4u) { break; }
+            let gi_i2: u32 = j;
+            let gi_r3 = data[gi_u.gi_off_data + gi_i2];
+            let gi_j4: u32 = j + 1u;
+            let gi_i5: u32 = gi_j4;
+            let gi_r6 = data[gi_u.gi_off_data + gi_i5];
+            let gi_j7: u32 = j + 2u;
+            let gi_i8: u32 = gi_j7;
+            let gi_r9 = data[gi_u.gi_off_data + gi_i8];
+            let gi_j10: u32 = j + 3u;
+            let gi_i11: u32 = gi_j10;
+            let gi_r12 = data[gi_u.gi_off_data + gi_i11];
+            acc = acc + gi_checked_take_data(gi_r3, gi_i2, 0u);
+            acc = acc + gi_checked_take_data(gi_r6, gi_i5, 0u);
+            acc = acc + gi_checked_take_data(gi_r9, gi_i8, 0u);
+            acc = acc + gi_checked_take_data(gi_r12, gi_i11, 0u);
+            j = j + 4u;
+        }
+        for (; j < gi_end1; j = j + 1u) {
+            acc = acc + gi_checked_load_data(j, 0u);
+        }
     }
     var f: f32 = 0.0f;
     var w: i32 = 10i;
@@ -966,15 +994,15 @@ fn everything(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
     loop {
         break;
     }
-    let gi_end2: u32 = 3u;
+    let gi_end13: u32 = 3u;
     var q: u32 = 0u;
-    if (q <= gi_end2) {
+    if (q <= gi_end13) {
         loop {
             f = gi_fadd_res_f32(gi_pa_f32(f), gi_pb_f32(gi_u32_to_f32(q)));
             continuing {
-                let gi_last3 = q == gi_end2;
+                let gi_last14 = q == gi_end13;
                 q = q + 1u;
-                break if gi_last3;
+                break if gi_last14;
             }
         }
     }
@@ -1004,8 +1032,8 @@ fn everything(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
     gi_store_scratch(sum1_lane, gi_load_scratch(lid));
     storageBarrier();
     workgroupBarrier();
-    let gi_end4: u32 = 8u;
-    for (var sum1_level: u32 = 0u; sum1_level < gi_end4; sum1_level = sum1_level + 1u) {
+    let gi_end15: u32 = 8u;
+    for (var sum1_level: u32 = 0u; sum1_level < gi_end15; sum1_level = sum1_level + 1u) {
         let sum1_step: u32 = gi_shl_u32(1u, sum1_level);
         if ((sum1_lane & (gi_shl_u32(sum1_step, 1u) - 1u)) == 0u) {
             gi_store_scratch(sum1_lane, gi_fadd_res_f32(gi_pa_f32(gi_load_scratch(sum1_lane)), gi_pb_f32(gi_load_scratch(sum1_lane + sum1_step))));
@@ -1021,8 +1049,8 @@ fn everything(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
     gi_store_scratch(max2_lane, total);
     storageBarrier();
     workgroupBarrier();
-    let gi_end5: u32 = 8u;
-    for (var max2_level: u32 = 0u; max2_level < gi_end5; max2_level = max2_level + 1u) {
+    let gi_end16: u32 = 8u;
+    for (var max2_level: u32 = 0u; max2_level < gi_end16; max2_level = max2_level + 1u) {
         let max2_step: u32 = gi_shl_u32(1u, max2_level);
         if ((max2_lane & (gi_shl_u32(max2_step, 1u) - 1u)) == 0u) {
             gi_store_scratch(max2_lane, gi_max_f32(gi_load_scratch(max2_lane), gi_load_scratch(max2_lane + max2_step)));
