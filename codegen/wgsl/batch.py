@@ -69,7 +69,7 @@ class Batched:
 
     def stmt(self, s: N.Stmt, conds: list[str]) -> None:
         em, sp = self.em, s.span
-        from .emitter import _bare, _strip
+        from .emitter import _bare
         if isinstance(s, N.Let):
             for j in range(self.batch):
                 self.copy(j, conds[j])

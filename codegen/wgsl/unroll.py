@@ -15,7 +15,6 @@ the plain loop.
 from __future__ import annotations
 
 from goldy_import.ir import nodes as N
-from goldy_import.ir import types as T
 
 UNROLL = 4
 
