@@ -756,9 +756,9 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {{
             (f"{arg}, site: u32", f"!({check})")
         if self.speculable(res, p.ty):  # the load ahead of the check; the fault in the rare branch
             ok = f"{check} && {guard}" if guard else check
-            return self.define(fn, f"fn {fn}({arg}) -> {rt} {{\n{pre}    let v = {value};\n"
+            return self.define(fn, f"fn {fn}({arg}) -> {rt} {{\n{pre}    let gi_v = {value};\n"
                                    f"    if ({failed}) {{ {fault}({fargs}); }}\n"
-                                   f"    return select({rt}(), v, {ok});\n}}")
+                                   f"    return select({rt}(), gi_v, {ok});\n}}")
         tail = f"    if ({guard}) {{ return {value}; }}\n    return {rt}();\n" if guard else f"    return {value};\n"
         return self.define(fn, f"fn {fn}({arg}) -> {rt} {{\n"
                                f"    if (!({check})) {{\n        {'if (gi_live) { ' if live else ''}{fault}({fargs});"
@@ -775,8 +775,8 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {{
         fault = self.fault_helper()
         p = self.param(res)
         rt, length = self.ty(p.ty), f"gi_u.gi_len_{n}"
-        value = "v != 0u" if p.ty == "bool" else "v"
-        return self.define(fn, f"fn {fn}(v: {storage_type(p.ty, self.names)}, i: u32, site: u32) -> {rt} {{\n"
+        value = "gi_v != 0u" if p.ty == "bool" else "gi_v"
+        return self.define(fn, f"fn {fn}(gi_v: {storage_type(p.ty, self.names)}, i: u32, site: u32) -> {rt} {{\n"
                                f"    if (!(i < {length})) {{ {fault}(site, i, {length}, 0u); }}\n"
                                f"    return select({rt}(), {value}, i < {length});\n}}")
 

@@ -99,9 +99,9 @@ fn gi_checked_store_to_u(i: u32, v: u32, site: u32) {
 }
 
 fn gi_checked_load_n(i: u32, site: u32) -> i32 {
-    let v = n[gi_u.gi_off_n + i];
+    let gi_v = n[gi_u.gi_off_n + i];
     if (!(i < gi_u.gi_len_n)) { gi_fault(site, i, gi_u.gi_len_n, 0u); }
-    return select(i32(), v, i < gi_u.gi_len_n);
+    return select(i32(), gi_v, i < gi_u.gi_len_n);
 }
 
 fn gi_pa_f32(x: f32) -> f32 {

@@ -36,9 +36,9 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_b(i: u32, site: u32) -> f32 {
-    let v = b[gi_u.gi_off_b + i];
+    let gi_v = b[gi_u.gi_off_b + i];
     if (!(i < gi_u.gi_len_b)) { gi_fault(site, i, gi_u.gi_len_b, 0u); }
-    return select(f32(), v, i < gi_u.gi_len_b);
+    return select(f32(), gi_v, i < gi_u.gi_len_b);
 }
 
 // ir/rules.py `round_f32`: f32::round: half away from zero

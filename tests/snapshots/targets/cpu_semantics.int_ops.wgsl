@@ -39,9 +39,9 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_b(i: u32, site: u32) -> i32 {
-    let v = b[gi_u.gi_off_b + i];
+    let gi_v = b[gi_u.gi_off_b + i];
     if (!(i < gi_u.gi_len_b)) { gi_fault(site, i, gi_u.gi_len_b, 0u); }
-    return select(i32(), v, i < gi_u.gi_len_b);
+    return select(i32(), gi_v, i < gi_u.gi_len_b);
 }
 
 fn gi_checked_store_out_i(i: u32, v: i32, site: u32) {

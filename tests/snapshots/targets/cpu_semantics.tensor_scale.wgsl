@@ -77,9 +77,9 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 
 fn gi_checked_load_dst(i: u32, site: u32) -> f32 {
     let j = gi_tensor_index(gi_u.gi_layout_dst, i);
-    let v = dst[j];
+    let gi_v = dst[j];
     if (!(i < gi_u.gi_layout_dst[0].z)) { gi_fault(site, i, gi_u.gi_layout_dst[0].z, 0u); }
-    return select(f32(), v, i < gi_u.gi_layout_dst[0].z && j < gi_u.gi_blen_dst);
+    return select(f32(), gi_v, i < gi_u.gi_layout_dst[0].z && j < gi_u.gi_blen_dst);
 }
 
 fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {

@@ -41,15 +41,15 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_residual(i: u32, site: u32) -> f32 {
-    let v = residual[gi_u.gi_off_residual + i];
+    let gi_v = residual[gi_u.gi_off_residual + i];
     if (!(i < gi_u.gi_len_residual)) { gi_fault(site, i, gi_u.gi_len_residual, 0u); }
-    return select(f32(), v, i < gi_u.gi_len_residual);
+    return select(f32(), gi_v, i < gi_u.gi_len_residual);
 }
 
 fn gi_checked_load_h(i: u32, site: u32) -> f32 {
-    let v = h[gi_u.gi_off_h + i];
+    let gi_v = h[gi_u.gi_off_h + i];
     if (!(i < gi_u.gi_len_h)) { gi_fault(site, i, gi_u.gi_len_h, 0u); }
-    return select(f32(), v, i < gi_u.gi_len_h);
+    return select(f32(), gi_v, i < gi_u.gi_len_h);
 }
 
 fn gi_pa_f32(x: f32) -> f32 {

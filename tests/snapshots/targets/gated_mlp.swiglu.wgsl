@@ -40,9 +40,9 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_gate(i: u32, site: u32) -> f32 {
-    let v = gate[gi_u.gi_off_gate + i];
+    let gi_v = gate[gi_u.gi_off_gate + i];
     if (!(i < gi_u.gi_len_gate)) { gi_fault(site, i, gi_u.gi_len_gate, 0u); }
-    return select(f32(), v, i < gi_u.gi_len_gate);
+    return select(f32(), gi_v, i < gi_u.gi_len_gate);
 }
 
 // ir/rules.py `neg_f32`: the sign bit flipped
@@ -204,9 +204,9 @@ fn gi_fdiv_f32(a: f32, b: f32) -> f32 {
 }
 
 fn gi_checked_load_up(i: u32, site: u32) -> f32 {
-    let v = up[gi_u.gi_off_up + i];
+    let gi_v = up[gi_u.gi_off_up + i];
     if (!(i < gi_u.gi_len_up)) { gi_fault(site, i, gi_u.gi_len_up, 0u); }
-    return select(f32(), v, i < gi_u.gi_len_up);
+    return select(f32(), gi_v, i < gi_u.gi_len_up);
 }
 
 fn gi_fmul_res_f32(a: f32, b: f32) -> f32 {

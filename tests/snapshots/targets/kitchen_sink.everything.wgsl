@@ -71,15 +71,15 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
     atomicStore(&gi_faults[4], index_y);
 }
 
-fn gi_checked_take_data(v: u32, i: u32, site: u32) -> u32 {
+fn gi_checked_take_data(gi_v: u32, i: u32, site: u32) -> u32 {
     if (!(i < gi_u.gi_len_data)) { gi_fault(site, i, gi_u.gi_len_data, 0u); }
-    return select(u32(), v, i < gi_u.gi_len_data);
+    return select(u32(), gi_v, i < gi_u.gi_len_data);
 }
 
 fn gi_checked_load_data(i: u32, site: u32) -> u32 {
-    let v = data[gi_u.gi_off_data + i];
+    let gi_v = data[gi_u.gi_off_data + i];
     if (!(i < gi_u.gi_len_data)) { gi_fault(site, i, gi_u.gi_len_data, 0u); }
-    return select(u32(), v, i < gi_u.gi_len_data);
+    return select(u32(), gi_v, i < gi_u.gi_len_data);
 }
 
 fn gi_pa_f32(x: f32) -> f32 {
@@ -198,9 +198,9 @@ fn gi_fsub_res_f32(a: f32, b: f32) -> f32 {
 }
 
 fn gi_checked_load_out(i: u32, site: u32) -> f32 {
-    let v = out[gi_u.gi_off_out + i];
+    let gi_v = out[gi_u.gi_off_out + i];
     if (!(i < gi_u.gi_len_out)) { gi_fault(site, i, gi_u.gi_len_out, 0u); }
-    return select(f32(), v, i < gi_u.gi_len_out);
+    return select(f32(), gi_v, i < gi_u.gi_len_out);
 }
 
 // ir/rules.py `max_f32`: f32::max: a NaN operand yields the other
@@ -483,9 +483,9 @@ fn gi_tensor_index(l: array<vec4<u32>, 3>, i: u32) -> u32 {
 
 fn gi_checked_load_t(i: u32, site: u32) -> f32 {
     let j = gi_tensor_index(gi_u.gi_layout_t, i);
-    let v = t[j];
+    let gi_v = t[j];
     if (!(i < gi_u.gi_layout_t[0].z)) { gi_fault(site, i, gi_u.gi_layout_t[0].z, 0u); }
-    return select(f32(), v, i < gi_u.gi_layout_t[0].z && j < gi_u.gi_blen_t);
+    return select(f32(), gi_v, i < gi_u.gi_layout_t[0].z && j < gi_u.gi_blen_t);
 }
 
 // Extent of axis a (axes past 3 read as 0, like any out-of-range load).

@@ -39,15 +39,15 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_a(i: u32, site: u32) -> f32 {
-    let v = a[gi_u.gi_off_a + i];
+    let gi_v = a[gi_u.gi_off_a + i];
     if (!(i < gi_u.gi_len_a)) { gi_fault(site, i, gi_u.gi_len_a, 0u); }
-    return select(f32(), v, i < gi_u.gi_len_a);
+    return select(f32(), gi_v, i < gi_u.gi_len_a);
 }
 
 fn gi_checked_load_b(i: u32, site: u32) -> f32 {
-    let v = b[gi_u.gi_off_b + i];
+    let gi_v = b[gi_u.gi_off_b + i];
     if (!(i < gi_u.gi_len_b)) { gi_fault(site, i, gi_u.gi_len_b, 0u); }
-    return select(f32(), v, i < gi_u.gi_len_b);
+    return select(f32(), gi_v, i < gi_u.gi_len_b);
 }
 
 fn gi_pa_f32(x: f32) -> f32 {

@@ -40,9 +40,9 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_x(i: u32, site: u32) -> f32 {
-    let v = x[gi_u.gi_off_x + i];
+    let gi_v = x[gi_u.gi_off_x + i];
     if (!(i < gi_u.gi_len_x)) { gi_fault(site, i, gi_u.gi_len_x, 0u); }
-    return select(f32(), v, i < gi_u.gi_len_x);
+    return select(f32(), gi_v, i < gi_u.gi_len_x);
 }
 
 fn gi_load_coeffs(i: u32) -> f32 {

@@ -39,9 +39,9 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_meta_(i: u32, site: u32) -> u32 {
-    let v = meta_[gi_u.gi_off_meta_ + i];
+    let gi_v = meta_[gi_u.gi_off_meta_ + i];
     if (!(i < gi_u.gi_len_meta_)) { gi_fault(site, i, gi_u.gi_len_meta_, 0u); }
-    return select(u32(), v, i < gi_u.gi_len_meta_);
+    return select(u32(), gi_v, i < gi_u.gi_len_meta_);
 }
 
 fn gi_load_x(i: u32) -> f32 {

@@ -64,9 +64,9 @@ fn gi_tensor_index(l: array<vec4<u32>, 3>, i: u32) -> u32 {
 
 fn gi_checked_load_x(i: u32, site: u32) -> f32 {
     let j = gi_tensor_index(gi_u.gi_layout_x, i);
-    let v = x[j];
+    let gi_v = x[j];
     if (!(i < gi_u.gi_layout_x[0].z)) { gi_fault(site, i, gi_u.gi_layout_x[0].z, 0u); }
-    return select(f32(), v, i < gi_u.gi_layout_x[0].z && j < gi_u.gi_blen_x);
+    return select(f32(), gi_v, i < gi_u.gi_layout_x[0].z && j < gi_u.gi_blen_x);
 }
 
 fn gi_pa_f32(x: f32) -> f32 {
@@ -205,9 +205,9 @@ fn gi_sqrt_f32(x: f32) -> f32 {
 
 fn gi_checked_load_weight(i: u32, site: u32) -> f32 {
     let j = gi_tensor_index(gi_u.gi_layout_weight, i);
-    let v = weight[j];
+    let gi_v = weight[j];
     if (!(i < gi_u.gi_layout_weight[0].z)) { gi_fault(site, i, gi_u.gi_layout_weight[0].z, 0u); }
-    return select(f32(), v, i < gi_u.gi_layout_weight[0].z && j < gi_u.gi_blen_weight);
+    return select(f32(), gi_v, i < gi_u.gi_layout_weight[0].z && j < gi_u.gi_blen_weight);
 }
 
 fn gi_checked_store_out(i: u32, v: f32, site: u32) {

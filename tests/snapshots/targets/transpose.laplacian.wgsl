@@ -38,9 +38,9 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_grid(i: u32, site: u32) -> f32 {
-    let v = grid[gi_u.gi_off_grid + i];
+    let gi_v = grid[gi_u.gi_off_grid + i];
     if (!(i < gi_u.gi_len_grid)) { gi_fault(site, i, gi_u.gi_len_grid, 0u); }
-    return select(f32(), v, i < gi_u.gi_len_grid);
+    return select(f32(), gi_v, i < gi_u.gi_len_grid);
 }
 
 fn gi_checked_store_out(i: u32, v: f32, site: u32) {
