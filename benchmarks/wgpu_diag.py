@@ -9,7 +9,11 @@ wall time of a submit of `--per-submit` back-to-back operations, per operation:
 - saxpy, same buffers: every dispatch writes the same y (wgpu orders them with barriers);
 - saxpy, distinct buffers: each dispatch its own y (no dependence between dispatches);
 - saxpy, 4 per thread: each thread four elements 256 apart (a quarter of the workgroups);
-- saxpy, grid-stride: 8 workgroups per multiprocessor-ish (2048), each thread looping.
+- saxpy, grid-stride: 8 workgroups per multiprocessor-ish (2048), each thread looping;
+- goldy-import's saxpy (benchmarks/cuda_backend.py's kernel) through its plain entry and
+  its batched entry (codegen/wgsl/batch.py), and its workgroup_sum reduction (`block_sum`),
+  through gi.Scheme on a goldy-import wgpu device, the same way (one y, `--per-submit`
+  dispatches per submit); the two entries' results compared bit for bit first.
 """
 
 from __future__ import annotations
@@ -149,9 +153,46 @@ def main() -> None:
                                     ("saxpy, grid-stride 8192 groups", STRIDE, (8192, 1, 1), False)):
         check(code, g)
         rows.append((f"{name} {g}", 12 * n / timed(dispatches(code, g, distinct)) / 1e9))
+    rows += goldy_rows(x0, y0, reps, per)
     print("| what | GB/s |\n|---|---:|")
     for name, v in rows:
-        print(f"| {name} | {v:.0f} |")
+        print(f"| {name} | {v:.4g} |")
+
+
+def goldy_rows(x0, y0, reps: int, per: int) -> list:
+    """goldy-import's saxpy (plain and batched entry) and block_sum on its wgpu backend."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import goldy_import as gi
+    from cuda_backend import PER_THREAD, RUST
+    from wgpu_vs_cuda import median_submit
+    mod = gi.load_source(RUST, "bench.rs")
+    dev = gi.Device("wgpu")
+    n = x0.size - x0.size % (256 * PER_THREAD)
+    x, partial = dev.buffer(x0[:n]), dev.empty(n // (256 * PER_THREAD), np.float32)
+    ps, pr = mod.saxpy.prepare(dev), mod.block_sum.prepare(dev)
+    rows, results = [], []
+    plain_min = dev.backend.batch_min_threads
+    for what, threshold in (("plain entry", 1 << 62), ("batched entry", 0)):
+        dev.backend.batch_min_threads = threshold
+        y = dev.buffer(y0[:n])
+        one, s = gi.Scheme(dev), gi.Scheme(dev)
+        ps.record(one, "saxpy", x, y, 1.5).over_1d(n)
+        one.submit()
+        results.append(y.numpy().copy())
+        for j in range(per):
+            ps.record(s, f"saxpy{j}", x, y, 1.5).over_1d(n)
+        rows.append((f"goldy-import saxpy, {what}", 12 * n / (median_submit(s, reps) / per) / 1e9))
+        y.free()
+    assert results[0].tobytes() == results[1].tobytes(), "the batched entry differs from the plain one"
+    dev.backend.batch_min_threads = plain_min
+    s = gi.Scheme(dev)
+    for j in range(per):
+        pr.record(s, f"sum{j}", x, partial, PER_THREAD).groups((len(partial), 1, 1))
+    rows.append(("goldy-import reduction (block_sum)", 4 * n / (median_submit(s, reps) / per) / 1e9))
+    dev.close()
+    return rows
 
 
 if __name__ == "__main__":

@@ -23,6 +23,12 @@ def needs_fold(groups: tuple[int, int, int], cap: tuple[int, int, int]) -> bool:
     return groups[0] > cap[0] or groups[1] > cap[1] or groups[2] > cap[2]
 
 
+def fold_kind(groups: tuple[int, int, int]) -> str:
+    """The emitter's `fold_grid` for this logical grid: "1d" for (n, 1, 1), whose workgroup
+    id is the folded linear index itself, "nd" otherwise (split by divisions)."""
+    return "1d" if groups[1] == 1 and groups[2] == 1 else "nd"
+
+
 def fold(kernel: str, groups: tuple[int, int, int], workgroup_size: tuple[int, int, int],
          cap: int) -> tuple[int, int, int]:
     """The folded dispatch of a logical grid of `groups` workgroups, each axis within `cap`."""
@@ -44,6 +50,8 @@ def fold(kernel: str, groups: tuple[int, int, int], workgroup_size: tuple[int, i
                     f"dispatch dimensions of at most {cap} with a u32 workgroup index")
 
 
-def grid_words(groups: tuple[int, int, int]) -> bytes:
-    """The `gi_grid` uniform: the logical grid and its workgroup count."""
-    return struct.pack("<4I", groups[0], groups[1], groups[2], groups[0] * groups[1] * groups[2])
+def grid_words(groups: tuple[int, int, int], dispatched: tuple[int, int, int] | None = None) -> bytes:
+    """The `gi_grid` uniform: the logical grid and the workgroup count of the grid before
+    folding (`dispatched`: the batched entry's, codegen/wgsl/batch.py; else the logical one)."""
+    d = dispatched or groups
+    return struct.pack("<4I", groups[0], groups[1], groups[2], d[0] * d[1] * d[2])

@@ -39,7 +39,10 @@ from goldy_import.ir import abi as A
 from goldy_import.ir import nodes as N
 from goldy_import.ir.abi import FAULT_WORDS
 
-from .grid_fold import U32, fold as fold_grid, grid_words, needs_fold
+from goldy_import.codegen.ptx.emitter import batchable
+from goldy_import.ir.pipeline import for_target
+
+from .grid_fold import U32, fold as fold_grid, fold_kind, grid_words, needs_fold
 from .quiet import ensure_xdg_runtime_dir
 from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport, ImageArg, Limits, ScalarArg,
                       TensorArg, UniformArg)
@@ -53,6 +56,7 @@ INSTALL_HINT = ("pip install wgpu (wgpu-py) and a Vulkan, Metal or DX12 driver; 
                 "`apt-get install mesa-vulkan-drivers` provides lavapipe, a software Vulkan device")
 
 MAX_QUEUED = 256  # eager launches waiting for one command buffer at most
+BATCH = 4  # logical workgroups per dispatched one in the batched entry (codegen/wgsl/batch.py)
 _BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 1, "OpenGL": 2}
 _TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3}
 _probe_lock = threading.Lock()
@@ -119,7 +123,8 @@ class _Compiled:
     kernel: N.Kernel
     abi: A.WgslPlan  # bindings, uniform block and error word (ir/abi.py), made once
     variants: dict[frozenset, _Variant] = field(default_factory=dict)
-    folded: dict[frozenset, _Variant] = field(default_factory=dict)  # for grids past the cap (grid_fold.py)
+    folded: dict[tuple, _Variant] = field(default_factory=dict)  # (force, fold kind, batch): gi_grid variants
+    batchable: bool = False  # has a batched entry (codegen/wgsl/batch.py)
 
 
 @dataclass
@@ -171,6 +176,11 @@ class WgpuBackend(Backend):
         self._max_binding = int(dl["max-storage-buffer-binding-size"])
         groups = int(dl["max-compute-workgroups-per-dimension"])
         self.dispatch_cap = groups  # per dispatch dimension; larger grids are folded (grid_fold.py)
+        # A 1-D dispatch of at least this many threads of a batchable kernel runs its batched
+        # entry (BATCH workgroups per dispatched one, codegen/wgsl/batch.py); WebGPU does not
+        # tell the multiprocessor count, so: BATCH waves of a large GPU (132 SMs x 2048
+        # threads). Tests set it to 0 to batch everything.
+        self.batch_min_threads = BATCH * (1 << 18)
         self.limits = Limits(
             max_workgroup_size=(int(dl["max-compute-workgroup-size-x"]), int(dl["max-compute-workgroup-size-y"]),
                                 int(dl["max-compute-workgroup-size-z"])),
@@ -293,7 +303,7 @@ class WgpuBackend(Backend):
 
     def compile(self, kernel: N.Kernel, options: CompileOptions) -> _Compiled:
         self._refuse_deep_nesting(kernel)
-        c = _Compiled(kernel, A.plan(kernel, "wgsl"))
+        c = _Compiled(kernel, A.plan(kernel, "wgsl"), batchable=batchable(for_target(kernel, "wgsl").kernel))
         self._variant(c, frozenset())  # compile now, so errors surface at prepare time
         return c
 
@@ -312,12 +322,13 @@ class WgpuBackend(Backend):
                 f"takes at most {LLVMPIPE_MAX_NESTING} there. Flatten the nesting, or run it on the cpu, cuda "
                 f"or slang backend")
 
-    def _variant(self, c: _Compiled, force: frozenset, fold: bool = False) -> _Variant:
-        variants = c.folded if fold else c.variants
-        v = variants.get(force)
+    def _variant(self, c: _Compiled, force: frozenset, fold: bool | str = False, batch: int = 1) -> _Variant:
+        variants, key = (c.folded, (force, fold, batch)) if fold or batch > 1 else (c.variants, force)
+        v = variants.get(key)
         if v is not None:
             return v
-        module = emit_wgsl_module(c.kernel, force, c.abi, exact_subnormals=self.flushes_subnormals, fold_grid=fold)
+        module = emit_wgsl_module(c.kernel, force, c.abi, exact_subnormals=self.flushes_subnormals, fold_grid=fold,
+                                  batch=batch)
         shader = self.shader_module(module)
         entries = []
         for b in module.bindings:
@@ -345,7 +356,7 @@ class WgpuBackend(Backend):
                 compute={"module": shader, "entry_point": module.entry_point}, label=c.kernel.name)
         except Exception as e:
             raise BackendError(shader_error_message(module, str(e))) from None
-        v = variants[force] = _Variant(module, pipeline, layout)
+        v = variants[key] = _Variant(module, pipeline, layout)
         return v
 
     @functools.cached_property
@@ -392,9 +403,11 @@ class WgpuBackend(Backend):
     def record(self, d: Dispatch) -> None:
         k = d.kernel
         force = self._aliased_reads(k, d.args)
-        fold = needs_fold(d.groups, (self.dispatch_cap,) * 3)
-        groups = fold_grid(k.name, d.groups, k.workgroup_size, self.dispatch_cap) if fold else d.groups
-        variant = self._variant(d.compiled, force, fold)
+        batch = BATCH if d.compiled.batchable and self._batches(d) else 1
+        dispatched = (-(-d.groups[0] // batch), 1, 1) if batch > 1 else d.groups
+        fold = needs_fold(dispatched, (self.dispatch_cap,) * 3) and fold_kind(dispatched)
+        groups = fold_grid(k.name, dispatched, k.workgroup_size, self.dispatch_cap) if fold else dispatched
+        variant = self._variant(d.compiled, force, fold, batch)
         module = variant.module
         offsets: dict[int, int] = {}  # param -> element offset of element 0 inside its binding
         entries = []
@@ -438,7 +451,7 @@ class WgpuBackend(Backend):
                 entries.append({"binding": module.uniform_binding,
                                 "resource": {"buffer": ubuf, "offset": 0, "size": len(packed)}})
             if module.grid_binding is not None:
-                gbuf = self.device.create_buffer_with_data(data=grid_words(d.groups), usage=wgpu.BufferUsage.UNIFORM)
+                gbuf = self.device.create_buffer_with_data(data=grid_words(d.groups, dispatched), usage=wgpu.BufferUsage.UNIFORM)
                 entries.append({"binding": module.grid_binding, "resource": {"buffer": gbuf, "offset": 0, "size": 16}})
             state = _State(variant, None, ubuf, packed, entries, groups=groups)
             self._bind_group(state, k.name)
@@ -448,6 +461,13 @@ class WgpuBackend(Backend):
         except Exception as e:
             raise BackendError(f"wgpu: cannot bind the arguments of kernel `{k.name}`: {e}") from None
         d.state = state
+
+    def _batches(self, d: Dispatch) -> bool:
+        """Whether a dispatch runs the batched entry: a 1-D grid of at least
+        `batch_min_threads` threads (where every multiprocessor stays busy with a quarter
+        of the workgroups)."""
+        wx, wy, wz = d.kernel.workgroup_size
+        return d.groups[1] == 1 and d.groups[2] == 1 and d.groups[0] * wx * wy * wz >= self.batch_min_threads
 
     def _bind_group(self, st: _State, kname: str) -> None:
         """(Re)build the bind group: the recorded entries plus, for a checked kernel, the

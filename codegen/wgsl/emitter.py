@@ -9,7 +9,9 @@ storage buffer of texels), then `gi_u` with the uniform structs, tensor layout r
 `gi_<role>_<param>` (scalars and uniforms under their own names).
 
 Every access goes through a small bounds-checked helper (out-of-range loads give 0,
-out-of-range stores are dropped).
+out-of-range stores are dropped). A load is issued ahead of its check and its value
+selected after (`_Emitter.speculable`): no branch in front of a load, so the driver can
+batch a thread's loads.
 
 Trapping checks (issue 9): when the IR carries check sites (ir/checks.py: `check >= 0`
 on a Load, Store, AtomicAdd or integer div/rem), the module gets one more binding after
@@ -36,9 +38,15 @@ left to right.
 Float algebra: WGSL lets a driver fuse `a * b + c` into an FMA, reassociate, distribute
 and apply identities such as `x * 0 = 0` (Mesa's lavapipe does, as naga emits no
 NoContraction). Rust rounds every `+ - *` on its own, so each f32 operation is a helper
-(`gi_fadd_f32` ...) whose operands and result have their bits XOR-ed with runtime zeros
-from the uniform block, which no optimiser can see through (`_Emitter.pins`). `mul_add` is
-computed exactly in integer arithmetic (lavapipe's `fma` rounds twice).
+(`gi_fadd_res_f32` ...) whose result has its bits XOR-ed with a runtime zero from the
+uniform block, which no optimiser can see through (`_Emitter.pins`), and so are the
+operands a driver could know something of (`_opaque_origin`: constants, locals, loads, or
+two operands that may be one value); the math library's helpers (`gi_fadd_f32` ...) pin
+every operand. `mul_add` is computed exactly in integer arithmetic (lavapipe's `fma`
+rounds twice).
+
+Barriers are `workgroupBarrier()`, preceded by `storageBarrier()` only where a thread may
+read a buffer element another wrote (`_storage_observed`).
 
 Transcendentals (`exp` ... `pow`, and softmax's exp) are the math library's helpers
 (`gi_exp_f32` ..., ir/mathlib.py rendered by codegen/math_text.py) built on those pinned
@@ -76,7 +84,10 @@ from goldy_import.ir.rules import RULES as _RULES, call_rule as _call_rule
 from ..math_text import WGSL as _MATH_WGSL, WGSL_FLUSHING as _MATH_WGSL_FLUSHING, render as _render_math, render_rule as _render_rule
 
 from ..guard import emitter
+from .batch import Batched, batched_prologue
+from .unroll import hoistable_loads, unrolled_for
 from .library import LIBRARY
+from goldy_import.codegen.ptx.emitter import batchable
 from goldy_import.codegen.names import WGSL, field_namer, kernel_namer
 from goldy_import.ir.fold import constant_tree, fold
 from goldy_import.ir.pipeline import for_target
@@ -134,7 +145,7 @@ def emit_wgsl(kernel: N.Kernel) -> str:
 @emitter("WGSL")
 def emit_wgsl_module(kernel: N.Kernel, force_writable: frozenset = frozenset(),
                      abi: Optional[A.WgslPlan] = None, exact_subnormals: bool = False,
-                     fold_grid: bool = False) -> WgslModule:
+                     fold_grid: bool | str = False, batch: int = 1) -> WgslModule:
     """`force_writable`: parameter indices to declare read_write even though the kernel only
     reads them (WebGPU forbids binding one buffer read-only and writable in one dispatch).
     `abi`: the kernel's `ir.abi.plan(kernel, "wgsl")`, where the caller already has it.
@@ -142,10 +153,17 @@ def emit_wgsl_module(kernel: N.Kernel, force_writable: frozenset = frozenset(),
     it), redo `+ - *` exactly where an operand or the result is zero or subnormal (`fop`).
     `fold_grid`: the dispatch grid is a folding of the logical one (grids beyond the device's
     per-dimension cap, runtime/grid_fold.py); the ids are rebuilt from it (`_Emitter.fold_prologue`).
+    `fold_grid="1d"`: the same for a logical grid of (n, 1, 1) workgroups only (no division).
+    `batch` > 1: the batched entry of a `batchable` kernel on a 1-D grid (codegen/wgsl/batch.py),
+    `batch` logical workgroups per dispatched one; it takes `gi_grid` as a folded grid does.
     Collectives are lowered to plain IR first (ir/legalize.py; already-lowered IR is unchanged)."""
     kernel = for_target(kernel, "wgsl").kernel
     em = _Emitter(kernel, force_writable, abi or A.plan(kernel, "wgsl"), exact_subnormals)
     em.fold_grid = fold_grid
+    if batch > 1:
+        if not batchable(kernel):
+            raise WgslEmitError(f"kernel `{kernel.name}`: no batched entry (codegen/ptx/emitter.py `batchable`)")
+        em.batch, em.fold_grid = batch, "1d"
     return em.module()
 
 
@@ -301,11 +319,59 @@ def _helper_locals(k: N.Kernel, atomic: set, checked: bool) -> dict[str, set[str
     return out
 
 
+# When a result computed on a driver that flushes f32 subnormals (flush to zero, operands
+# and results) is Rust's, judged on its exponent field e alone:
+# - a * b: 1 <= e <= 254. A flushed operand gives a product of +-0 (e = 0), or NaN for
+#   0 * inf (e = 255); a flushed result has e = 0. Otherwise nothing was flushed.
+# - a + b, a - b: e >= 27 (|r| >= 2^-100). A flushed operand b (|b| < 2^-126) leaves
+#   r = a (or 0, e = 0, when a is +-0 or flushed too), and for |a| >= 2^-101 the exact
+#   a + b rounds to a anyway: |b| is below half the spacing of floats next to a.
+# Everything else (zero, tiny or subnormal results, NaN or inf products) is redone exactly.
+_TRUSTED = {"mul": "(bitcast<u32>({r}) & 0x7f800000u) - 0x00800000u < 0x7f000000u",
+            "add": "(bitcast<u32>({r}) & 0x7f800000u) >= 0x0d800000u"}
+_TRUSTED["sub"] = _TRUSTED["add"]
+
+
+def _opaque_origin(em: "_Emitter", x: N.Expr, ty: str) -> Optional[str]:
+    """Where an operand of an f32 `+ - *` comes from, when its value is opaque to the
+    driver's algebra: "param" (a scalar parameter, read from the uniform block), "op" (the
+    pinned result of another `+ - *`). None for anything else, which gets pinned: constants,
+    locals (which may hold constants), loads (a checked load is `select(0.0, v, ok)`, whose
+    constant arm a driver may push an operation into: x * 0.0 = 0.0) and the rest. Two
+    operands of one origin may be one value (a - a, a CSE'd product): one is pinned."""
+    if x.ty != ty:
+        return None  # splatted
+    if isinstance(x, N.Var):
+        p = em.param(x.name)
+        return "param" if p is not None and p.category == "scalar" else None
+    if (isinstance(x, N.Binary) and x.op in ("add", "sub", "mul") and T.elem_of(x.ty) == "f32"
+            and not T.is_matrix(x.lhs.ty) and not T.is_matrix(x.rhs.ty) and fold(x) is None
+            and not constant_tree(x)):
+        return "op"
+    return None
+
+
+def _storage_observed(k: N.Kernel, force_writable: frozenset) -> bool:
+    """Whether a thread may read a buffer element another thread wrote (then a barrier
+    orders buffer memory as well, `storageBarrier`, as docs/semantics.md says): a parameter
+    both written and read, one under an atomic, or a read-only one bound to a written
+    buffer (`force_writable`). Otherwise no thread can tell, and a barrier orders only the
+    workgroup arrays (the collectives' scratch): one barrier instead of two."""
+    params = {p.name for p in k.params if p.category not in ("scalar", "uniform")}
+    read = {x.resource for s in N.walk_stmts(k.body) for e in N.stmt_exprs(s) for x in N.walk_expr(e)
+            if isinstance(x, N.Load)}
+    info = kernel_info(k)
+    return bool(force_writable) or bool(params & set(info.atomic)) or bool(params & set(info.written) & read)
+
+
 class _Emitter:
     def __init__(self, k: N.Kernel, force_writable: frozenset, abi: A.WgslPlan, exact_subnormals: bool = False):
         self.k = k
         self.exact_subnormals = exact_subnormals
         self.fold_grid = False  # see emit_wgsl_module
+        self.batch = 1  # see emit_wgsl_module; the batched entry's copy being emitted (batch.py):
+        self.copy_suffix, self.live = "", None  # its ids' suffix, its predicate (None: not batched)
+        self.hoisted: dict = {}  # id(Load) -> (index, read) of an unrolled loop's reads ahead (unroll.py)
         self.force_writable = force_writable
         self.abi = abi
         self.structs = {s.name: s for s in k.structs}
@@ -317,6 +383,7 @@ class _Emitter:
         self.flag_mode = _contains(k.body, N.Return) and _contains(k.body, _BARRIERS)
         self.checked = abi.checked  # trapping-check sites: the module takes an error word
         self.uses_zero = False  # whether the uniform block needs the `gi_zero_*` words (see `pins`)
+        self.storage_sync = _storage_observed(k, force_writable)  # barriers order buffer memory too
         self.names = kernel_namer(k, WGSL, _helper_locals(k, self.atomic, self.checked)).map  # structs: `struct:<name>`
         self.entry = self.names["kernel:" + k.name]
         self.field_names = {s.name: field_namer(s, WGSL).map for s in k.structs}
@@ -487,12 +554,17 @@ class _Emitter:
         if not self.fold_grid:
             return []
         wx, wy, wz = self.k.workgroup_size
+        # a 1-D logical grid is the linear index itself: no division (u32 division by a
+        # runtime value is a dozen instructions, as much as a streaming kernel's whole body)
+        split = ("vec3<u32>(gi_fold, 0u, 0u)" if self.fold_grid == "1d" else
+                 "vec3<u32>(gi_fold % gi_grid.x, gi_fold / gi_grid.x % gi_grid.y, gi_fold / gi_grid.x / gi_grid.y)")
         lines = ["    let gi_fold = gi_fold_id.x + gi_fold_n.x * (gi_fold_id.y + gi_fold_n.y * gi_fold_id.z);",
                  "    if (gi_fold >= gi_grid.w) { return; }",
-                 "    let gi_workgroup_id = vec3<u32>(gi_fold % gi_grid.x, gi_fold / gi_grid.x % gi_grid.y, "
-                 "gi_fold / gi_grid.x / gi_grid.y);",
+                 f"    let gi_workgroup_id = {split};",
                  "    let gi_num_workgroups = gi_grid.xyz;",
                  f"    let gi_global_id = gi_workgroup_id * vec3<u32>({wx}u, {wy}u, {wz}u) + gi_local_id;"]
+        if self.batch > 1:
+            lines = lines[:2] + batched_prologue(self, self.batch)
         return [(t, None) for t in lines]
 
     def prologue(self) -> list[tuple[str, Optional[N.Span]]]:
@@ -528,6 +600,8 @@ class _Emitter:
         w = self.k.workgroup_array(res)
         if w is not None:
             zero = const_text(0.0 if w.ty == "f32" else 0, w.ty)
+            if self.speculable(res, w.ty):
+                return self.define(fn, f"fn {fn}(i: u32) -> {w.ty} {{\n    return select({zero}, {self.wg_slot(res)}, i < {w.size}u);\n}}")
             return self.define(fn, f"fn {fn}(i: u32) -> {w.ty} {{\n    if (i < {w.size}u) {{ return {self.wg_slot(res)}; }}\n"
                                    f"    return {zero};\n}}")
         p = self.param(res)
@@ -548,8 +622,19 @@ class _Emitter:
         value = f"atomicLoad(&{n}[{slot}])" if res in self.atomic else f"{n}[{slot}]"
         if p.ty == "bool":
             value = f"{value} != 0u"
+        if self.speculable(res, p.ty):
+            return self.define(fn, f"fn {fn}({arg}) -> {rt} {{\n{pre}    return select({rt}(), {value}, {cond});\n}}")
         return self.define(fn, f"fn {fn}({arg}) -> {rt} {{\n{pre}    if ({cond}) {{ return {value}; }}\n"
                                f"    return {rt}();\n}}")
+
+    def speculable(self, res: str, ty: str) -> bool:
+        """Whether a load of `res` may be issued before its bounds check and the result
+        selected after: WGSL makes every out-of-range access of a storage or workgroup array
+        memory-safe (some value of the buffer, or zero), so the read itself is harmless and
+        the checked value is all that is used. A load with no branch in front of it lets the
+        driver batch it with the thread's other loads (and an unrolled loop's). `select`
+        takes scalars and vectors; atomics keep their branch."""
+        return res not in self.atomic and (T.is_scalar(ty) or T.is_vector(ty))
 
     def wg_slot(self, res: str, value: Optional[str] = None) -> str:
         """Workgroup array `res` at `i`: read (value None) or `value` stored, atomically when
@@ -645,15 +730,17 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {{
         length = f"gi_u.gi_len_{n}"
         return "i: u32", f"i < {length}", f"site, i, {length}, 0u", "", "", f"gi_u.gi_off_{n} + i"
 
-    def checked_loader(self, res: str, span: N.Span) -> str:
-        """`gi_checked_load_<res>(index, site)`: a load whose check failure is recorded."""
+    def checked_loader(self, res: str, span: N.Span, live: bool = False) -> str:
+        """`gi_checked_load_<res>(index, site)`: a load whose check failure is recorded.
+        `live`: `gi_pchecked_load_<res>(index, site, gi_live)` records it only where gi_live
+        holds (the batched entry's speculative loads, codegen/wgsl/batch.py)."""
         n = self.names[res]
-        fn = f"gi_checked_load_{n}"
+        fn = f"gi_{'p' if live else ''}checked_load_{n}"
         if fn in self.helpers:
             return fn
         fault = self.fault_helper()
         w = self.k.workgroup_array(res)
-        if w is not None:
+        if w is not None and not live:
             zero = const_text(0.0 if w.ty == "f32" else 0, w.ty)
             return self.define(fn, f"fn {fn}(i: u32, site: u32) -> {w.ty} {{\n"
                                    f"    if (i < {w.size}u) {{ return {self.wg_slot(res)}; }}\n"
@@ -665,10 +752,33 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {{
         value = f"atomicLoad(&{n}[{slot}])" if res in self.atomic else f"{n}[{slot}]"
         if p.ty == "bool":
             value = f"{value} != 0u"
+        arg, failed = (f"{arg}, site: u32, gi_live: bool", f"gi_live && !({check})") if live else \
+            (f"{arg}, site: u32", f"!({check})")
+        if self.speculable(res, p.ty):  # the load ahead of the check; the fault in the rare branch
+            ok = f"{check} && {guard}" if guard else check
+            return self.define(fn, f"fn {fn}({arg}) -> {rt} {{\n{pre}    let gi_v = {value};\n"
+                                   f"    if ({failed}) {{ {fault}({fargs}); }}\n"
+                                   f"    return select({rt}(), gi_v, {ok});\n}}")
         tail = f"    if ({guard}) {{ return {value}; }}\n    return {rt}();\n" if guard else f"    return {value};\n"
-        return self.define(fn, f"fn {fn}({arg}, site: u32) -> {rt} {{\n"
-                               f"    if (!({check})) {{\n        {fault}({fargs});\n        return {rt}();\n    }}\n"
+        return self.define(fn, f"fn {fn}({arg}) -> {rt} {{\n"
+                               f"    if (!({check})) {{\n        {'if (gi_live) { ' if live else ''}{fault}({fargs});"
+                               f"{' }' if live else ''}\n        return {rt}();\n    }}\n"
                                f"{pre}{tail}}}")
+
+    def checked_taker(self, res: str, span: N.Span) -> str:
+        """`gi_checked_take_<res>(read, index, site)`: the check of a buffer element read
+        ahead (codegen/wgsl/unroll.py), its failure recorded; the element or 0."""
+        n = self.names[res]
+        fn = f"gi_checked_take_{n}"
+        if fn in self.helpers:
+            return fn
+        fault = self.fault_helper()
+        p = self.param(res)
+        rt, length = self.ty(p.ty), f"gi_u.gi_len_{n}"
+        value = "gi_v != 0u" if p.ty == "bool" else "gi_v"
+        return self.define(fn, f"fn {fn}(gi_v: {storage_type(p.ty, self.names)}, i: u32, site: u32) -> {rt} {{\n"
+                               f"    if (!(i < {length})) {{ {fault}(site, i, {length}, 0u); }}\n"
+                               f"    return select({rt}(), {value}, i < {length});\n}}")
 
     def checked_storer(self, res: str, span: N.Span) -> str:
         """`gi_checked_store_<res>(index, value, site)`: a store whose check failure is recorded."""
@@ -709,17 +819,20 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {{
                                f"    if ({check}) {_rmw(op, f'&{n}[{slot}]')}\n"
                                f"    {fault}({fargs});\n    return {const_text(0, ty)};\n}}")
 
-    def checked_division(self, op: str, ty: str) -> str:
+    def checked_division(self, op: str, ty: str, live: bool = False) -> str:
         """`gi_checked_div_u32(a, b, site)` etc.: a zero divisor gives 0 and records the
-        failure; otherwise the unchecked helper's Rust semantics (i32::MIN / -1 ...)."""
-        fn = f"gi_checked_{op}_{ty}"
+        failure; otherwise the unchecked helper's Rust semantics (i32::MIN / -1 ...).
+        `live`: `gi_pchecked_*(a, b, site, gi_live)` records only where gi_live holds."""
+        fn = f"gi_{'p' if live else ''}checked_{op}_{ty}"
         if fn in self.helpers:
             return fn
         fault = self.fault_helper()
         plain = self.need(f"gi_{op}_{ty}")
         zero = const_text(0, ty)
-        return self.define(fn, f"fn {fn}(a: {ty}, b: {ty}, site: u32) -> {ty} {{\n"
-                               f"    if (b == {zero}) {{\n        {fault}(site, 0u, 0u, 0u);\n        return {zero};\n    }}\n"
+        arg, record = (", gi_live: bool", f"if (gi_live) {{ {fault}(site, 0u, 0u, 0u); }}") if live else \
+            ("", f"{fault}(site, 0u, 0u, 0u);")
+        return self.define(fn, f"fn {fn}(a: {ty}, b: {ty}, site: u32{arg}) -> {ty} {{\n"
+                               f"    if (b == {zero}) {{\n        {record}\n        return {zero};\n    }}\n"
                                f"    return {plain}(a, b);\n}}")
 
     def tensor_index_helper(self) -> None:
@@ -773,9 +886,20 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         if e.name == "workgroup_size":
             wx, wy, wz = self.k.workgroup_size
             return f"vec3<u32>({wx}u, {wy}u, {wz}u)"
+        if e.name in ("global_id", "workgroup_id"):
+            return f"gi_{e.name}{self.copy_suffix}"  # the batched entry's copy
         return f"gi_{e.name}"
 
     def x_Load(self, e: N.Load) -> str:
+        if id(e) in self.hoisted:  # read ahead by an unrolled loop (unroll.py): its check only
+            i, r = self.hoisted[id(e)]
+            if e.check >= 0:
+                return f"{self.checked_taker(e.resource, e.span)}({r}, {i}, {e.check}u)"
+            n, p = self.names[e.resource], self.param(e.resource)
+            value = f"{r} != 0u" if p.ty == "bool" else r
+            return f"select({self.ty(p.ty)}(), {value}, {i} < gi_u.gi_len_{n})"
+        if e.check >= 0 and self.live is not None:  # the batched entry: evaluated for every copy
+            return f"{self.checked_loader(e.resource, e.span, True)}({_strip(self.expr(e.index))}, {e.check}u, {self.live})"
         if e.check >= 0:
             return f"{self.checked_loader(e.resource, e.span)}({_strip(self.expr(e.index))}, {e.check}u)"
         return f"{self.loader(e.resource, e.span)}({_strip(self.expr(e.index))})"
@@ -851,6 +975,8 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         elem = T.elem_of(e.ty) if op not in N.COMPARISONS else T.elem_of(lt)
         if op in ("div", "rem"):
             if e.check >= 0:  # scalar integer division with a trapping check
+                if self.live is not None:  # the batched entry: evaluated for every copy
+                    return f"{self.checked_division(op, elem, True)}({_strip(a)}, {_strip(b)}, {e.check}u, {self.live})"
                 return f"{self.checked_division(op, elem)}({_strip(a)}, {_strip(b)}, {e.check}u)"
             native = self.native_division(e, a)
             if native is not None:
@@ -901,34 +1027,36 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
             return text
         return f"{self.pins(t)[0]}({_strip(text)})"
 
-    def fop(self, op: str, t: str, raw: bool = False) -> str:
+    def fop(self, op: str, t: str, raw: bool = False, operands: bool = True) -> str:
         """`gi_fadd_f32(a, b)` etc.: one f32 operation rounded exactly where Rust rounds it.
+        Its operands and result pass through the pins (`pins`); with `operands=False`,
+        `gi_fadd_res_f32` etc., only the result does and the caller pins the operands that
+        need it (`float_op`).
 
         Some drivers flush subnormal operands and results to zero (NVIDIA's Vulkan driver
         does: wgpu asks for no DenormPreserve). Rust keeps them, so on such a driver
-        (`exact_subnormals`), where an operand is subnormal or the result has a zero
-        exponent field (zero, subnormal, or flushed), the operation is redone exactly in
-        integer arithmetic through `gi_fma_f32`: a + b = fma(a, 1, b), a - b =
-        fma(b, -1, a), a * b = fma(a, b, -0). Only there: inlined at every operation, the
-        exact path makes shaders several times slower to compile."""
+        (`exact_subnormals`), where the result may be off (`_TRUSTED`), the operation is
+        redone exactly in integer arithmetic through `gi_fma_f32`: a + b = fma(a, 1, b),
+        a - b = fma(b, -1, a), a * b = fma(a, b, -0). Only there: inlined at every
+        operation, the exact path makes shaders several times slower to compile."""
         pa, pb, pc = self.pins(t)
-        name = f"gi_f{op}_{'raw_' if raw else ''}{_suffix(t)}"
+        name = f"gi_f{op}_{'raw_' if raw else ''}{'' if operands else 'res_'}{_suffix(t)}"
         raw = raw or not self.exact_subnormals
         if name in self.helpers:
             return name
         wt = self.ty(t)
         sym = {"add": "+", "sub": "-", "mul": "*"}[op]
+        computed = f"{pc}({pa}(a) {sym} {pb}(b))" if operands else f"{pc}(a {sym} b)"
         if raw:
-            return self.define(name, f"fn {name}(a: {wt}, b: {wt}) -> {wt} {{\n"
-                                     f"    return {pc}({pa}(a) {sym} {pb}(b));\n}}")
-        safe, fma = self.need("gi_unflushed_f32"), self.need("gi_fma_f32")
+            return self.define(name, f"fn {name}(a: {wt}, b: {wt}) -> {wt} {{\n    return {computed};\n}}")
+        fma = self.need("gi_fma_f32")
         exact = {"add": "{fma}({a}, 1.0f, {b})", "sub": "{fma}({b}, -1.0f, {a})",
                  "mul": "{fma}({a}, {b}, bitcast<f32>(0x80000000u))"}[op]
         lanes = [""] if not T.is_vector(t) else [f"[{i}]" for i in range(T.vec_len(t))]
-        body = [f"    var r = {pc}({pa}(a) {sym} {pb}(b));"]
+        body = [f"    var r = {computed};"]
         for c in lanes:
             redo = exact.format(fma=fma, a=f"a{c}", b=f"b{c}")
-            body.append(f"    if (!{safe}(a{c}, b{c}, r{c})) {{ r{c} = {redo}; }}")
+            body.append(f"    if (!({_TRUSTED[op].format(r=f'r{c}')})) {{ r{c} = {redo}; }}")
         return self.define(name, f"fn {name}(a: {wt}, b: {wt}) -> {wt} {{\n" + "\n".join(body) + "\n    return r;\n}")
 
     def float_op(self, op: str, e: N.Binary, a: str, b: str) -> str:
@@ -942,7 +1070,17 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
                 cb = f"{b}[{c}]" if T.is_matrix(e.rhs.ty) else f"{self.ty(vt)}({_strip(b)})"
                 cols.append(f"{fn}({ca}, {cb})")
             return f"mat{n}x{n}<f32>({', '.join(cols)})"
-        return f"{self.fop(op, e.ty)}({self.splat(a, e.lhs.ty, e.ty)}, {self.splat(b, e.rhs.ty, e.ty)})"
+        # the result is pinned; an operand only where the driver could know something of it
+        # (`_opaque_origin`): a value it might see as a constant, or one it might prove equal
+        # to the other operand (x - x = 0)
+        a, b = self.splat(a, e.lhs.ty, e.ty), self.splat(b, e.rhs.ty, e.ty)
+        oa, ob = _opaque_origin(self, e.lhs, e.ty), _opaque_origin(self, e.rhs, e.ty)
+        pa, pb, _ = self.pins(e.ty)
+        if oa is None:
+            a = f"{pa}({a})"
+        if ob is None or ob == oa:
+            b = f"{pb}({b})"
+        return f"{self.fop(op, e.ty, operands=False)}({a}, {b})"
 
     def native_division(self, e: N.Binary, a: str) -> Optional[str]:
         """WGSL's own operator where it provably agrees with Rust: u32 division by a nonzero
@@ -1043,6 +1181,9 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
     # -------------------------------------------------------- statements
 
     def emit_body(self) -> None:
+        if self.batch > 1:
+            Batched(self, self.batch).emit()
+            return
         self.block(self.k.body, loop=None, maybe_done=False)
 
     def block(self, stmts: list[N.Stmt], loop: Optional[N.Stmt], maybe_done: bool) -> bool:
@@ -1099,7 +1240,8 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
                     self.line("break;", sp)
                 maybe_done = True
         elif isinstance(s, N.Barrier):
-            self.line("storageBarrier();", sp)
+            if self.storage_sync:
+                self.line("storageBarrier();", sp)
             self.line("workgroupBarrier();", sp)
         elif isinstance(s, N.Atomic):
             cmp = f"{_strip(self.expr(s.compare))}, " if s.compare is not None else ""
@@ -1128,14 +1270,14 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
             return f"{pre}{self.checked_storer(s.resource, s.span)}({index}, {value}, {s.check}u);"
         return f"{pre}{self.storer(s.resource, s.span)}({index}, {value});"
 
-    def assign(self, s: N.Assign) -> None:
+    def assign(self, s: N.Assign, value_text: Optional[str] = None) -> None:
         lanes = None
         t = s.target
         while isinstance(t, N.Swizzle):  # compose swizzle chains onto the innermost vector
             lanes = t.lanes if lanes is None else "".join(t.lanes["xyzw".index(c)] for c in lanes)
             t = t.value
         base = self.expr(t)
-        value = _bare(self.expr(s.value))
+        value = value_text if value_text is not None else _bare(self.expr(s.value))
         if lanes is None:
             self.line(f"{base} = {value};", s.span)
         elif len(lanes) == 1:
@@ -1177,6 +1319,10 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         return inner_done
 
     def for_stmt(self, s: N.For, maybe_done: bool) -> None:
+        loads = hoistable_loads(self, s)
+        if loads:
+            unrolled_for(self, s, loads, maybe_done)
+            return
         v, t = self.names[s.var], s.ty
         one = const_text(1, t)
         end = self.fresh("end")

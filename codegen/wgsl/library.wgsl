@@ -231,16 +231,6 @@ fn gi_fma_f32(a: f32, b: f32, c: f32) -> f32 {
     return bitcast<f32>(sb | ((u32(max(e, 1i) - 1i) << 23u) + kept));
 }
 
-// @helper gi_unflushed_f32
-// Whether `r`, computed from `a` and `b` by one f32 instruction, can be trusted on a driver
-// that flushes subnormals: no operand is subnormal and the result's exponent field is not
-// zero (a zero there is a true zero or subnormal, or a flushed one: redo it exactly).
-fn gi_unflushed_f32(a: f32, b: f32, r: f32) -> bool {
-    let ua = bitcast<u32>(a) & 0x7fffffffu;
-    let ub = bitcast<u32>(b) & 0x7fffffffu;
-    return (bitcast<u32>(r) & 0x7f800000u) != 0u && (ua == 0u || ua >= 0x00800000u) && (ub == 0u || ub >= 0x00800000u);
-}
-
 // @helper gi_floor_f32
 // floor, ceil and trunc for drivers that flush subnormal inputs (exact_subnormals: a
 // flushing driver gives -0 for floor(-1e-45), Rust -1): a subnormal's result decided on

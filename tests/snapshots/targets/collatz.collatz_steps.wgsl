@@ -14,8 +14,7 @@ struct gi_Uniforms {
 @group(0) @binding(3) var<storage, read_write> gi_faults: array<atomic<u32>, 8>;
 
 fn gi_load_starts(i: u32) -> u32 {
-    if (i < gi_u.gi_len_starts) { return starts[gi_u.gi_off_starts + i]; }
-    return u32();
+    return select(u32(), starts[gi_u.gi_off_starts + i], i < gi_u.gi_len_starts);
 }
 
 // A failed trapping check (ir/checks.py site): the first failure of the dispatch takes the

@@ -24,8 +24,7 @@ var<workgroup> scratch: array<f32, 256>;
 // with runtime zeros (gi_u.gi_zero_*) that no optimiser can see through.
 
 fn gi_load_input(i: u32) -> f32 {
-    if (i < gi_u.gi_len_input) { return input[gi_u.gi_off_input + i]; }
-    return f32();
+    return select(f32(), input[gi_u.gi_off_input + i], i < gi_u.gi_len_input);
 }
 
 fn gi_store_scratch(i: u32, v: f32) {
@@ -40,8 +39,7 @@ fn gi_shl_u32(a: u32, b: u32) -> u32 {
 }
 
 fn gi_load_scratch(i: u32) -> f32 {
-    if (i < 256u) { return scratch[i]; }
-    return 0.0f;
+    return select(0.0f, scratch[i], i < 256u);
 }
 
 fn gi_pa_f32(x: f32) -> f32 {
@@ -56,8 +54,8 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fadd_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a + b);
 }
 
 // ir/rules.py `max_f32`: f32::max: a NaN operand yields the other
@@ -128,24 +126,20 @@ fn group_sum_max(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builti
     var total: f32;
     let sum1_lane: u32 = gi_local_id.x;
     gi_store_scratch(sum1_lane, v);
-    storageBarrier();
     workgroupBarrier();
     let gi_end1: u32 = 8u;
     for (var sum1_level: u32 = 0u; sum1_level < gi_end1; sum1_level = sum1_level + 1u) {
         let sum1_step: u32 = gi_shl_u32(1u, sum1_level);
         if ((sum1_lane & (gi_shl_u32(sum1_step, 1u) - 1u)) == 0u) {
-            gi_store_scratch(sum1_lane, gi_fadd_f32(gi_load_scratch(sum1_lane), gi_load_scratch(sum1_lane + sum1_step)));
+            gi_store_scratch(sum1_lane, gi_fadd_res_f32(gi_pa_f32(gi_load_scratch(sum1_lane)), gi_pb_f32(gi_load_scratch(sum1_lane + sum1_step))));
         }
-        storageBarrier();
         workgroupBarrier();
     }
     total = gi_load_scratch(0u);
-    storageBarrier();
     workgroupBarrier();
     var biggest: f32;
     let max2_lane: u32 = gi_local_id.x;
     gi_store_scratch(max2_lane, m);
-    storageBarrier();
     workgroupBarrier();
     let gi_end2: u32 = 8u;
     for (var max2_level: u32 = 0u; max2_level < gi_end2; max2_level = max2_level + 1u) {
@@ -153,11 +147,9 @@ fn group_sum_max(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builti
         if ((max2_lane & (gi_shl_u32(max2_step, 1u) - 1u)) == 0u) {
             gi_store_scratch(max2_lane, gi_max_f32(gi_load_scratch(max2_lane), gi_load_scratch(max2_lane + max2_step)));
         }
-        storageBarrier();
         workgroupBarrier();
     }
     biggest = gi_load_scratch(0u);
-    storageBarrier();
     workgroupBarrier();
     if (gi_local_id.x == 0u) {
         let g: u32 = gi_workgroup_id.x;

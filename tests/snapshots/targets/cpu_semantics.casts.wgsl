@@ -29,8 +29,7 @@ struct gi_Uniforms {
 // with runtime zeros (gi_u.gi_zero_*) that no optimiser can see through.
 
 fn gi_load_f(i: u32) -> f32 {
-    if (i < gi_u.gi_len_f) { return f[gi_u.gi_off_f + i]; }
-    return f32();
+    return select(f32(), f[gi_u.gi_off_f + i], i < gi_u.gi_len_f);
 }
 
 // ir/rules.py `f32_to_i32`: `as i32`: truncate, saturate, NaN -> 0
@@ -100,11 +99,9 @@ fn gi_checked_store_to_u(i: u32, v: u32, site: u32) {
 }
 
 fn gi_checked_load_n(i: u32, site: u32) -> i32 {
-    if (!(i < gi_u.gi_len_n)) {
-        gi_fault(site, i, gi_u.gi_len_n, 0u);
-        return i32();
-    }
-    return n[gi_u.gi_off_n + i];
+    let gi_v = n[gi_u.gi_off_n + i];
+    if (!(i < gi_u.gi_len_n)) { gi_fault(site, i, gi_u.gi_len_n, 0u); }
+    return select(i32(), gi_v, i < gi_u.gi_len_n);
 }
 
 fn gi_pa_f32(x: f32) -> f32 {

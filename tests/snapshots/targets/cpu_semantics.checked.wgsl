@@ -31,11 +31,9 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_x(i: u32, site: u32) -> u32 {
-    if (!(i < gi_u.gi_len_x)) {
-        gi_fault(site, i, gi_u.gi_len_x, 0u);
-        return u32();
-    }
-    return x[gi_u.gi_off_x + i];
+    let gi_v = x[gi_u.gi_off_x + i];
+    if (!(i < gi_u.gi_len_x)) { gi_fault(site, i, gi_u.gi_len_x, 0u); }
+    return select(u32(), gi_v, i < gi_u.gi_len_x);
 }
 
 fn gi_checked_store_out(i: u32, v: u32, site: u32) {

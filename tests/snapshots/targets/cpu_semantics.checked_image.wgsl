@@ -29,11 +29,9 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_img(c: vec2<u32>, site: u32) -> f32 {
-    if (!(c.x < gi_u.gi_width_img && c.y < gi_u.gi_height_img)) {
-        gi_fault(site, c.x, gi_u.gi_width_img, c.y);
-        return f32();
-    }
-    return img[c.y * gi_u.gi_width_img + c.x];
+    let gi_v = img[c.y * gi_u.gi_width_img + c.x];
+    if (!(c.x < gi_u.gi_width_img && c.y < gi_u.gi_height_img)) { gi_fault(site, c.x, gi_u.gi_width_img, c.y); }
+    return select(f32(), gi_v, c.x < gi_u.gi_width_img && c.y < gi_u.gi_height_img);
 }
 
 fn gi_checked_store_out(i: u32, v: f32, site: u32) {

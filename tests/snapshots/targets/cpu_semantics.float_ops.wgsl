@@ -16,8 +16,7 @@ struct gi_Uniforms {
 @group(0) @binding(4) var<storage, read_write> gi_faults: array<atomic<u32>, 8>;
 
 fn gi_load_a(i: u32) -> f32 {
-    if (i < gi_u.gi_len_a) { return a[gi_u.gi_off_a + i]; }
-    return f32();
+    return select(f32(), a[gi_u.gi_off_a + i], i < gi_u.gi_len_a);
 }
 
 // A failed trapping check (ir/checks.py site): the first failure of the dispatch takes the
@@ -37,11 +36,9 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_b(i: u32, site: u32) -> f32 {
-    if (!(i < gi_u.gi_len_b)) {
-        gi_fault(site, i, gi_u.gi_len_b, 0u);
-        return f32();
-    }
-    return b[gi_u.gi_off_b + i];
+    let gi_v = b[gi_u.gi_off_b + i];
+    if (!(i < gi_u.gi_len_b)) { gi_fault(site, i, gi_u.gi_len_b, 0u); }
+    return select(f32(), gi_v, i < gi_u.gi_len_b);
 }
 
 // ir/rules.py `round_f32`: f32::round: half away from zero

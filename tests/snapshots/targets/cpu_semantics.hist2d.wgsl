@@ -20,8 +20,7 @@ struct gi_Uniforms {
 @group(0) @binding(5) var<storage, read_write> gi_faults: array<atomic<u32>, 8>;
 
 fn gi_load_values(i: u32) -> u32 {
-    if (i < gi_u.gi_len_values) { return values[gi_u.gi_off_values + i]; }
-    return u32();
+    return select(u32(), values[gi_u.gi_off_values + i], i < gi_u.gi_len_values);
 }
 
 // A failed trapping check (ir/checks.py site): the first failure of the dispatch takes the

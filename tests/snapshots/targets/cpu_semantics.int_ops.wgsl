@@ -19,8 +19,7 @@ struct gi_Uniforms {
 @group(0) @binding(5) var<storage, read_write> gi_faults: array<atomic<u32>, 8>;
 
 fn gi_load_a(i: u32) -> i32 {
-    if (i < gi_u.gi_len_a) { return a[gi_u.gi_off_a + i]; }
-    return i32();
+    return select(i32(), a[gi_u.gi_off_a + i], i < gi_u.gi_len_a);
 }
 
 // A failed trapping check (ir/checks.py site): the first failure of the dispatch takes the
@@ -40,11 +39,9 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_b(i: u32, site: u32) -> i32 {
-    if (!(i < gi_u.gi_len_b)) {
-        gi_fault(site, i, gi_u.gi_len_b, 0u);
-        return i32();
-    }
-    return b[gi_u.gi_off_b + i];
+    let gi_v = b[gi_u.gi_off_b + i];
+    if (!(i < gi_u.gi_len_b)) { gi_fault(site, i, gi_u.gi_len_b, 0u); }
+    return select(i32(), gi_v, i < gi_u.gi_len_b);
 }
 
 fn gi_checked_store_out_i(i: u32, v: i32, site: u32) {

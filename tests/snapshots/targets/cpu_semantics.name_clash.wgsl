@@ -32,12 +32,12 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fmul_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
+fn gi_fmul_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a * b);
 }
 
-fn gi_fadd_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a + b);
 }
 
 @compute @workgroup_size(32, 1, 1)
@@ -47,6 +47,6 @@ fn name_clash(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     let x: vec2<f32> = vec2<f32>(1.0f, 2.0f);
     let x_y: f32 = 5.0f;
     if (i < gi_u.gi_len_out) {
-        gi_store_out(i, gi_fadd_f32(gi_fadd_f32(gi_fadd_f32(x.x, gi_fmul_f32(x.y, 10.0f)), gi_fmul_f32(x_y, 100.0f)), x_x));
+        gi_store_out(i, gi_fadd_res_f32(gi_fadd_res_f32(gi_fadd_res_f32(gi_pa_f32(x.x), gi_fmul_res_f32(gi_pa_f32(x.y), gi_pb_f32(10.0f))), gi_pb_f32(gi_fmul_res_f32(gi_pa_f32(x_y), gi_pb_f32(100.0f)))), x_x));
     }
 }

@@ -72,6 +72,14 @@ fn gi_pc_v3f32(x: vec3<f32>) -> vec3<f32> {
     return bitcast<vec3<f32>>(bitcast<vec3<u32>>(x) ^ vec3<u32>(gi_u.gi_zero_c));
 }
 
+fn gi_fmul_res_v3f32(a: vec3<f32>, b: vec3<f32>) -> vec3<f32> {
+    return gi_pc_v3f32(a * b);
+}
+
+fn gi_fadd_res_v3f32(a: vec3<f32>, b: vec3<f32>) -> vec3<f32> {
+    return gi_pc_v3f32(a + b);
+}
+
 fn gi_fmul_v3f32(a: vec3<f32>, b: vec3<f32>) -> vec3<f32> {
     return gi_pc_v3f32(gi_pa_v3f32(a) * gi_pb_v3f32(b));
 }
@@ -104,8 +112,8 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fsub_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) - gi_pb_f32(b));
+fn gi_fsub_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a - b);
 }
 
 fn gi_checked_store_ids(i: u32, v: u32, site: u32) {
@@ -121,11 +129,11 @@ fn structs(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     let i: u32 = gi_global_id.x;
     if (i < gi_u.p.count) {
         let v: Vertex = gi_checked_load_verts(i, 0u);
-        let moved: vec3<f32> = gi_mul_m3v3(gi_u.p.m, gi_fadd_v3f32(gi_fmul_v3f32(v.position, vec3<f32>(gi_u.p.scale)), gi_u.p.offset));
+        let moved: vec3<f32> = gi_mul_m3v3(gi_u.p.m, gi_fadd_res_v3f32(gi_fmul_res_v3f32(gi_pa_v3f32(v.position), gi_pb_v3f32(vec3<f32>(gi_u.p.scale))), gi_pb_v3f32(gi_u.p.offset)));
         gi_checked_store_out(i * 4u, moved.x, 1u);
         gi_checked_store_out((i * 4u) + 1u, moved.y, 2u);
         gi_checked_store_out((i * 4u) + 2u, moved.z, 3u);
-        let gi_v1: f32 = gi_fsub_f32(v.uv.x, gi_checked_load_verts(i, 4u).uv.y); gi_checked_store_out((i * 4u) + 3u, gi_v1, 5u);
+        let gi_v1: f32 = gi_fsub_res_f32(gi_pa_f32(v.uv.x), gi_pb_f32(gi_checked_load_verts(i, 4u).uv.y)); gi_checked_store_out((i * 4u) + 3u, gi_v1, 5u);
         gi_checked_store_ids(i, v.id, 6u);
     }
 }

@@ -40,8 +40,7 @@ fn gi_tensor_index(l: array<vec4<u32>, 3>, i: u32) -> u32 {
 
 fn gi_load_src(i: u32) -> f32 {
     let j = gi_tensor_index(gi_u.gi_layout_src, i);
-    if (i < gi_u.gi_layout_src[0].z && j < gi_u.gi_blen_src) { return src[j]; }
-    return f32();
+    return select(f32(), src[j], i < gi_u.gi_layout_src[0].z && j < gi_u.gi_blen_src);
 }
 
 fn gi_pa_f32(x: f32) -> f32 {
@@ -56,8 +55,8 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fmul_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
+fn gi_fmul_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a * b);
 }
 
 // A failed trapping check (ir/checks.py site): the first failure of the dispatch takes the
@@ -77,17 +76,14 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_dst(i: u32, site: u32) -> f32 {
-    if (!(i < gi_u.gi_layout_dst[0].z)) {
-        gi_fault(site, i, gi_u.gi_layout_dst[0].z, 0u);
-        return f32();
-    }
     let j = gi_tensor_index(gi_u.gi_layout_dst, i);
-    if (j < gi_u.gi_blen_dst) { return dst[j]; }
-    return f32();
+    let gi_v = dst[j];
+    if (!(i < gi_u.gi_layout_dst[0].z)) { gi_fault(site, i, gi_u.gi_layout_dst[0].z, 0u); }
+    return select(f32(), gi_v, i < gi_u.gi_layout_dst[0].z && j < gi_u.gi_blen_dst);
 }
 
-fn gi_fadd_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a + b);
 }
 
 fn gi_checked_store_dst(i: u32, v: f32, site: u32) {
@@ -117,7 +113,7 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
 fn tensor_scale(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     let i: u32 = gi_global_id.x;
     if (i < gi_u.gi_layout_src[0].z) {
-        let gi_v1: f32 = gi_fadd_f32(gi_fmul_f32(gi_load_src(i), 2.0f), gi_checked_load_dst(i, 0u)); gi_checked_store_dst(i, gi_v1, 1u);
+        let gi_v1: f32 = gi_fadd_res_f32(gi_fmul_res_f32(gi_pa_f32(gi_load_src(i)), gi_pb_f32(2.0f)), gi_pb_f32(gi_checked_load_dst(i, 0u))); gi_checked_store_dst(i, gi_v1, 1u);
     }
     if (i == 0u) {
         gi_checked_store_info(0u, gi_u.gi_layout_src[0].y, 2u);

@@ -20,8 +20,7 @@ struct gi_Uniforms {
 // with runtime zeros (gi_u.gi_zero_*) that no optimiser can see through.
 
 fn gi_load_a(i: u32) -> f32 {
-    if (i < gi_u.gi_len_a) { return a[gi_u.gi_off_a + i]; }
-    return f32();
+    return select(f32(), a[gi_u.gi_off_a + i], i < gi_u.gi_len_a);
 }
 
 fn gi_pa_f32(x: f32) -> f32 {
@@ -674,6 +673,10 @@ fn gi_cos_f32(x: f32) -> f32 {
     return t291;
 }
 
+fn gi_fmul_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a * b);
+}
+
 // ir/mathlib.py `exp`: the same operations, and bits, on every backend
 fn gi_exp_f32(x: f32) -> f32 {
     let t1 = (x < (-104.0f));
@@ -1312,7 +1315,7 @@ fn transcendental(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
         let o: u32 = i * 6u;
         gi_checked_store_out(o, gi_sin_f32(x), 0u);
         gi_checked_store_out(o + 1u, gi_cos_f32(x), 1u);
-        gi_checked_store_out(o + 2u, gi_exp_f32(gi_fmul_f32(x, 0.5f)), 2u);
+        gi_checked_store_out(o + 2u, gi_exp_f32(gi_fmul_res_f32(gi_pa_f32(x), gi_pb_f32(0.5f))), 2u);
         gi_checked_store_out(o + 3u, gi_log_f32(gi_abs_f32(x)), 3u);
         gi_checked_store_out(o + 4u, gi_sqrt_f32(gi_abs_f32(x)), 4u);
         gi_checked_store_out(o + 5u, gi_pow_f32(gi_abs_f32(x), 0.75f), 5u);

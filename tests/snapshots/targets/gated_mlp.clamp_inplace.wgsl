@@ -28,11 +28,9 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_y(i: u32, site: u32) -> f32 {
-    if (!(i < gi_u.gi_len_y)) {
-        gi_fault(site, i, gi_u.gi_len_y, 0u);
-        return f32();
-    }
-    return y[gi_u.gi_off_y + i];
+    let gi_v = y[gi_u.gi_off_y + i];
+    if (!(i < gi_u.gi_len_y)) { gi_fault(site, i, gi_u.gi_len_y, 0u); }
+    return select(f32(), gi_v, i < gi_u.gi_len_y);
 }
 
 // ir/rules.py `neg_f32`: the sign bit flipped

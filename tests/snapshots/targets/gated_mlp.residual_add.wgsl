@@ -41,19 +41,15 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_residual(i: u32, site: u32) -> f32 {
-    if (!(i < gi_u.gi_len_residual)) {
-        gi_fault(site, i, gi_u.gi_len_residual, 0u);
-        return f32();
-    }
-    return residual[gi_u.gi_off_residual + i];
+    let gi_v = residual[gi_u.gi_off_residual + i];
+    if (!(i < gi_u.gi_len_residual)) { gi_fault(site, i, gi_u.gi_len_residual, 0u); }
+    return select(f32(), gi_v, i < gi_u.gi_len_residual);
 }
 
 fn gi_checked_load_h(i: u32, site: u32) -> f32 {
-    if (!(i < gi_u.gi_len_h)) {
-        gi_fault(site, i, gi_u.gi_len_h, 0u);
-        return f32();
-    }
-    return h[gi_u.gi_off_h + i];
+    let gi_v = h[gi_u.gi_off_h + i];
+    if (!(i < gi_u.gi_len_h)) { gi_fault(site, i, gi_u.gi_len_h, 0u); }
+    return select(f32(), gi_v, i < gi_u.gi_len_h);
 }
 
 fn gi_pa_f32(x: f32) -> f32 {
@@ -68,12 +64,12 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fmul_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
+fn gi_fmul_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a * b);
 }
 
-fn gi_fadd_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a + b);
 }
 
 fn gi_checked_store_y(i: u32, v: f32, site: u32) {
@@ -90,6 +86,6 @@ fn residual_add(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     let alpha: f32 = gi_u.alpha;
     let i: u32 = gi_global_id.x;
     if (i < n) {
-        let gi_v1: f32 = gi_fadd_f32(gi_checked_load_residual(i, 0u), gi_fmul_f32(alpha, gi_checked_load_h(i, 1u))); gi_checked_store_y(i, gi_v1, 2u);
+        let gi_v1: f32 = gi_fadd_res_f32(gi_pa_f32(gi_checked_load_residual(i, 0u)), gi_fmul_res_f32(alpha, gi_pb_f32(gi_checked_load_h(i, 1u)))); gi_checked_store_y(i, gi_v1, 2u);
     }
 }

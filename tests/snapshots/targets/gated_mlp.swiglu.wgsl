@@ -40,11 +40,9 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_gate(i: u32, site: u32) -> f32 {
-    if (!(i < gi_u.gi_len_gate)) {
-        gi_fault(site, i, gi_u.gi_len_gate, 0u);
-        return f32();
-    }
-    return gate[gi_u.gi_off_gate + i];
+    let gi_v = gate[gi_u.gi_off_gate + i];
+    if (!(i < gi_u.gi_len_gate)) { gi_fault(site, i, gi_u.gi_len_gate, 0u); }
+    return select(f32(), gi_v, i < gi_u.gi_len_gate);
 }
 
 // ir/rules.py `neg_f32`: the sign bit flipped
@@ -154,6 +152,10 @@ fn gi_exp_f32(x: f32) -> f32 {
     return t72;
 }
 
+fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a + b);
+}
+
 // Correctly rounded f32 division (round to nearest even, subnormals kept), by long
 // division of the significands: WGSL only promises 2.5 ulp for `/`.
 fn gi_fdiv_f32(a: f32, b: f32) -> f32 {
@@ -202,11 +204,13 @@ fn gi_fdiv_f32(a: f32, b: f32) -> f32 {
 }
 
 fn gi_checked_load_up(i: u32, site: u32) -> f32 {
-    if (!(i < gi_u.gi_len_up)) {
-        gi_fault(site, i, gi_u.gi_len_up, 0u);
-        return f32();
-    }
-    return up[gi_u.gi_off_up + i];
+    let gi_v = up[gi_u.gi_off_up + i];
+    if (!(i < gi_u.gi_len_up)) { gi_fault(site, i, gi_u.gi_len_up, 0u); }
+    return select(f32(), gi_v, i < gi_u.gi_len_up);
+}
+
+fn gi_fmul_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a * b);
 }
 
 fn gi_checked_store_h(i: u32, v: f32, site: u32) {
@@ -225,5 +229,5 @@ fn swiglu(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
         return;
     }
     let g: f32 = gi_checked_load_gate(i, 0u);
-    let gi_v1: f32 = gi_fmul_f32(gi_fdiv_f32(g, gi_fadd_f32(1.0f, gi_exp_f32(gi_neg_f32(g)))), gi_checked_load_up(i, 1u)); gi_checked_store_h(i, gi_v1, 2u);
+    let gi_v1: f32 = gi_fmul_res_f32(gi_pa_f32(gi_fdiv_f32(g, gi_fadd_res_f32(gi_pa_f32(1.0f), gi_pb_f32(gi_exp_f32(gi_neg_f32(g)))))), gi_pb_f32(gi_checked_load_up(i, 1u))); gi_checked_store_h(i, gi_v1, 2u);
 }

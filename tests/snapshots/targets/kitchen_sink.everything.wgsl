@@ -71,12 +71,15 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
     atomicStore(&gi_faults[4], index_y);
 }
 
+fn gi_checked_take_data(gi_v: u32, i: u32, site: u32) -> u32 {
+    if (!(i < gi_u.gi_len_data)) { gi_fault(site, i, gi_u.gi_len_data, 0u); }
+    return select(u32(), gi_v, i < gi_u.gi_len_data);
+}
+
 fn gi_checked_load_data(i: u32, site: u32) -> u32 {
-    if (!(i < gi_u.gi_len_data)) {
-        gi_fault(site, i, gi_u.gi_len_data, 0u);
-        return u32();
-    }
-    return data[gi_u.gi_off_data + i];
+    let gi_v = data[gi_u.gi_off_data + i];
+    if (!(i < gi_u.gi_len_data)) { gi_fault(site, i, gi_u.gi_len_data, 0u); }
+    return select(u32(), gi_v, i < gi_u.gi_len_data);
 }
 
 fn gi_pa_f32(x: f32) -> f32 {
@@ -110,6 +113,10 @@ fn gi_u32_to_f32(a: u32) -> f32 {
     return t6;
 }
 
+fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a + b);
+}
+
 fn gi_checked_load_verts(i: u32, site: u32) -> Vertex {
     if (!(i < gi_u.gi_len_verts)) {
         gi_fault(site, i, gi_u.gi_len_verts, 0u);
@@ -133,6 +140,10 @@ fn gi_checked_rem_u32(a: u32, b: u32, site: u32) -> u32 {
         return 0u;
     }
     return gi_rem_u32(a, b);
+}
+
+fn gi_fmul_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a * b);
 }
 
 // Correctly rounded f32 division (round to nearest even, subnormals kept), by long
@@ -182,16 +193,14 @@ fn gi_fdiv_f32(a: f32, b: f32) -> f32 {
     return bitcast<f32>(sign | ((u32(max(e, 1i) - 1i) << 23u) + kept));
 }
 
-fn gi_fsub_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) - gi_pb_f32(b));
+fn gi_fsub_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a - b);
 }
 
 fn gi_checked_load_out(i: u32, site: u32) -> f32 {
-    if (!(i < gi_u.gi_len_out)) {
-        gi_fault(site, i, gi_u.gi_len_out, 0u);
-        return f32();
-    }
-    return out[gi_u.gi_off_out + i];
+    let gi_v = out[gi_u.gi_off_out + i];
+    if (!(i < gi_u.gi_len_out)) { gi_fault(site, i, gi_u.gi_len_out, 0u); }
+    return select(f32(), gi_v, i < gi_u.gi_len_out);
 }
 
 // ir/rules.py `max_f32`: f32::max: a NaN operand yields the other
@@ -473,13 +482,10 @@ fn gi_tensor_index(l: array<vec4<u32>, 3>, i: u32) -> u32 {
 }
 
 fn gi_checked_load_t(i: u32, site: u32) -> f32 {
-    if (!(i < gi_u.gi_layout_t[0].z)) {
-        gi_fault(site, i, gi_u.gi_layout_t[0].z, 0u);
-        return f32();
-    }
     let j = gi_tensor_index(gi_u.gi_layout_t, i);
-    if (j < gi_u.gi_blen_t) { return t[j]; }
-    return f32();
+    let gi_v = t[j];
+    if (!(i < gi_u.gi_layout_t[0].z)) { gi_fault(site, i, gi_u.gi_layout_t[0].z, 0u); }
+    return select(f32(), gi_v, i < gi_u.gi_layout_t[0].z && j < gi_u.gi_blen_t);
 }
 
 // Extent of axis a (axes past 3 read as 0, like any out-of-range load).
@@ -503,8 +509,7 @@ fn gi_store_scratch(i: u32, v: f32) {
 }
 
 fn gi_load_scratch(i: u32) -> f32 {
-    if (i < 256u) { return scratch[i]; }
-    return 0.0f;
+    return select(0.0f, scratch[i], i < 256u);
 }
 
 // ir/rules.py `clamp_f32`: f32::clamp: NaN stays NaN
@@ -563,6 +568,10 @@ fn gi_i32_to_f32(a: i32) -> f32 {
     let t13 = (t11 | t12);
     let t14 = bitcast<f32>(t13);
     return t14;
+}
+
+fn gi_fsub_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) - gi_pb_f32(b));
 }
 
 // ir/mathlib.py `pow`: the same operations, and bits, on every backend
@@ -925,8 +934,7 @@ fn gi_checked_store_img(c: vec2<u32>, v: vec4<f32>, site: u32) {
 }
 
 fn gi_load_out(i: u32) -> f32 {
-    if (i < gi_u.gi_len_out) { return out[gi_u.gi_off_out + i]; }
-    return f32();
+    return select(f32(), out[gi_u.gi_off_out + i], i < gi_u.gi_len_out);
 }
 
 fn gi_checked_store_out(i: u32, v: f32, site: u32) {
@@ -945,9 +953,32 @@ fn everything(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
     let i: u32 = gi_global_id.x;
     let lid: u32 = gi_local_id.x;
     var acc: u32 = 0u;
-    let gi_end1: u32 = 4u;
-    for (var j: u32 = 0u; j < gi_end1; j = j + 1u) {
-        acc = acc + gi_checked_load_data(j, 0u);
+    {
+        let gi_end1: u32 = 4u;
+        var j: u32 = 0u;
+        // 4 iterations at a time, their loads first (codegen/wgsl/unroll.py)
+        loop {
+            if (!(j < gi_end1) || bitcast<u32>(gi_end1 - j) < 4u) { break; }
+            let gi_i2: u32 = j;
+            let gi_r3 = data[gi_u.gi_off_data + gi_i2];
+            let gi_j4: u32 = j + 1u;
+            let gi_i5: u32 = gi_j4;
+            let gi_r6 = data[gi_u.gi_off_data + gi_i5];
+            let gi_j7: u32 = j + 2u;
+            let gi_i8: u32 = gi_j7;
+            let gi_r9 = data[gi_u.gi_off_data + gi_i8];
+            let gi_j10: u32 = j + 3u;
+            let gi_i11: u32 = gi_j10;
+            let gi_r12 = data[gi_u.gi_off_data + gi_i11];
+            acc = acc + gi_checked_take_data(gi_r3, gi_i2, 0u);
+            acc = acc + gi_checked_take_data(gi_r6, gi_i5, 0u);
+            acc = acc + gi_checked_take_data(gi_r9, gi_i8, 0u);
+            acc = acc + gi_checked_take_data(gi_r12, gi_i11, 0u);
+            j = j + 4u;
+        }
+        for (; j < gi_end1; j = j + 1u) {
+            acc = acc + gi_checked_load_data(j, 0u);
+        }
     }
     var f: f32 = 0.0f;
     var w: i32 = 10i;
@@ -963,21 +994,21 @@ fn everything(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
     loop {
         break;
     }
-    let gi_end2: u32 = 3u;
+    let gi_end13: u32 = 3u;
     var q: u32 = 0u;
-    if (q <= gi_end2) {
+    if (q <= gi_end13) {
         loop {
-            f = gi_fadd_f32(f, gi_u32_to_f32(q));
+            f = gi_fadd_res_f32(gi_pa_f32(f), gi_pb_f32(gi_u32_to_f32(q)));
             continuing {
-                let gi_last3 = q == gi_end2;
+                let gi_last14 = q == gi_end13;
                 q = q + 1u;
-                break if gi_last3;
+                break if gi_last14;
             }
         }
     }
     let v: Vertex = gi_checked_load_verts(gi_checked_rem_u32(i, gi_u.gi_len_verts, 1u), 2u);
     let pos: vec3<f32> = v.position;
-    let s: f32 = gi_fsub_f32(gi_fadd_f32(pos.x, gi_fmul_f32(pos.y, 2.0f)), gi_fdiv_f32(v.uv.y, 3.0f));
+    let s: f32 = gi_fsub_res_f32(gi_fadd_res_f32(gi_pa_f32(pos.x), gi_fmul_res_f32(gi_pa_f32(pos.y), gi_pb_f32(2.0f))), gi_pb_f32(gi_fdiv_f32(v.uv.y, 3.0f)));
     let sel: f32 = select(-1.0f, 1.0f, flag);
     var _t0: f32;
     if (i < n) {
@@ -986,14 +1017,14 @@ fn everything(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
         _t0 = 0.0f;
     }
     let sel2: f32 = _t0;
-    let c: f32 = gi_fadd_f32(gi_fadd_f32(gi_fma_f32(gi_sqrt_f32(gi_min_f32(gi_max_f32(gi_fadd_f32(gi_fmul_f32(s, sel), sel2), 0.5f), 2.0f)), 2.0f, 1.0f), 1.0f), 0.001f);
+    let c: f32 = gi_fadd_res_f32(gi_fadd_res_f32(gi_pa_f32(gi_fma_f32(gi_sqrt_f32(gi_min_f32(gi_max_f32(gi_fadd_res_f32(gi_fmul_res_f32(gi_pa_f32(s), gi_pb_f32(sel)), gi_pb_f32(sel2)), 0.5f), 2.0f)), 2.0f, 1.0f)), gi_pb_f32(1.0f)), gi_pb_f32(0.001f));
     let bits: u32 = gi_shr_u32(bitcast<u32>(c), 3u) ^ (255u & gi_shl_u32(acc, 2u));
     let kk: i32 = gi_rem_i32((-k) * 3i, 7i) + bitcast<i32>(bitcast<u32>(gi_abs_i32(k)));
     let vv: vec4<f32> = vec4<f32>(1.0f, 2.0f, pos.z, c);
     let ww: vec4<f32> = vec4<f32>(0.5f);
     let m: mat4x4<f32> = gi_u.p.m;
     let tv: vec4<f32> = gi_mul_m4v4(m, vv);
-    gi_store_scratch(lid, gi_fadd_f32(gi_fadd_f32(gi_fadd_f32(gi_fadd_f32(gi_fadd_f32(gi_checked_load_t(gi_checked_rem_u32(i, gi_u.gi_layout_t[0].z, 4u), 5u), gi_u32_to_f32(gi_tensor_dim(gi_u.gi_layout_t, 0u) + gi_u.gi_layout_t[0].y)), gi_u.p.scale), tv.w), gi_dot4(vv, ww)), gi_sqrt_f32(gi_dot3(vv.xyz, vv.xyz))));
+    gi_store_scratch(lid, gi_fadd_res_f32(gi_fadd_res_f32(gi_fadd_res_f32(gi_fadd_res_f32(gi_fadd_res_f32(gi_pa_f32(gi_checked_load_t(gi_checked_rem_u32(i, gi_u.gi_layout_t[0].z, 4u), 5u)), gi_pb_f32(gi_u32_to_f32(gi_tensor_dim(gi_u.gi_layout_t, 0u) + gi_u.gi_layout_t[0].y))), gi_pb_f32(gi_u.p.scale)), gi_pb_f32(tv.w)), gi_pb_f32(gi_dot4(vv, ww))), gi_pb_f32(gi_sqrt_f32(gi_dot3(vv.xyz, vv.xyz)))));
     storageBarrier();
     workgroupBarrier();
     var total: f32;
@@ -1001,11 +1032,11 @@ fn everything(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
     gi_store_scratch(sum1_lane, gi_load_scratch(lid));
     storageBarrier();
     workgroupBarrier();
-    let gi_end4: u32 = 8u;
-    for (var sum1_level: u32 = 0u; sum1_level < gi_end4; sum1_level = sum1_level + 1u) {
+    let gi_end15: u32 = 8u;
+    for (var sum1_level: u32 = 0u; sum1_level < gi_end15; sum1_level = sum1_level + 1u) {
         let sum1_step: u32 = gi_shl_u32(1u, sum1_level);
         if ((sum1_lane & (gi_shl_u32(sum1_step, 1u) - 1u)) == 0u) {
-            gi_store_scratch(sum1_lane, gi_fadd_f32(gi_load_scratch(sum1_lane), gi_load_scratch(sum1_lane + sum1_step)));
+            gi_store_scratch(sum1_lane, gi_fadd_res_f32(gi_pa_f32(gi_load_scratch(sum1_lane)), gi_pb_f32(gi_load_scratch(sum1_lane + sum1_step))));
         }
         storageBarrier();
         workgroupBarrier();
@@ -1018,8 +1049,8 @@ fn everything(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
     gi_store_scratch(max2_lane, total);
     storageBarrier();
     workgroupBarrier();
-    let gi_end5: u32 = 8u;
-    for (var max2_level: u32 = 0u; max2_level < gi_end5; max2_level = max2_level + 1u) {
+    let gi_end16: u32 = 8u;
+    for (var max2_level: u32 = 0u; max2_level < gi_end16; max2_level = max2_level + 1u) {
         let max2_step: u32 = gi_shl_u32(1u, max2_level);
         if ((max2_lane & (gi_shl_u32(max2_step, 1u) - 1u)) == 0u) {
             gi_store_scratch(max2_lane, gi_max_f32(gi_load_scratch(max2_lane), gi_load_scratch(max2_lane + max2_step)));
@@ -1033,7 +1064,7 @@ fn everything(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
     if (i >= gi_u.gi_len_out) {
         gi_done = true;
     }
-    if (!gi_done) { gi_store_out(i, gi_fadd_f32(gi_fadd_f32(gi_fadd_f32(gi_fadd_f32(gi_fadd_f32(mx, gi_clamp_f32(f, 0.0f, 1.0f)), 3.1415927f), gi_u32_to_f32(bits)), gi_i32_to_f32(kk)), gi_pow_f32(gi_pa_f32(2.0f), gi_pa_f32(3.0f)))); }
+    if (!gi_done) { gi_store_out(i, gi_fadd_res_f32(gi_fadd_res_f32(gi_fadd_res_f32(gi_fadd_res_f32(gi_fadd_res_f32(gi_pa_f32(mx), gi_pb_f32(gi_clamp_f32(f, 0.0f, 1.0f))), gi_pb_f32(3.1415927f)), gi_pb_f32(gi_u32_to_f32(bits))), gi_pb_f32(gi_i32_to_f32(kk))), gi_pb_f32(gi_pow_f32(gi_pa_f32(2.0f), gi_pa_f32(3.0f))))); }
     var old: u32;
     if (!gi_done) { old = gi_checked_atomic_add_hist(gi_checked_rem_u32(bits, gi_u.gi_len_hist, 6u), 1u, 7u); }
     if (!gi_done) { gi_checked_atomic_add_hist(0u, old, 8u); }
@@ -1045,8 +1076,8 @@ fn everything(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
     x = x | 1u;
     var vec3_: vec3<u32> = vec3<u32>(1u, 2u, 3u);
     vec3_.y = 7u;
-    let x_1: f32 = gi_fmul_f32(gi_u32_to_f32(x), 2.5f);
-    if (!gi_done) { gi_store_out(i, gi_fadd_f32(gi_load_out(i), gi_fadd_f32(gi_fadd_f32(gi_fadd_f32(x_1, gi_u32_to_f32(vec3_.y)), 2.1474836e+09f), 4.2949673e+09f))); }
+    let x_1: f32 = gi_fmul_res_f32(gi_pa_f32(gi_u32_to_f32(x)), gi_pb_f32(2.5f));
+    if (!gi_done) { gi_store_out(i, gi_fadd_res_f32(gi_pa_f32(gi_load_out(i)), gi_fadd_res_f32(gi_fadd_res_f32(gi_fadd_res_f32(gi_pa_f32(x_1), gi_pb_f32(gi_u32_to_f32(vec3_.y))), gi_pb_f32(2.1474836e+09f)), gi_pb_f32(4.2949673e+09f)))); }
     if ((!flag) && ((i == 0u) || (k != 2i))) {
         if (!gi_done) { gi_checked_store_out(0u, 0.0f, 13u); }
     } else if (flag) {

@@ -44,19 +44,15 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_a(i: u32, site: u32) -> f32 {
-    if (!(i < gi_u.gi_len_a)) {
-        gi_fault(site, i, gi_u.gi_len_a, 0u);
-        return f32();
-    }
-    return a[gi_u.gi_off_a + i];
+    let gi_v = a[gi_u.gi_off_a + i];
+    if (!(i < gi_u.gi_len_a)) { gi_fault(site, i, gi_u.gi_len_a, 0u); }
+    return select(f32(), gi_v, i < gi_u.gi_len_a);
 }
 
 fn gi_checked_load_b(i: u32, site: u32) -> f32 {
-    if (!(i < gi_u.gi_len_b)) {
-        gi_fault(site, i, gi_u.gi_len_b, 0u);
-        return f32();
-    }
-    return b[gi_u.gi_off_b + i];
+    let gi_v = b[gi_u.gi_off_b + i];
+    if (!(i < gi_u.gi_len_b)) { gi_fault(site, i, gi_u.gi_len_b, 0u); }
+    return select(f32(), gi_v, i < gi_u.gi_len_b);
 }
 
 fn gi_checked_store_ta(i: u32, v: f32, site: u32) {
@@ -91,12 +87,12 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fmul_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
+fn gi_fmul_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a * b);
 }
 
-fn gi_fadd_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a + b);
 }
 
 fn gi_checked_store_c(i: u32, v: f32, site: u32) {
@@ -132,13 +128,11 @@ fn matmul(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(workgro
         }
         gi_checked_store_ta((ty * 16u) + tx, va, 2u);
         gi_checked_store_tb((ty * 16u) + tx, vb, 3u);
-        storageBarrier();
         workgroupBarrier();
         let gi_end2: u32 = 16u;
         for (var j: u32 = 0u; j < gi_end2; j = j + 1u) {
-            acc = gi_fadd_f32(acc, gi_fmul_f32(gi_checked_load_ta((ty * 16u) + j, 4u), gi_checked_load_tb((j * 16u) + tx, 5u)));
+            acc = gi_fadd_res_f32(gi_pa_f32(acc), gi_fmul_res_f32(gi_pa_f32(gi_checked_load_ta((ty * 16u) + j, 4u)), gi_pb_f32(gi_checked_load_tb((j * 16u) + tx, 5u))));
         }
-        storageBarrier();
         workgroupBarrier();
     }
     if ((row < m) && (col < n)) {

@@ -45,6 +45,10 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
+fn gi_fmul_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a * b);
+}
+
 fn gi_fmul_f32(a: f32, b: f32) -> f32 {
     return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
 }
@@ -129,7 +133,7 @@ fn particle_stats(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     if (i < gi_u.gi_len_particles) {
         let p: Particle = gi_load_particles(i);
         let v: vec3<f32> = p.velocity;
-        gi_checked_store_energy(i, gi_fmul_f32(gi_fmul_f32(0.5f, p.mass), gi_dot3(v, v)), 0u);
+        gi_checked_store_energy(i, gi_fmul_res_f32(gi_fmul_res_f32(gi_pa_f32(0.5f), gi_pb_f32(p.mass)), gi_pb_f32(gi_dot3(v, v))), 0u);
         gi_checked_store_distance_(i, gi_sqrt_f32(gi_dot3(p.position, p.position)), 1u);
     }
 }

@@ -39,19 +39,15 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_a(i: u32, site: u32) -> f32 {
-    if (!(i < gi_u.gi_len_a)) {
-        gi_fault(site, i, gi_u.gi_len_a, 0u);
-        return f32();
-    }
-    return a[gi_u.gi_off_a + i];
+    let gi_v = a[gi_u.gi_off_a + i];
+    if (!(i < gi_u.gi_len_a)) { gi_fault(site, i, gi_u.gi_len_a, 0u); }
+    return select(f32(), gi_v, i < gi_u.gi_len_a);
 }
 
 fn gi_checked_load_b(i: u32, site: u32) -> f32 {
-    if (!(i < gi_u.gi_len_b)) {
-        gi_fault(site, i, gi_u.gi_len_b, 0u);
-        return f32();
-    }
-    return b[gi_u.gi_off_b + i];
+    let gi_v = b[gi_u.gi_off_b + i];
+    if (!(i < gi_u.gi_len_b)) { gi_fault(site, i, gi_u.gi_len_b, 0u); }
+    return select(f32(), gi_v, i < gi_u.gi_len_b);
 }
 
 fn gi_pa_f32(x: f32) -> f32 {
@@ -66,8 +62,8 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fadd_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a + b);
 }
 
 fn gi_store_out(i: u32, v: f32) {
@@ -78,6 +74,6 @@ fn gi_store_out(i: u32, v: f32) {
 fn elementwise_add(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     let i: u32 = gi_global_id.x;
     if (i < gi_u.gi_len_out) {
-        gi_store_out(i, gi_fadd_f32(gi_checked_load_a(i, 0u), gi_checked_load_b(i, 1u)));
+        gi_store_out(i, gi_fadd_res_f32(gi_pa_f32(gi_checked_load_a(i, 0u)), gi_pb_f32(gi_checked_load_b(i, 1u))));
     }
 }

@@ -40,16 +40,13 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_x(i: u32, site: u32) -> f32 {
-    if (!(i < gi_u.gi_len_x)) {
-        gi_fault(site, i, gi_u.gi_len_x, 0u);
-        return f32();
-    }
-    return x[gi_u.gi_off_x + i];
+    let gi_v = x[gi_u.gi_off_x + i];
+    if (!(i < gi_u.gi_len_x)) { gi_fault(site, i, gi_u.gi_len_x, 0u); }
+    return select(f32(), gi_v, i < gi_u.gi_len_x);
 }
 
 fn gi_load_coeffs(i: u32) -> f32 {
-    if (i < gi_u.gi_len_coeffs) { return coeffs[gi_u.gi_off_coeffs + i]; }
-    return f32();
+    return select(f32(), coeffs[gi_u.gi_off_coeffs + i], i < gi_u.gi_len_coeffs);
 }
 
 fn gi_pa_f32(x: f32) -> f32 {
@@ -64,12 +61,12 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fmul_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
+fn gi_fmul_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a * b);
 }
 
-fn gi_fadd_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a + b);
 }
 
 fn gi_checked_store_out(i: u32, v: f32, site: u32) {
@@ -92,8 +89,8 @@ fn poly_rows(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(wo
         let gi_end1: u32 = gi_u.gi_len_coeffs;
         for (var _k: u32 = 0u; _k < gi_end1; _k = _k + 1u) {
             let c: f32 = gi_load_coeffs(_k);
-            acc = gi_fadd_f32(acc, gi_fmul_f32(c, power));
-            power = gi_fmul_f32(power, v);
+            acc = gi_fadd_res_f32(gi_pa_f32(acc), gi_fmul_res_f32(gi_pa_f32(c), gi_pb_f32(power)));
+            power = gi_fmul_res_f32(gi_pa_f32(power), gi_pb_f32(v));
         }
         gi_checked_store_out((row * n) + col, acc, 1u);
     }

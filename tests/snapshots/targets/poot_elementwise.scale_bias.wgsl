@@ -39,16 +39,13 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_meta_(i: u32, site: u32) -> u32 {
-    if (!(i < gi_u.gi_len_meta_)) {
-        gi_fault(site, i, gi_u.gi_len_meta_, 0u);
-        return u32();
-    }
-    return meta_[gi_u.gi_off_meta_ + i];
+    let gi_v = meta_[gi_u.gi_off_meta_ + i];
+    if (!(i < gi_u.gi_len_meta_)) { gi_fault(site, i, gi_u.gi_len_meta_, 0u); }
+    return select(u32(), gi_v, i < gi_u.gi_len_meta_);
 }
 
 fn gi_load_x(i: u32) -> f32 {
-    if (i < gi_u.gi_len_x) { return x[gi_u.gi_off_x + i]; }
-    return f32();
+    return select(f32(), x[gi_u.gi_off_x + i], i < gi_u.gi_len_x);
 }
 
 fn gi_pa_f32(x: f32) -> f32 {
@@ -63,12 +60,12 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fmul_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
+fn gi_fmul_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a * b);
 }
 
-fn gi_fadd_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a + b);
 }
 
 fn gi_checked_store_out(i: u32, v: f32, site: u32) {
@@ -86,6 +83,6 @@ fn scale_bias(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     if (i < gi_u.gi_len_x) {
         let scale: f32 = bitcast<f32>(gi_checked_load_meta_(0u, 0u));
         let bias: f32 = bitcast<f32>(gi_checked_load_meta_(1u, 1u));
-        gi_checked_store_out(i, gi_fadd_f32(gi_fmul_f32(gi_load_x(i), scale), bias), 2u);
+        gi_checked_store_out(i, gi_fadd_res_f32(gi_fmul_res_f32(gi_pa_f32(gi_load_x(i)), gi_pb_f32(scale)), gi_pb_f32(bias)), 2u);
     }
 }

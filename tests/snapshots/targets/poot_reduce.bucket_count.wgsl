@@ -51,8 +51,11 @@ fn gi_u32_to_f32(a: u32) -> f32 {
 }
 
 fn gi_load_xs(i: u32) -> f32 {
-    if (i < gi_u.gi_len_xs) { return xs[gi_u.gi_off_xs + i]; }
-    return f32();
+    return select(f32(), xs[gi_u.gi_off_xs + i], i < gi_u.gi_len_xs);
+}
+
+fn gi_fmul_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a * b);
 }
 
 // ir/rules.py `max_f32`: f32::max: a NaN operand yields the other
@@ -147,7 +150,7 @@ fn bucket_count(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     let i: u32 = gi_global_id.x;
     if (i < gi_u.gi_len_xs) {
         let last: f32 = gi_u32_to_f32(gi_u.gi_len_counts - 1u);
-        let bucket: u32 = gi_f32_to_u32(gi_min_f32(gi_max_f32(floor(gi_fmul_f32(gi_load_xs(i), gi_u32_to_f32(gi_u.gi_len_counts))), 0.0f), last));
+        let bucket: u32 = gi_f32_to_u32(gi_min_f32(gi_max_f32(floor(gi_fmul_res_f32(gi_pa_f32(gi_load_xs(i)), gi_pb_f32(gi_u32_to_f32(gi_u.gi_len_counts)))), 0.0f), last));
         gi_checked_atomic_add_counts(bucket, 1u, 0u);
     }
 }

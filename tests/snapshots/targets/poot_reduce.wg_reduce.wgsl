@@ -21,8 +21,7 @@ var<workgroup> lds0: array<f32, 1024>;
 // with runtime zeros (gi_u.gi_zero_*) that no optimiser can see through.
 
 fn gi_load_a(i: u32) -> f32 {
-    if (i < gi_u.gi_len_a) { return a[gi_u.gi_off_a + i]; }
-    return f32();
+    return select(f32(), a[gi_u.gi_off_a + i], i < gi_u.gi_len_a);
 }
 
 fn gi_store_lds0(i: u32, v: f32) {
@@ -63,8 +62,8 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fadd_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a + b);
 }
 
 fn gi_checked_store_out(i: u32, v: f32, site: u32) {
@@ -85,13 +84,12 @@ fn wg_reduce(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(lo
         v = gi_load_a(i);
     }
     gi_store_lds0(lane, v);
-    storageBarrier();
     workgroupBarrier();
     if (lane == 0u) {
         var acc: f32 = 0.0f;
         let gi_end1: u32 = WORKGROUP_SIZE;
         for (var j: u32 = 0u; j < gi_end1; j = j + 1u) {
-            acc = gi_fadd_f32(acc, gi_checked_load_lds0(j, 0u));
+            acc = gi_fadd_res_f32(gi_pa_f32(acc), gi_pb_f32(gi_checked_load_lds0(j, 0u)));
         }
         gi_checked_store_out(gi_workgroup_id.x, acc, 1u);
     }

@@ -21,8 +21,7 @@ var<workgroup> scratch: array<f32, 256>;
 // with runtime zeros (gi_u.gi_zero_*) that no optimiser can see through.
 
 fn gi_load_input(i: u32) -> f32 {
-    if (i < gi_u.gi_len_input) { return input[gi_u.gi_off_input + i]; }
-    return f32();
+    return select(f32(), input[gi_u.gi_off_input + i], i < gi_u.gi_len_input);
 }
 
 fn gi_store_scratch(i: u32, v: f32) {
@@ -30,8 +29,7 @@ fn gi_store_scratch(i: u32, v: f32) {
 }
 
 fn gi_load_scratch(i: u32) -> f32 {
-    if (i < 256u) { return scratch[i]; }
-    return 0.0f;
+    return select(0.0f, scratch[i], i < 256u);
 }
 
 // A failed trapping check (ir/checks.py site): the first failure of the dispatch takes the
@@ -68,8 +66,8 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fadd_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a + b);
 }
 
 // ir/rules.py `shr_u32`: logical; the amount modulo 32
@@ -96,14 +94,12 @@ fn block_sum(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(lo
         v = gi_load_input(i);
     }
     gi_store_scratch(lid, v);
-    storageBarrier();
     workgroupBarrier();
     var stride: u32 = 128u;
     while (stride > 0u) {
         if (lid < stride) {
-            gi_store_scratch(lid, gi_fadd_f32(gi_load_scratch(lid), gi_checked_load_scratch(lid + stride, 0u)));
+            gi_store_scratch(lid, gi_fadd_res_f32(gi_pa_f32(gi_load_scratch(lid)), gi_pb_f32(gi_checked_load_scratch(lid + stride, 0u))));
         }
-        storageBarrier();
         workgroupBarrier();
         stride = gi_shr_u32(stride, bitcast<u32>(1i));
     }

@@ -63,13 +63,10 @@ fn gi_tensor_index(l: array<vec4<u32>, 3>, i: u32) -> u32 {
 }
 
 fn gi_checked_load_x(i: u32, site: u32) -> f32 {
-    if (!(i < gi_u.gi_layout_x[0].z)) {
-        gi_fault(site, i, gi_u.gi_layout_x[0].z, 0u);
-        return f32();
-    }
     let j = gi_tensor_index(gi_u.gi_layout_x, i);
-    if (j < gi_u.gi_blen_x) { return x[j]; }
-    return f32();
+    let gi_v = x[j];
+    if (!(i < gi_u.gi_layout_x[0].z)) { gi_fault(site, i, gi_u.gi_layout_x[0].z, 0u); }
+    return select(f32(), gi_v, i < gi_u.gi_layout_x[0].z && j < gi_u.gi_blen_x);
 }
 
 fn gi_pa_f32(x: f32) -> f32 {
@@ -84,12 +81,12 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fmul_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
+fn gi_fmul_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a * b);
 }
 
-fn gi_fadd_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a + b);
 }
 
 fn gi_store_scratch(i: u32, v: f32) {
@@ -104,8 +101,15 @@ fn gi_shl_u32(a: u32, b: u32) -> u32 {
 }
 
 fn gi_load_scratch(i: u32) -> f32 {
-    if (i < 256u) { return scratch[i]; }
-    return 0.0f;
+    return select(0.0f, scratch[i], i < 256u);
+}
+
+fn gi_fadd_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+}
+
+fn gi_fmul_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
 }
 
 // ir/rules.py `u32_to_f32`: `as f32`: round to nearest even
@@ -200,13 +204,10 @@ fn gi_sqrt_f32(x: f32) -> f32 {
 }
 
 fn gi_checked_load_weight(i: u32, site: u32) -> f32 {
-    if (!(i < gi_u.gi_layout_weight[0].z)) {
-        gi_fault(site, i, gi_u.gi_layout_weight[0].z, 0u);
-        return f32();
-    }
     let j = gi_tensor_index(gi_u.gi_layout_weight, i);
-    if (j < gi_u.gi_blen_weight) { return weight[j]; }
-    return f32();
+    let gi_v = weight[j];
+    if (!(i < gi_u.gi_layout_weight[0].z)) { gi_fault(site, i, gi_u.gi_layout_weight[0].z, 0u); }
+    return select(f32(), gi_v, i < gi_u.gi_layout_weight[0].z && j < gi_u.gi_blen_weight);
 }
 
 fn gi_checked_store_out(i: u32, v: f32, site: u32) {
@@ -228,30 +229,27 @@ fn rmsnorm(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(workgr
     var c: u32 = lid;
     while (c < dim) {
         let v: f32 = gi_checked_load_x((row * dim) + c, 0u);
-        acc = gi_fadd_f32(acc, gi_fmul_f32(v, v));
+        acc = gi_fadd_res_f32(gi_pa_f32(acc), gi_fmul_res_f32(gi_pa_f32(v), gi_pb_f32(v)));
         c = c + 256u;
     }
     var total: f32;
     let sum1_lane: u32 = gi_local_id.x;
     gi_store_scratch(sum1_lane, acc);
-    storageBarrier();
     workgroupBarrier();
     let gi_end1: u32 = 8u;
     for (var sum1_level: u32 = 0u; sum1_level < gi_end1; sum1_level = sum1_level + 1u) {
         let sum1_step: u32 = gi_shl_u32(1u, sum1_level);
         if ((sum1_lane & (gi_shl_u32(sum1_step, 1u) - 1u)) == 0u) {
-            gi_store_scratch(sum1_lane, gi_fadd_f32(gi_load_scratch(sum1_lane), gi_load_scratch(sum1_lane + sum1_step)));
+            gi_store_scratch(sum1_lane, gi_fadd_res_f32(gi_pa_f32(gi_load_scratch(sum1_lane)), gi_pb_f32(gi_load_scratch(sum1_lane + sum1_step))));
         }
-        storageBarrier();
         workgroupBarrier();
     }
     total = gi_load_scratch(0u);
-    storageBarrier();
     workgroupBarrier();
-    let inv: f32 = gi_fdiv_f32(1.0f, gi_sqrt_f32(gi_fadd_f32(gi_fdiv_f32(total, gi_u32_to_f32(dim)), eps)));
+    let inv: f32 = gi_fdiv_f32(1.0f, gi_sqrt_f32(gi_fadd_res_f32(gi_pa_f32(gi_fdiv_f32(total, gi_u32_to_f32(dim))), eps)));
     c = lid;
     while (c < dim) {
-        let gi_v2: f32 = gi_fmul_f32(gi_fmul_f32(gi_checked_load_x((row * dim) + c, 1u), inv), gi_checked_load_weight(c, 2u)); gi_checked_store_out((row * dim) + c, gi_v2, 3u);
+        let gi_v2: f32 = gi_fmul_res_f32(gi_fmul_res_f32(gi_pa_f32(gi_checked_load_x((row * dim) + c, 1u)), gi_pb_f32(inv)), gi_pb_f32(gi_checked_load_weight(c, 2u))); gi_checked_store_out((row * dim) + c, gi_v2, 3u);
         c = c + 256u;
     }
 }

@@ -42,11 +42,9 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_x(i: u32, site: u32) -> f32 {
-    if (!(i < gi_u.gi_len_x)) {
-        gi_fault(site, i, gi_u.gi_len_x, 0u);
-        return f32();
-    }
-    return x[gi_u.gi_off_x + i];
+    let gi_v = x[gi_u.gi_off_x + i];
+    if (!(i < gi_u.gi_len_x)) { gi_fault(site, i, gi_u.gi_len_x, 0u); }
+    return select(f32(), gi_v, i < gi_u.gi_len_x);
 }
 
 // ir/rules.py `max_f32`: f32::max: a NaN operand yields the other
@@ -85,8 +83,7 @@ fn gi_shl_u32(a: u32, b: u32) -> u32 {
 }
 
 fn gi_load_scratch(i: u32) -> f32 {
-    if (i < 256u) { return scratch[i]; }
-    return 0.0f;
+    return select(0.0f, scratch[i], i < 256u);
 }
 
 fn gi_pa_f32(x: f32) -> f32 {
@@ -101,8 +98,8 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fsub_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) - gi_pb_f32(b));
+fn gi_fsub_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a - b);
 }
 
 fn gi_fadd_f32(a: f32, b: f32) -> f32 {
@@ -111,6 +108,10 @@ fn gi_fadd_f32(a: f32, b: f32) -> f32 {
 
 fn gi_fmul_f32(a: f32, b: f32) -> f32 {
     return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
+}
+
+fn gi_fsub_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) - gi_pb_f32(b));
 }
 
 // ir/mathlib.py `exp`: the same operations, and bits, on every backend
@@ -188,6 +189,10 @@ fn gi_exp_f32(x: f32) -> f32 {
     let t71 = (0x7f800000u < t70);
     let t72 = select(t68, x, t71);
     return t72;
+}
+
+fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a + b);
 }
 
 // Correctly rounded f32 division (round to nearest even, subnormals kept), by long
@@ -284,14 +289,14 @@ fn row_softmax(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(wo
     workgroupBarrier();
     var softmax1_e: f32 = 0.0f;
     if (softmax1_lane < softmax1_count) {
-        softmax1_e = gi_exp_f32(gi_fsub_f32(softmax1_x, softmax1_max));
+        softmax1_e = gi_exp_f32(gi_fsub_res_f32(gi_pa_f32(softmax1_x), gi_pb_f32(softmax1_max)));
     }
     var softmax1_lane_sum: f32 = softmax1_e;
     let gi_end3: u32 = softmax1_tiles;
     for (var softmax1_j_2: u32 = 1u; softmax1_j_2 < gi_end3; softmax1_j_2 = softmax1_j_2 + 1u) {
         if (softmax1_lane < (softmax1_count - (softmax1_j_2 * 256u))) {
             let softmax1_t_2: u32 = (softmax1_j_2 * 256u) + softmax1_lane;
-            softmax1_lane_sum = gi_fadd_f32(softmax1_lane_sum, gi_exp_f32(gi_fsub_f32(gi_checked_load_x(softmax1_base + softmax1_t_2, 2u), softmax1_max)));
+            softmax1_lane_sum = gi_fadd_res_f32(gi_pa_f32(softmax1_lane_sum), gi_pb_f32(gi_exp_f32(gi_fsub_res_f32(gi_pa_f32(gi_checked_load_x(softmax1_base + softmax1_t_2, 2u)), gi_pb_f32(softmax1_max)))));
         }
     }
     var softmax1_sum: f32;
@@ -303,7 +308,7 @@ fn row_softmax(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(wo
     for (var sum2_level: u32 = 0u; sum2_level < gi_end4; sum2_level = sum2_level + 1u) {
         let sum2_step: u32 = gi_shl_u32(1u, sum2_level);
         if ((sum2_lane & (gi_shl_u32(sum2_step, 1u) - 1u)) == 0u) {
-            gi_store_scratch(sum2_lane, gi_fadd_f32(gi_load_scratch(sum2_lane), gi_load_scratch(sum2_lane + sum2_step)));
+            gi_store_scratch(sum2_lane, gi_fadd_res_f32(gi_pa_f32(gi_load_scratch(sum2_lane)), gi_pb_f32(gi_load_scratch(sum2_lane + sum2_step))));
         }
         storageBarrier();
         workgroupBarrier();
@@ -318,7 +323,7 @@ fn row_softmax(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(wo
     for (var softmax1_j_3: u32 = 1u; softmax1_j_3 < gi_end5; softmax1_j_3 = softmax1_j_3 + 1u) {
         if (softmax1_lane < (softmax1_count - (softmax1_j_3 * 256u))) {
             let softmax1_t_3: u32 = (softmax1_j_3 * 256u) + softmax1_lane;
-            let gi_v6: f32 = gi_fdiv_f32(gi_exp_f32(gi_fsub_f32(gi_checked_load_x(softmax1_base + softmax1_t_3, 4u), softmax1_max)), softmax1_sum); gi_checked_store_x(softmax1_base + softmax1_t_3, gi_v6, 5u);
+            let gi_v6: f32 = gi_fdiv_f32(gi_exp_f32(gi_fsub_res_f32(gi_pa_f32(gi_checked_load_x(softmax1_base + softmax1_t_3, 4u)), gi_pb_f32(softmax1_max))), softmax1_sum); gi_checked_store_x(softmax1_base + softmax1_t_3, gi_v6, 5u);
         }
     }
     storageBarrier();

@@ -32,11 +32,9 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_input(i: u32, site: u32) -> f32 {
-    if (!(i < gi_u.gi_len_input)) {
-        gi_fault(site, i, gi_u.gi_len_input, 0u);
-        return f32();
-    }
-    return input[gi_u.gi_off_input + i];
+    let gi_v = input[gi_u.gi_off_input + i];
+    if (!(i < gi_u.gi_len_input)) { gi_fault(site, i, gi_u.gi_len_input, 0u); }
+    return select(f32(), gi_v, i < gi_u.gi_len_input);
 }
 
 fn gi_checked_store_tile(i: u32, v: f32, site: u32) {
@@ -68,7 +66,6 @@ fn tiled_transpose(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builti
     if (((row0 + ty) < rows) && ((col0 + tx) < cols)) {
         let gi_v1: f32 = gi_checked_load_input((((row0 + ty) * cols) + col0) + tx, 0u); gi_checked_store_tile((ty * 17u) + tx, gi_v1, 1u);
     }
-    storageBarrier();
     workgroupBarrier();
     if (((col0 + ty) < cols) && ((row0 + tx) < rows)) {
         let gi_v2: f32 = gi_checked_load_tile((tx * 17u) + ty, 2u); gi_checked_store_out((((col0 + ty) * rows) + row0) + tx, gi_v2, 3u);

@@ -38,11 +38,9 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_grid(i: u32, site: u32) -> f32 {
-    if (!(i < gi_u.gi_len_grid)) {
-        gi_fault(site, i, gi_u.gi_len_grid, 0u);
-        return f32();
-    }
-    return grid[gi_u.gi_off_grid + i];
+    let gi_v = grid[gi_u.gi_off_grid + i];
+    if (!(i < gi_u.gi_len_grid)) { gi_fault(site, i, gi_u.gi_len_grid, 0u); }
+    return select(f32(), gi_v, i < gi_u.gi_len_grid);
 }
 
 fn gi_checked_store_out(i: u32, v: f32, site: u32) {
@@ -65,16 +63,16 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fadd_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a + b);
 }
 
-fn gi_fmul_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
+fn gi_fmul_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a * b);
 }
 
-fn gi_fsub_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) - gi_pb_f32(b));
+fn gi_fsub_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a - b);
 }
 
 @compute @workgroup_size(8, 8, 1)
@@ -90,7 +88,7 @@ fn laplacian(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     if ((((x == 0u) || (y == 0u)) || (x == (width - 1u))) || (y == (height - 1u))) {
         let gi_v1: f32 = gi_checked_load_grid(i, 0u); gi_checked_store_out(i, gi_v1, 1u);
     } else {
-        let around: f32 = gi_fadd_f32(gi_fadd_f32(gi_fadd_f32(gi_checked_load_grid(i - 1u, 2u), gi_checked_load_grid(i + 1u, 3u)), gi_checked_load_grid(i - width, 4u)), gi_checked_load_grid(i + width, 5u));
-        let gi_v2: f32 = gi_fsub_f32(around, gi_fmul_f32(4.0f, gi_checked_load_grid(i, 6u))); gi_checked_store_out(i, gi_v2, 7u);
+        let around: f32 = gi_fadd_res_f32(gi_fadd_res_f32(gi_fadd_res_f32(gi_pa_f32(gi_checked_load_grid(i - 1u, 2u)), gi_pb_f32(gi_checked_load_grid(i + 1u, 3u))), gi_pb_f32(gi_checked_load_grid(i - width, 4u))), gi_pb_f32(gi_checked_load_grid(i + width, 5u)));
+        let gi_v2: f32 = gi_fsub_res_f32(gi_pa_f32(around), gi_fmul_res_f32(gi_pa_f32(4.0f), gi_pb_f32(gi_checked_load_grid(i, 6u)))); gi_checked_store_out(i, gi_v2, 7u);
     }
 }

@@ -31,11 +31,9 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_input(i: u32, site: u32) -> f32 {
-    if (!(i < gi_u.gi_len_input)) {
-        gi_fault(site, i, gi_u.gi_len_input, 0u);
-        return f32();
-    }
-    return input[gi_u.gi_off_input + i];
+    let gi_v = input[gi_u.gi_off_input + i];
+    if (!(i < gi_u.gi_len_input)) { gi_fault(site, i, gi_u.gi_len_input, 0u); }
+    return select(f32(), gi_v, i < gi_u.gi_len_input);
 }
 
 fn gi_checked_store_out(i: u32, v: f32, site: u32) {

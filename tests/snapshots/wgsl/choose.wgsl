@@ -88,8 +88,8 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fadd_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a + b);
 }
 
 @compute @workgroup_size(64, 1, 1)
@@ -102,6 +102,6 @@ fn choose(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     let m: mat4x4<f32> = gi_select_m4(mat4x4<f32>(gi_fmul_v4f32(gi_u.p.m[0], vec4<f32>(2.0f)), gi_fmul_v4f32(gi_u.p.m[1], vec4<f32>(2.0f)), gi_fmul_v4f32(gi_u.p.m[2], vec4<f32>(2.0f)), gi_fmul_v4f32(gi_u.p.m[3], vec4<f32>(2.0f))), gi_u.p.m, (i % 2u) == 0u);
     let w: vec4<f32> = gi_mul_m4v4(m, vec4<f32>(1.0f, 2.0f, 3.0f, q.mass));
     if (i < gi_u.gi_len_out) {
-        gi_store_out(i, gi_fadd_f32(q.position.y, w.z));
+        gi_store_out(i, gi_fadd_res_f32(gi_pa_f32(q.position.y), gi_pb_f32(w.z)));
     }
 }

@@ -13,8 +13,7 @@ struct gi_Uniforms {
 @group(0) @binding(2) var<uniform> gi_u: gi_Uniforms;
 
 fn gi_load_input(i: u32) -> u32 {
-    if (i < gi_u.gi_len_input) { return input[gi_u.gi_off_input + i]; }
-    return u32();
+    return select(u32(), input[gi_u.gi_off_input + i], i < gi_u.gi_len_input);
 }
 
 fn gi_store_out(i: u32, v: u32) {

@@ -26,13 +26,11 @@ struct gi_Uniforms {
 // with runtime zeros (gi_u.gi_zero_*) that no optimiser can see through.
 
 fn gi_load_a(i: u32) -> f32 {
-    if (i < gi_u.gi_len_a) { return a[gi_u.gi_off_a + i]; }
-    return f32();
+    return select(f32(), a[gi_u.gi_off_a + i], i < gi_u.gi_len_a);
 }
 
 fn gi_load_b(i: u32) -> f32 {
-    if (i < gi_u.gi_len_b) { return b[gi_u.gi_off_b + i]; }
-    return f32();
+    return select(f32(), b[gi_u.gi_off_b + i], i < gi_u.gi_len_b);
 }
 
 fn gi_store_out(i: u32, v: f32) {
@@ -230,12 +228,12 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fmul_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
+fn gi_fmul_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a * b);
 }
 
-fn gi_fadd_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a + b);
 }
 
 // 64-bit unsigned integers as vec2<u32>(low word, high word), for the exact fma.
@@ -452,7 +450,7 @@ fn float_ops(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     gi_store_out(o + 3u, gi_min_f32(x, y));
     gi_store_out(o + 4u, gi_max_f32(x, y));
     gi_store_out(o + 5u, gi_round_f32(x));
-    gi_store_out(o + 6u, gi_fadd_f32(gi_fmul_f32(x, y), y));
+    gi_store_out(o + 6u, gi_fadd_res_f32(gi_fmul_res_f32(gi_pa_f32(x), gi_pb_f32(y)), gi_pb_f32(y)));
     gi_store_out(o + 7u, gi_fma_f32(x, y, y));
     gi_store_out(o + 8u, gi_clamp_f32(x, -1.0f, gi_abs_f32(y)));
     gi_store_out(o + 9u, bitcast<f32>(bitcast<u32>(x) ^ 2147483648u));

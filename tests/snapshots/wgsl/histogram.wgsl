@@ -15,8 +15,7 @@ struct gi_Uniforms {
 @group(0) @binding(3) var<uniform> gi_u: gi_Uniforms;
 
 fn gi_load_values(i: u32) -> u32 {
-    if (i < gi_u.gi_len_values) { return values[gi_u.gi_off_values + i]; }
-    return u32();
+    return select(u32(), values[gi_u.gi_off_values + i], i < gi_u.gi_len_values);
 }
 
 // ir/rules.py `rem_u32`: x % 0 == 0

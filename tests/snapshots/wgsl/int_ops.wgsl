@@ -32,23 +32,19 @@ struct gi_Uniforms {
 // with runtime zeros (gi_u.gi_zero_*) that no optimiser can see through.
 
 fn gi_load_a(i: u32) -> i32 {
-    if (i < gi_u.gi_len_a) { return a[gi_u.gi_off_a + i]; }
-    return i32();
+    return select(i32(), a[gi_u.gi_off_a + i], i < gi_u.gi_len_a);
 }
 
 fn gi_load_b(i: u32) -> i32 {
-    if (i < gi_u.gi_len_b) { return b[gi_u.gi_off_b + i]; }
-    return i32();
+    return select(i32(), b[gi_u.gi_off_b + i], i < gi_u.gi_len_b);
 }
 
 fn gi_load_u(i: u32) -> u32 {
-    if (i < gi_u.gi_len_u) { return u[gi_u.gi_off_u + i]; }
-    return u32();
+    return select(u32(), u[gi_u.gi_off_u + i], i < gi_u.gi_len_u);
 }
 
 fn gi_load_v(i: u32) -> u32 {
-    if (i < gi_u.gi_len_v) { return v[gi_u.gi_off_v + i]; }
-    return u32();
+    return select(u32(), v[gi_u.gi_off_v + i], i < gi_u.gi_len_v);
 }
 
 fn gi_store_out(i: u32, v: i32) {

@@ -24,8 +24,7 @@ var<workgroup> scratch: array<f32, 64>;
 // with runtime zeros (gi_u.gi_zero_*) that no optimiser can see through.
 
 fn gi_load_x(i: u32) -> f32 {
-    if (i < gi_u.gi_len_x) { return x[gi_u.gi_off_x + i]; }
-    return f32();
+    return select(f32(), x[gi_u.gi_off_x + i], i < gi_u.gi_len_x);
 }
 
 fn gi_store_scratch(i: u32, v: f32) {
@@ -37,8 +36,7 @@ fn gi_store_out(i: u32, v: f32) {
 }
 
 fn gi_load_scratch(i: u32) -> f32 {
-    if (i < 64u) { return scratch[i]; }
-    return 0.0f;
+    return select(0.0f, scratch[i], i < 64u);
 }
 
 fn gi_pa_f32(x: f32) -> f32 {
@@ -53,12 +51,12 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fmul_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
+fn gi_fmul_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a * b);
 }
 
-fn gi_fadd_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a + b);
 }
 
 @compute @workgroup_size(64, 1, 1)
@@ -76,7 +74,6 @@ fn neighbours(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
     if (n == 0u) {
         gi_done = true;
     }
-    storageBarrier();
     workgroupBarrier();
-    if (!gi_done) { gi_store_out(i, gi_fadd_f32(gi_fmul_f32(gi_load_scratch(lid ^ 1u), 2.0f), v)); }
+    if (!gi_done) { gi_store_out(i, gi_fadd_res_f32(gi_fmul_res_f32(gi_pa_f32(gi_load_scratch(lid ^ 1u)), gi_pb_f32(2.0f)), gi_pb_f32(v))); }
 }

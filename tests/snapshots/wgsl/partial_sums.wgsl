@@ -31,13 +31,11 @@ var<workgroup> us: array<u32, 64>;
 // with runtime zeros (gi_u.gi_zero_*) that no optimiser can see through.
 
 fn gi_load_x(i: u32) -> f32 {
-    if (i < gi_u.gi_len_x) { return x[gi_u.gi_off_x + i]; }
-    return f32();
+    return select(f32(), x[gi_u.gi_off_x + i], i < gi_u.gi_len_x);
 }
 
 fn gi_load_k(i: u32) -> i32 {
-    if (i < gi_u.gi_len_k) { return k[gi_u.gi_off_k + i]; }
-    return i32();
+    return select(i32(), k[gi_u.gi_off_k + i], i < gi_u.gi_len_k);
 }
 
 fn gi_store_fs(i: u32, v: f32) {
@@ -52,8 +50,7 @@ fn gi_shl_u32(a: u32, b: u32) -> u32 {
 }
 
 fn gi_load_fs(i: u32) -> f32 {
-    if (i < 64u) { return fs[i]; }
-    return 0.0f;
+    return select(0.0f, fs[i], i < 64u);
 }
 
 fn gi_pa_f32(x: f32) -> f32 {
@@ -68,8 +65,8 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fadd_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a + b);
 }
 
 fn gi_store_is(i: u32, v: i32) {
@@ -77,8 +74,7 @@ fn gi_store_is(i: u32, v: i32) {
 }
 
 fn gi_load_is(i: u32) -> i32 {
-    if (i < 64u) { return is[i]; }
-    return 0i;
+    return select(0i, is[i], i < 64u);
 }
 
 fn gi_store_us(i: u32, v: u32) {
@@ -86,8 +82,7 @@ fn gi_store_us(i: u32, v: u32) {
 }
 
 fn gi_load_us(i: u32) -> u32 {
-    if (i < 64u) { return us[i]; }
-    return 0u;
+    return select(0u, us[i], i < 64u);
 }
 
 fn gi_store_sums(i: u32, v: f32) {
@@ -125,24 +120,20 @@ fn partial_sums(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin
     var total: f32;
     let sum1_lane: u32 = gi_local_id.x;
     if (!gi_done) { gi_store_fs(sum1_lane, v); }
-    storageBarrier();
     workgroupBarrier();
     let gi_end2: u32 = 6u;
     for (var sum1_level: u32 = 0u; sum1_level < gi_end2; sum1_level = sum1_level + 1u) {
         let sum1_step: u32 = gi_shl_u32(1u, sum1_level);
         if ((sum1_lane & (gi_shl_u32(sum1_step, 1u) - 1u)) == 0u) {
-            if (!gi_done) { gi_store_fs(sum1_lane, gi_fadd_f32(gi_load_fs(sum1_lane), gi_load_fs(sum1_lane + sum1_step))); }
+            if (!gi_done) { gi_store_fs(sum1_lane, gi_fadd_res_f32(gi_pa_f32(gi_load_fs(sum1_lane)), gi_pb_f32(gi_load_fs(sum1_lane + sum1_step)))); }
         }
-        storageBarrier();
         workgroupBarrier();
     }
     total = gi_load_fs(0u);
-    storageBarrier();
     workgroupBarrier();
     var ktotal: i32;
     let sum2_lane: u32 = gi_local_id.x;
     if (!gi_done) { gi_store_is(sum2_lane, kv); }
-    storageBarrier();
     workgroupBarrier();
     let gi_end3: u32 = 6u;
     for (var sum2_level: u32 = 0u; sum2_level < gi_end3; sum2_level = sum2_level + 1u) {
@@ -150,16 +141,13 @@ fn partial_sums(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin
         if ((sum2_lane & (gi_shl_u32(sum2_step, 1u) - 1u)) == 0u) {
             if (!gi_done) { gi_store_is(sum2_lane, gi_load_is(sum2_lane) + gi_load_is(sum2_lane + sum2_step)); }
         }
-        storageBarrier();
         workgroupBarrier();
     }
     ktotal = gi_load_is(0u);
-    storageBarrier();
     workgroupBarrier();
     var kbig: u32;
     let max3_lane: u32 = gi_local_id.x;
     if (!gi_done) { gi_store_us(max3_lane, bitcast<u32>(kv)); }
-    storageBarrier();
     workgroupBarrier();
     let gi_end4: u32 = 6u;
     for (var max3_level: u32 = 0u; max3_level < gi_end4; max3_level = max3_level + 1u) {
@@ -167,11 +155,9 @@ fn partial_sums(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin
         if ((max3_lane & (gi_shl_u32(max3_step, 1u) - 1u)) == 0u) {
             if (!gi_done) { gi_store_us(max3_lane, max(gi_load_us(max3_lane), gi_load_us(max3_lane + max3_step))); }
         }
-        storageBarrier();
         workgroupBarrier();
     }
     kbig = gi_load_us(0u);
-    storageBarrier();
     workgroupBarrier();
     if (lid == 0u) {
         if (!gi_done) { gi_store_sums(g, total); }

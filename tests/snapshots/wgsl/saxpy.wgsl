@@ -24,8 +24,7 @@ fn gi_store_y(i: u32, v: f32) {
 }
 
 fn gi_load_x(i: u32) -> f32 {
-    if (i < gi_u.gi_len_x) { return x[gi_u.gi_off_x + i]; }
-    return f32();
+    return select(f32(), x[gi_u.gi_off_x + i], i < gi_u.gi_len_x);
 }
 
 fn gi_pa_f32(x: f32) -> f32 {
@@ -40,17 +39,16 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fmul_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
+fn gi_fmul_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a * b);
 }
 
 fn gi_load_y(i: u32) -> f32 {
-    if (i < gi_u.gi_len_y) { return y[gi_u.gi_off_y + i]; }
-    return f32();
+    return select(f32(), y[gi_u.gi_off_y + i], i < gi_u.gi_len_y);
 }
 
-fn gi_fadd_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a + b);
 }
 
 @compute @workgroup_size(256, 1, 1)
@@ -58,6 +56,6 @@ fn saxpy(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     let a: f32 = gi_u.a;
     let i: u32 = gi_global_id.x;
     if (i < gi_u.gi_len_y) {
-        gi_store_y(i, gi_fadd_f32(gi_fmul_f32(a, gi_load_x(i)), gi_load_y(i)));
+        gi_store_y(i, gi_fadd_res_f32(gi_fmul_res_f32(a, gi_pb_f32(gi_load_x(i))), gi_pb_f32(gi_load_y(i))));
     }
 }

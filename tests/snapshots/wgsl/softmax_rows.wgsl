@@ -25,8 +25,7 @@ fn gi_shr_u32(a: u32, b: u32) -> u32 {
 }
 
 fn gi_load_buf(i: u32) -> f32 {
-    if (i < gi_u.gi_len_buf) { return buf[gi_u.gi_off_buf + i]; }
-    return f32();
+    return select(f32(), buf[gi_u.gi_off_buf + i], i < gi_u.gi_len_buf);
 }
 
 // ir/rules.py `max_f32`: f32::max: a NaN operand yields the other
@@ -65,8 +64,7 @@ fn gi_shl_u32(a: u32, b: u32) -> u32 {
 }
 
 fn gi_load_scratch(i: u32) -> f32 {
-    if (i < 64u) { return scratch[i]; }
-    return 0.0f;
+    return select(0.0f, scratch[i], i < 64u);
 }
 
 fn gi_pa_f32(x: f32) -> f32 {
@@ -81,8 +79,8 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fsub_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) - gi_pb_f32(b));
+fn gi_fsub_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a - b);
 }
 
 fn gi_fadd_f32(a: f32, b: f32) -> f32 {
@@ -91,6 +89,10 @@ fn gi_fadd_f32(a: f32, b: f32) -> f32 {
 
 fn gi_fmul_f32(a: f32, b: f32) -> f32 {
     return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
+}
+
+fn gi_fsub_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) - gi_pb_f32(b));
 }
 
 // ir/mathlib.py `exp`: the same operations, and bits, on every backend
@@ -168,6 +170,10 @@ fn gi_exp_f32(x: f32) -> f32 {
     let t71 = (0x7f800000u < t70);
     let t72 = select(t68, x, t71);
     return t72;
+}
+
+fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a + b);
 }
 
 fn gi_store_buf(i: u32, v: f32) {
@@ -259,14 +265,14 @@ fn softmax_rows(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(w
     workgroupBarrier();
     var softmax1_e: f32 = 0.0f;
     if (softmax1_lane < softmax1_count) {
-        softmax1_e = gi_exp_f32(gi_fsub_f32(softmax1_x, softmax1_max));
+        softmax1_e = gi_exp_f32(gi_fsub_res_f32(gi_pa_f32(softmax1_x), gi_pb_f32(softmax1_max)));
     }
     var softmax1_lane_sum: f32 = softmax1_e;
     let gi_end3: u32 = softmax1_tiles;
     for (var softmax1_j_2: u32 = 1u; softmax1_j_2 < gi_end3; softmax1_j_2 = softmax1_j_2 + 1u) {
         if (softmax1_lane < (softmax1_count - (softmax1_j_2 * 64u))) {
             let softmax1_t_2: u32 = (softmax1_j_2 * 64u) + softmax1_lane;
-            softmax1_lane_sum = gi_fadd_f32(softmax1_lane_sum, gi_exp_f32(gi_fsub_f32(gi_load_buf(softmax1_base + softmax1_t_2), softmax1_max)));
+            softmax1_lane_sum = gi_fadd_res_f32(gi_pa_f32(softmax1_lane_sum), gi_pb_f32(gi_exp_f32(gi_fsub_res_f32(gi_pa_f32(gi_load_buf(softmax1_base + softmax1_t_2)), gi_pb_f32(softmax1_max)))));
         }
     }
     var softmax1_sum: f32;
@@ -277,7 +283,7 @@ fn softmax_rows(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(w
     for (var sum3_level: u32 = 0u; sum3_level < gi_end4; sum3_level = sum3_level + 1u) {
         let sum3_step: u32 = gi_shl_u32(1u, sum3_level);
         if ((softmax1_lane & (gi_shl_u32(sum3_step, 1u) - 1u)) == 0u) {
-            gi_store_scratch(softmax1_lane, gi_fadd_f32(gi_load_scratch(softmax1_lane), gi_load_scratch(softmax1_lane + sum3_step)));
+            gi_store_scratch(softmax1_lane, gi_fadd_res_f32(gi_pa_f32(gi_load_scratch(softmax1_lane)), gi_pb_f32(gi_load_scratch(softmax1_lane + sum3_step))));
         }
         storageBarrier();
         workgroupBarrier();
@@ -292,7 +298,7 @@ fn softmax_rows(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(w
     for (var softmax1_j_3: u32 = 1u; softmax1_j_3 < gi_end5; softmax1_j_3 = softmax1_j_3 + 1u) {
         if (softmax1_lane < (softmax1_count - (softmax1_j_3 * 64u))) {
             let softmax1_t_3: u32 = (softmax1_j_3 * 64u) + softmax1_lane;
-            gi_store_buf(softmax1_base + softmax1_t_3, gi_fdiv_f32(gi_exp_f32(gi_fsub_f32(gi_load_buf(softmax1_base + softmax1_t_3), softmax1_max)), softmax1_sum));
+            gi_store_buf(softmax1_base + softmax1_t_3, gi_fdiv_f32(gi_exp_f32(gi_fsub_res_f32(gi_pa_f32(gi_load_buf(softmax1_base + softmax1_t_3)), gi_pb_f32(softmax1_max))), softmax1_sum));
         }
     }
     storageBarrier();

@@ -69,8 +69,7 @@ fn gi_mul_m4v4(m: mat4x4<f32>, v: vec4<f32>) -> vec4<f32> {
 }
 
 fn gi_load_mask(i: u32) -> bool {
-    if (i < gi_u.gi_len_mask) { return mask[gi_u.gi_off_mask + i] != 0u; }
-    return bool();
+    return select(bool(), mask[gi_u.gi_off_mask + i] != 0u, i < gi_u.gi_len_mask);
 }
 
 fn gi_store_flags(i: u32, v: bool) {
@@ -89,17 +88,25 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fadd_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a + b);
 }
 
 fn gi_fmul_f32(a: f32, b: f32) -> f32 {
     return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
 }
 
+fn gi_fadd_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+}
+
 // lane products summed left to right
 fn gi_dot3(a: vec3<f32>, b: vec3<f32>) -> f32 {
     return gi_fadd_f32(gi_fadd_f32(gi_fmul_f32(a.x, b.x), gi_fmul_f32(a.y, b.y)), gi_fmul_f32(a.z, b.z));
+}
+
+fn gi_fmul_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a * b);
 }
 
 fn gi_store_out(i: u32, v: f32) {
@@ -129,6 +136,6 @@ fn structs(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     let t: vec4<f32> = gi_mul_m4v4(gi_u.p.m, v);
     let keep: bool = gi_load_mask(i) && on;
     gi_store_flags(i, keep || ((i % 3u) == 0u));
-    let e: f32 = select(gi_fadd_f32(t.y, gi_u.p.offset.x), gi_fmul_f32(gi_fmul_f32(q.mass, gi_dot3(q.velocity, q.velocity)), gi_u.p.scale), keep);
-    gi_store_out(i, gi_fadd_f32(gi_fadd_f32(e, gi_u32_to_f32(gi_u.p.count)), q.position.z));
+    let e: f32 = select(gi_fadd_res_f32(gi_pa_f32(t.y), gi_pb_f32(gi_u.p.offset.x)), gi_fmul_res_f32(gi_fmul_res_f32(gi_pa_f32(q.mass), gi_pb_f32(gi_dot3(q.velocity, q.velocity))), gi_pb_f32(gi_u.p.scale)), keep);
+    gi_store_out(i, gi_fadd_res_f32(gi_fadd_res_f32(gi_pa_f32(e), gi_pb_f32(gi_u32_to_f32(gi_u.p.count))), gi_pb_f32(q.position.z)));
 }

@@ -39,8 +39,7 @@ fn gi_tensor_index(l: array<vec4<u32>, 3>, i: u32) -> u32 {
 
 fn gi_load_t(i: u32) -> f32 {
     let j = gi_tensor_index(gi_u.gi_layout_t, i);
-    if (i < gi_u.gi_layout_t[0].z && j < gi_u.gi_blen_t) { return t[j]; }
-    return f32();
+    return select(f32(), t[j], i < gi_u.gi_layout_t[0].z && j < gi_u.gi_blen_t);
 }
 
 // Extent of axis a (axes past 3 read as 0, like any out-of-range load).
@@ -80,6 +79,10 @@ fn gi_u32_to_f32(a: u32) -> f32 {
     return t6;
 }
 
+fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a + b);
+}
+
 fn gi_store_u(i: u32, v: f32) {
     let j = gi_tensor_index(gi_u.gi_layout_u, i);
     if (i < gi_u.gi_layout_u[0].z && j < gi_u.gi_blen_u) { u[j] = v; }
@@ -87,8 +90,11 @@ fn gi_store_u(i: u32, v: f32) {
 
 fn gi_load_u(i: u32) -> f32 {
     let j = gi_tensor_index(gi_u.gi_layout_u, i);
-    if (i < gi_u.gi_layout_u[0].z && j < gi_u.gi_blen_u) { return u[j]; }
-    return f32();
+    return select(f32(), u[j], i < gi_u.gi_layout_u[0].z && j < gi_u.gi_blen_u);
+}
+
+fn gi_fmul_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a * b);
 }
 
 fn gi_store_o(i: u32, v: f32) {
@@ -100,8 +106,8 @@ fn gi_store_o(i: u32, v: f32) {
 fn tensors(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
     let i: u32 = gi_global_id.x;
     if (i < gi_u.gi_layout_t[0].z) {
-        let x: f32 = gi_fadd_f32(gi_load_t(i), gi_u32_to_f32(((gi_tensor_dim(gi_u.gi_layout_t, 0u) * 10u) + gi_tensor_dim(gi_u.gi_layout_t, 1u)) + (gi_u.gi_layout_t[0].y * 1000u)));
-        gi_store_u(i, gi_fadd_f32(gi_fmul_f32(gi_load_u(i), 2.0f), x));
+        let x: f32 = gi_fadd_res_f32(gi_pa_f32(gi_load_t(i)), gi_pb_f32(gi_u32_to_f32(((gi_tensor_dim(gi_u.gi_layout_t, 0u) * 10u) + gi_tensor_dim(gi_u.gi_layout_t, 1u)) + (gi_u.gi_layout_t[0].y * 1000u))));
+        gi_store_u(i, gi_fadd_res_f32(gi_fmul_res_f32(gi_pa_f32(gi_load_u(i)), gi_pb_f32(2.0f)), gi_pb_f32(x)));
         gi_store_o(i, x);
     }
 }

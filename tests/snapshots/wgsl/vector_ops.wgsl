@@ -20,8 +20,7 @@ struct gi_Uniforms {
 // with runtime zeros (gi_u.gi_zero_*) that no optimiser can see through.
 
 fn gi_load_a(i: u32) -> f32 {
-    if (i < gi_u.gi_len_a) { return a[gi_u.gi_off_a + i]; }
-    return f32();
+    return select(f32(), a[gi_u.gi_off_a + i], i < gi_u.gi_len_a);
 }
 
 fn gi_pa_f32(x: f32) -> f32 {
@@ -36,12 +35,12 @@ fn gi_pc_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_c);
 }
 
-fn gi_fmul_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
+fn gi_fmul_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a * b);
 }
 
-fn gi_fsub_f32(a: f32, b: f32) -> f32 {
-    return gi_pc_f32(gi_pa_f32(a) - gi_pb_f32(b));
+fn gi_fsub_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a - b);
 }
 
 // ir/rules.py `neg_f32`: the sign bit flipped
@@ -56,6 +55,14 @@ fn gi_store_out(i: u32, v: f32) {
 
 fn gi_fadd_f32(a: f32, b: f32) -> f32 {
     return gi_pc_f32(gi_pa_f32(a) + gi_pb_f32(b));
+}
+
+fn gi_fmul_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) * gi_pb_f32(b));
+}
+
+fn gi_fsub_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(gi_pa_f32(a) - gi_pb_f32(b));
 }
 
 // ir/mathlib.py `sin`: the same operations, and bits, on every backend
@@ -658,6 +665,10 @@ fn gi_cos_f32(x: f32) -> f32 {
     let t290 = (0x7f800000u < t2);
     let t291 = select(t289, x, t290);
     return t291;
+}
+
+fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
+    return gi_pc_f32(a + b);
 }
 
 // ir/mathlib.py `exp`: the same operations, and bits, on every backend
@@ -1472,16 +1483,16 @@ fn gi_pc_v4f32(x: vec4<f32>) -> vec4<f32> {
     return bitcast<vec4<f32>>(bitcast<vec4<u32>>(x) ^ vec4<u32>(gi_u.gi_zero_c));
 }
 
-fn gi_fmul_v4f32(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
-    return gi_pc_v4f32(gi_pa_v4f32(a) * gi_pb_v4f32(b));
+fn gi_fmul_res_v4f32(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    return gi_pc_v4f32(a * b);
 }
 
-fn gi_fsub_v4f32(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
-    return gi_pc_v4f32(gi_pa_v4f32(a) - gi_pb_v4f32(b));
+fn gi_fsub_res_v4f32(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    return gi_pc_v4f32(a - b);
 }
 
-fn gi_fadd_v4f32(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
-    return gi_pc_v4f32(gi_pa_v4f32(a) + gi_pb_v4f32(b));
+fn gi_fadd_res_v4f32(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    return gi_pc_v4f32(a + b);
 }
 
 fn gi_fdiv_v4f32(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
@@ -1971,22 +1982,22 @@ fn vector_ops(@builtin(global_invocation_id) gi_global_id: vec3<u32>) {
         return;
     }
     let x: f32 = gi_load_a(i);
-    let v: vec4<f32> = vec4<f32>(x, gi_fmul_f32(x, 0.5f), gi_fsub_f32(1.0f, x), 2.0f);
+    let v: vec4<f32> = vec4<f32>(x, gi_fmul_res_f32(gi_pa_f32(x), gi_pb_f32(0.5f)), gi_fsub_res_f32(gi_pa_f32(1.0f), gi_pb_f32(x)), 2.0f);
     let w: vec4<f32> = vec4<f32>(0.25f, x, gi_neg_f32(x), 3.0f);
     let o: u32 = i * 12u;
-    gi_store_out(o, gi_fadd_f32(gi_sin_f32(x), gi_cos_f32(x)));
-    gi_store_out(o + 1u, gi_fsub_f32(gi_fadd_f32(gi_exp_f32(gi_fmul_f32(x, 0.1f)), gi_log_f32(gi_abs_f32(x))), gi_log2_f32(gi_fadd_f32(gi_abs_f32(x), 1.0f))));
-    gi_store_out(o + 2u, gi_fadd_f32(gi_pow_f32(gi_abs_f32(x), 1.5f), gi_pow_f32(gi_pa_f32(-2.0f), gi_pa_f32(3.0f))));
+    gi_store_out(o, gi_fadd_res_f32(gi_pa_f32(gi_sin_f32(x)), gi_pb_f32(gi_cos_f32(x))));
+    gi_store_out(o + 1u, gi_fsub_res_f32(gi_fadd_res_f32(gi_pa_f32(gi_exp_f32(gi_fmul_res_f32(gi_pa_f32(x), gi_pb_f32(0.1f)))), gi_pb_f32(gi_log_f32(gi_abs_f32(x)))), gi_pb_f32(gi_log2_f32(gi_fadd_res_f32(gi_pa_f32(gi_abs_f32(x)), gi_pb_f32(1.0f))))));
+    gi_store_out(o + 2u, gi_fadd_res_f32(gi_pa_f32(gi_pow_f32(gi_abs_f32(x), 1.5f)), gi_pb_f32(gi_pow_f32(gi_pa_f32(-2.0f), gi_pa_f32(3.0f)))));
     gi_store_out(o + 3u, gi_dot4(v, w));
     gi_store_out(o + 4u, gi_sqrt_f32(gi_dot3(v.xyz, v.xyz)));
     var z: vec3<f32> = v.zyx;
     z.y = 7.0f;
-    gi_store_out(o + 5u, gi_fadd_f32(z.x, z.y));
-    gi_store_out(o + 6u, gi_fsub_v4f32(gi_fmul_v4f32(v, w), v).w);
-    let s: vec4<f32> = gi_fdiv_v4f32(gi_fadd_v4f32(v, gi_fmul_v4f32(w, vec4<f32>(2.0f))), vec4<f32>(3.0f));
-    gi_store_out(o + 7u, gi_fadd_f32(s.y, s.z));
-    gi_store_out(o + 8u, gi_fadd_f32(gi_max_v4f32(v, w).x, gi_min_v4f32(v, w).y));
-    gi_store_out(o + 9u, gi_tan_f32(gi_fmul_f32(x, 0.01f)));
-    gi_store_out(o + 10u, gi_exp2_f32(gi_fmul_f32(x, 0.5f)));
-    gi_store_out(o + 11u, gi_fadd_f32(gi_fadd_f32(floor(x), gi_fmul_f32(ceil(x), 2.0f)), gi_fmul_f32(trunc(x), 4.0f)));
+    gi_store_out(o + 5u, gi_fadd_res_f32(gi_pa_f32(z.x), gi_pb_f32(z.y)));
+    gi_store_out(o + 6u, gi_fsub_res_v4f32(gi_fmul_res_v4f32(gi_pa_v4f32(v), gi_pb_v4f32(w)), gi_pb_v4f32(v)).w);
+    let s: vec4<f32> = gi_fdiv_v4f32(gi_fadd_res_v4f32(gi_pa_v4f32(v), gi_fmul_res_v4f32(gi_pa_v4f32(w), gi_pb_v4f32(vec4<f32>(2.0f)))), vec4<f32>(3.0f));
+    gi_store_out(o + 7u, gi_fadd_res_f32(gi_pa_f32(s.y), gi_pb_f32(s.z)));
+    gi_store_out(o + 8u, gi_fadd_res_f32(gi_pa_f32(gi_max_v4f32(v, w).x), gi_pb_f32(gi_min_v4f32(v, w).y)));
+    gi_store_out(o + 9u, gi_tan_f32(gi_fmul_res_f32(gi_pa_f32(x), gi_pb_f32(0.01f))));
+    gi_store_out(o + 10u, gi_exp2_f32(gi_fmul_res_f32(gi_pa_f32(x), gi_pb_f32(0.5f))));
+    gi_store_out(o + 11u, gi_fadd_res_f32(gi_fadd_res_f32(gi_pa_f32(floor(x)), gi_fmul_res_f32(gi_pa_f32(ceil(x)), gi_pb_f32(2.0f))), gi_pb_f32(gi_fmul_res_f32(gi_pa_f32(trunc(x)), gi_pb_f32(4.0f)))));
 }
