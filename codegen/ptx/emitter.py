@@ -58,7 +58,7 @@ from goldy_import.ir.pipeline import for_target
 from goldy_import.ir.rules import RULES, call_rule
 
 from . import math as PM
-from .lanes import lanes_for
+from .lanes import lanes_for, private_scratch
 from ..guard import emitter
 from ..names import PTX, Namer, ascii_text, kernel_namer
 from goldy_import.ir.uniformity import Uniformity
@@ -299,6 +299,7 @@ class _Emitter:
         self.builtin: dict[str, list[str]] = {}
         self.lid = ""
         self.written = set(self.uni.written)
+        self.private = private_scratch(k)
         self.checked = abi.checked
         self.traps: list[tuple] = []  # out-of-line fault blocks: (label, back, deferred checks)
         self.guards: list[str] = []  # `&&`/`||` left operands under which the code runs
@@ -1036,6 +1037,7 @@ class _Emitter:
         levels = n.bit_length() - 1
         first = 0
         keeps = list(vs)
+        private = scratch in self.private  # lanes.private_scratch: only the tree's own slots matter
         if aligned and n >= 32 and wg % 32 == 0 and wg >= n:
             # levels 0..4 in registers: lane l combines with lane l + 2^s (lower lane left),
             # and remembers the value the tree would leave in scratch[l]
@@ -1046,9 +1048,14 @@ class _Emitter:
                 for s in range(5):
                     other = self.new(kind, f"shfl.sync.down.b32 {{}}, {{}}, {1 << s}, 31, 0xffffffff;", acc)
                     acc = self.combine(op, ty, acc, other)
+                    if private and s < 4:
+                        continue
                     low = self.new("r", f"and.b32 {{}}, {{}}, {(2 << s) - 1};", lid)
                     hit = self.pred_and(in_n, self.new("p", "setp.eq.u32 {}, {}, 0;", low))
-                    b.op(f"@{hit} {MOV[kind]} {keep}, {acc};")
+                    if private:  # the warp totals, in lanes 32j, are all the later levels read
+                        ins[c], keeps[c] = hit, acc
+                    else:
+                        b.op(f"@{hit} {MOV[kind]} {keep}, {acc};")
             first = 5
         for in_scratch, my, keep in zip(ins, mys, keeps):
             b.op(f"@{in_scratch} st.shared.{st} [{my}], {keep};")
@@ -1056,7 +1063,7 @@ class _Emitter:
         if first and levels > first:
             # levels 5.. combine scratch[32j] with scratch[32j + 2^s]: the same tree over the
             # n/32 warp totals, run by warp 0 with shuffles (one barrier instead of one a level)
-            self.warp0_levels(op, ty, n, levels - first, base)
+            self.warp0_levels(op, ty, n, levels - first, base, private)
             first = levels
             self.barrier(aligned)
         for s in range(first, levels):
@@ -1076,7 +1083,7 @@ class _Emitter:
         self.barrier(aligned)
         return r
 
-    def warp0_levels(self, op: str, ty: str, n: int, levels: int, base: str) -> None:
+    def warp0_levels(self, op: str, ty: str, n: int, levels: int, base: str, private: bool = False) -> None:
         b = self.b
         kind = SCALAR_KIND[ty]
         st = ty if ty != "i32" else "u32"
@@ -1093,9 +1100,13 @@ class _Emitter:
         for s in range(levels):
             other = self.new(kind, f"shfl.sync.down.b32 {{}}, {{}}, {1 << s}, 31, 0xffffffff;", acc)
             acc = self.combine(op, ty, acc, other)
+            if private:
+                continue
             low = self.new("r", f"and.b32 {{}}, {{}}, {(2 << s) - 1};", j)
             hit = self.pred_and(valid, self.new("p", "setp.eq.u32 {}, {}, 0;", low))
             b.op(f"@{hit} {MOV[kind]} {keep}, {acc};")
+        if private:  # only the total, scratch[0], is read after the tree
+            valid, keep = self.new("p", "setp.eq.u32 {}, {}, 0;", self.reg_of(j, "r")), acc
         b.op(f"@{valid} st.shared.{st} [{addr}], {keep};")
         b.place(skip)
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 from goldy_import.ir import nodes as N
 from goldy_import.ir.uniformity import Uniformity
 
-__all__ = ["lanes_for", "lanes_ok", "LANE_THREADS"]
+__all__ = ["lanes_for", "lanes_ok", "private_scratch", "LANE_THREADS"]
 
 LANE_THREADS = 256  # hardware threads per block the lanes entry aims at
 _ALLOWED = (N.Let, N.Assign, N.Store, N.If, N.For, N.Barrier, N.Reduce)
@@ -74,3 +74,18 @@ def _ok(stmts: list[N.Stmt], uni: Uniformity, under_if: bool) -> bool:
 
 def _checked(e: N.Expr) -> bool:
     return any(getattr(x, "check", -1) >= 0 for x in N.walk_expr(e))
+
+
+def private_scratch(kernel: N.Kernel) -> set[str]:
+    """The workgroup arrays no statement but a collective touches (no Load, Store or Atomic
+    names them). What a collective leaves in such a scratch array is never observed (each
+    collective writes every slot its tree reads before reading it), so the PTX tree may
+    keep only the values it needs: the warp levels carry one accumulator, not the state
+    each slot would hold."""
+    used = set()
+    for s in N.walk_stmts(kernel.body):
+        if isinstance(s, (N.Store, N.Atomic)):
+            used.add(s.resource)
+        for e in N.stmt_exprs(s):
+            used.update(x.resource for x in N.walk_expr(e) if isinstance(x, N.Load))
+    return {w.name for w in kernel.workgroup_arrays} - used
