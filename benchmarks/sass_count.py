@@ -19,7 +19,8 @@ Counted: the hot path, i.e. the entry's instructions from its start to its first
 unpredicated EXIT, without loop bodies (a backward branch's range: the softmax's loops over
 further 1024-wide tiles run 0 times at rows of 1024) and without the rare paths (code a
 forward branch skips that holds an ATOMG or a CALL: the bounds checks' fault reports, which
-ptxas moves inline, and div.rn's slow path). Per element = hot path / elements
+ptxas moves inline, and div.rn's slow path; or 16 or more instructions of pure arithmetic:
+the math library's branch for rare inputs, `Ops.when`). Per element = hot path / elements
 per thread. At the H200's issue rate (132 SMs x 4 schedulers x 32 lanes x 1.98 GHz, about
 33 T thread-instructions/s), 64M elements at N instructions each take N * 2 us.
 """
@@ -111,11 +112,21 @@ def hot_path(code: list[tuple[int, str]]) -> list[str]:
         target = int(m.group(2), 16)
         if target <= addr:
             skip.append((target, addr))  # a loop body
-        elif m.group(1) and any(a < target and t2.split()[0].startswith(("ATOMG", "CALL"))
-                                for a, t2 in code[:end] if a > addr):
+        elif m.group(1) and _rare([t2 for a, t2 in code[:end] if addr < a < target]):
             skip.append((addr + 1, target - 1))  # the branch itself stays
     return [t for addr, t in code[:end]
             if not t.startswith("NOP") and not any(a <= addr <= b for a, b in skip)]
+
+
+def _rare(skipped: list[str]) -> bool:
+    """Whether code a forward branch skips is a rare path: a fault report or div.rn's slow
+    path (an ATOMG or a CALL), or pure arithmetic (the math library's `when` for rare
+    inputs, e.g. exp beyond |x| >= 86 or NaN: a kernel's own `if` holds memory accesses
+    or is predicated)."""
+    ops = [strip_guard(t).split()[0] for t in skipped]
+    if any(op.startswith(("ATOMG", "CALL")) for op in ops):
+        return True
+    return len(ops) >= 16 and all(classify(op) in ("fp32", "int", "conv", "pred", "move", "mufu") for op in ops)
 
 
 _BRA = re.compile(r"(@!?U?P\w+\s+)?BRA(?:\.\S+)?\s+(?:`\(\.L_x_\d+\)\s*)?(0x[0-9a-f]+)")

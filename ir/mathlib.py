@@ -27,7 +27,9 @@ Error bounds, in ulp of the correctly rounded f32 result (asserted by tests/test
 against f64 references over fresh sweeps; worst measured over 2M inputs in brackets;
 subnormal results are rounded twice and excepted):
 
-    exp, exp2    <= 1 (0.78)  Cody-Waite reduction by ln2 (k exact), exp(r) with 1 + r exact
+    exp, exp2    <= 1 (0.78)  Cody-Waite reduction by ln2 (k exact), exp(r) with 1 + r exact;
+                              exp below |x| < 86 scales by adding k to the exponent field, the
+                              rest (and exp2) by _ldexp on a branch (`Ops.when`)
     log, log2    <= 1 (0.50)  exponent split, log(1 + f) = 2 atanh(f / (2 + f)) in double-f32
     sin, cos     <= 1 (0.78)  exact integer reduction by pi/2 (2/pi as 32-bit words) for
                               every |x| >= pi/4, the remainder carried as r + r_lo
@@ -333,7 +335,33 @@ def _exp_special(m: Ops, x, res):
     return m.sel(m.isnan(x), x, res)
 
 
+EXP_FAST = 86.0  # below in magnitude, 2^k (|k| <= 124) times p in [0.7, 1.42] is a normal f32
+
+
 def exp(m: Ops, x):
+    """|x| < EXP_FAST (NaN fails the test on the bits): the reduction with the rounding of
+    r = hi - k*LN2_LO kept by fast_two_sum (exact where |hi| >= |k*LN2_LO|; elsewhere both
+    are below 2^-12 and the tail is off by less than 2^-34 of the result), and 2^k added to
+    the exponent field (the result is normal: exact). Else `_exp_full`, on a branch the
+    renderer may take or select."""
+    big = m.fbits(m.add(m.mul(x, m.c(LOG2E)), m.c(MAGIC)))
+    kf = m.sub(m.bitsf(big), m.c(MAGIC))
+    hi = m.sub(x, m.mul(kf, m.c(LN2_HI)))              # exact, as in _exp_full
+    r, rl = fast_two_sum(m, hi, m.mul(kf, m.c(-LN2_LO)))
+    p = _exp_core(m, r, rl)
+    # k << 23 is big's bits << 23: MAGIC's bits vanish from the low 9 bits
+    fast = m.bitsf(m.iadd(m.fbits(p), m.shl(big, 23)))
+    slow = m.pnot(m.ilt_u(_abs_bits(m, x), m.i(_f32_bits(EXP_FAST))))
+    return m.when(slow, lambda: [_exp_full(m, x)], [fast])[0]
+
+
+def _f32_bits(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def _exp_full(m: Ops, x):
+    """exp for every x: clamped (beyond: 0 or inf from _ldexp), the exact two_sum, 2^k
+    by _ldexp (subnormal results rounded once), NaN passed through."""
     xc = _clamp(m, x, -104.0, 89.0)                    # beyond: 0 or inf from _ldexp
     kf, k = _rint_small(m, m.mul(xc, m.c(LOG2E)))
     # k * LN2_HI is exact, and so is the difference: it is a multiple of ulp(xc) (LN2_HI

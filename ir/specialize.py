@@ -5,7 +5,8 @@ is) in which every read of a baked scalar parameter is its value, and every `ran
 `dim(a)` (constant `a`) and `len()` of a baked tensor view is read from its layout record;
 constant subexpressions are then folded with ir/fold.py (Rust's rules, one place), `if`s
 and `while`s on a constant condition lose the arm that cannot run, and `&&` / `||` /
-`select` with a constant deciding operand keep the operand that decides. The parameter list
+`select` with a constant deciding operand keep the operand that decides; repeated guards
+(`if c {A} if c {B}`, a fused region's stages) merge (ir/guards.py). The parameter list
 is unchanged, so a variant binds exactly the arguments of the universal program (it simply
 never reads the baked ones) and runs through the same pipeline (checks, legalisation).
 
@@ -24,6 +25,7 @@ from typing import Mapping, Optional, Sequence, Union
 
 from . import nodes as N
 from .fold import fold
+from .guards import merge_guards
 
 __all__ = ["specialize", "bakeable"]
 
@@ -45,7 +47,7 @@ def specialize(kernel: N.Kernel, scalars: Mapping[str, Value],
     (name -> the 12-u32 layout record of runtime/tensor.py) baked in."""
     k = copy.deepcopy(kernel)
     _Baker(k, dict(scalars), dict(tensors or {})).run()
-    return k
+    return merge_guards(k)  # fused stages' guards, now one condition
 
 
 class _Baker:
