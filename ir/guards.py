@@ -14,8 +14,9 @@ same condition, evaluated once instead of twice, which is the same value where
 Between the two `if`s only immutable `let`s of such pure values may stand; they move
 before the first `if` (their values depend on nothing the body changes). Two conditions
 are the same when they are equal after replacing each such `let` by the earlier one with
-the same value (`i_s1` by `i`). Locals are unique in the IR, so the merged body needs no
-renaming.
+the same value (`i_s1` by `i`); reads of such a `let` then read the earlier one (the same
+value), so what ir/checks.py knows of `i` covers them. Locals are unique in the IR, so the
+merged body needs no renaming.
 """
 
 from __future__ import annotations
@@ -62,7 +63,13 @@ def _block(body: list[N.Stmt], fixed: set[str]) -> list[N.Stmt]:
         else:
             out += pending + [s]
         pending = []
-    return out + pending
+    out += pending
+    for st in N.walk_stmts(out):  # `i_s1` reads become `i`, so facts about `i` cover them
+        for e in N.stmt_exprs(st):
+            for x in N.walk_expr(e):
+                if isinstance(x, N.Var) and x.name in alias:
+                    x.name = alias[x.name]
+    return out
 
 
 def _mergeable(a: N.If, b: N.If, alias: dict[str, str]) -> bool:

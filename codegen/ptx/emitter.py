@@ -54,6 +54,7 @@ from goldy_import.ir import abi as A
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 from goldy_import.ir.layout import struct_layout
+from goldy_import.ir.checks import PROVEN
 from goldy_import.ir.pipeline import for_target
 from goldy_import.ir.rules import RULES, call_rule
 
@@ -904,7 +905,7 @@ class _Emitter:
         nc = ".nc" if name not in self.written else ""
         if r["kind"] == "buffer":
             idx = ev()[0]
-            ok = self.lt_u(idx, r["len"])
+            ok = "" if check == PROVEN else self.lt_u(idx, r["len"])  # ir/checks.py proved it
             if check >= 0:
                 self.trap(check, ok, index=idx, length=r["len"])
             return "global", ok, self.address(r["ptr"], idx, _stride(self.k, p.ty)), p.ty, nc
