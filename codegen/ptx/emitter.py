@@ -59,7 +59,7 @@ from goldy_import.ir.pipeline import for_target
 from goldy_import.ir.rules import RULES, call_rule
 
 from . import math as PM
-from .lanes import lanes_for, private_scratch
+from .lanes import lanes_for, packed_warp_totals, private_scratch
 from ..guard import emitter
 from ..names import PTX, Namer, ascii_text, kernel_namer
 from goldy_import.ir.uniformity import Uniformity
@@ -1039,7 +1039,11 @@ class _Emitter:
         first = 0
         keeps = list(vs)
         private = scratch in self.private  # lanes.private_scratch: only the tree's own slots matter
-        if aligned and n >= 32 and wg % 32 == 0 and wg >= n:
+        shuffles = aligned and n >= 32 and wg % 32 == 0 and wg >= n
+        if shuffles and private and len(vs) > 1:  # the lanes entry's copies share shuffles
+            ins, mys, keeps = (list(x) for x in zip(packed_warp_totals(self, op, ty, kind, vs, lids, n, base)))
+            first = 5
+        elif shuffles:
             # levels 0..4 in registers: lane l combines with lane l + 2^s (lower lane left),
             # and remembers the value the tree would leave in scratch[l]
             for c, (v, lid) in enumerate(zip(vs, lids)):
