@@ -339,16 +339,20 @@ EXP_FAST = 86.0  # below in magnitude, 2^k (|k| <= 124) times p in [0.7, 1.42] i
 
 
 def exp(m: Ops, x):
-    """|x| < EXP_FAST (NaN fails the test on the bits): the reduction with the rounding of
-    r = hi - k*LN2_LO kept by fast_two_sum (exact where |hi| >= |k*LN2_LO|; elsewhere both
-    are below 2^-12 and the tail is off by less than 2^-34 of the result), and 2^k added to
-    the exponent field (the result is normal: exact). Else `_exp_full`, on a branch the
-    renderer may take or select."""
+    """|x| < EXP_FAST (NaN fails the test on the bits): with hi = x - k*LN2_HI (exact) and
+    lo = -k*LN2_LO, exp(x) = 2^k (1 + hi + lo + r^2 Q(r)), r = hi + lo rounded (the
+    polynomial's argument; _exp_core's scheme with 1 + hi as the exact pair and lo in the
+    tail instead of r and its rounding error), and 2^k added to the exponent field (the
+    result is normal: exact). Else `_exp_full`, on a branch the renderer may take or
+    select."""
     big = m.fbits(m.add(m.mul(x, m.c(LOG2E)), m.c(MAGIC)))
     kf = m.sub(m.bitsf(big), m.c(MAGIC))
     hi = m.sub(x, m.mul(kf, m.c(LN2_HI)))              # exact, as in _exp_full
-    r, rl = fast_two_sum(m, hi, m.mul(kf, m.c(-LN2_LO)))
-    p = _exp_core(m, r, rl)
+    lo = m.mul(kf, m.c(-LN2_LO))
+    r = m.add(hi, lo)
+    t = m.mul(m.mul(r, r), _horner(m, r, _EXP_Q5))
+    h, hl = fast_two_sum(m, m.c(1.0), hi)              # |hi| < 1
+    p = m.add(h, m.add(hl, m.add(lo, t)))
     # k << 23 is big's bits << 23: MAGIC's bits vanish from the low 9 bits
     fast = m.bitsf(m.iadd(m.fbits(p), m.shl(big, 23)))
     slow = m.pnot(m.ilt_u(_abs_bits(m, x), m.i(_f32_bits(EXP_FAST))))
