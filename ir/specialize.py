@@ -52,23 +52,25 @@ def specialize(kernel: N.Kernel, scalars: Mapping[str, Value],
     lengths = {n: int(v[1]) for n, v in tensors.items() if len(v) == 2 and v[0] == "len"}
     k = copy.deepcopy(kernel)
     _Baker(k, dict(scalars), {n: v for n, v in tensors.items() if n not in lengths}, lengths).run()
+    merge_guards(k)  # fused stages' guards, now one condition
     _assume_lengths(k, lengths)
-    return merge_guards(k)  # fused stages' guards, now one condition
+    return k
 
 
 def _assume_lengths(k: N.Kernel, lengths: dict) -> None:
-    """A first statement `if x.len() < n || ... { return; }` for the baked buffer lengths:
-    never taken (the variant runs only with those lengths), it gives ir/checks.py the facts
+    """The body under `if x.len() >= n && ... { }` for the baked buffer lengths: always
+    true (the variant runs only with those lengths), it gives ir/checks.py the facts
     `n <= x.len()` that prove accesses below a baked bound. Kernels with barriers or
-    collectives are left as they are (their lanes entry wants no `return`)."""
+    collectives are left as they are (their lanes entry wants every barrier outside any
+    `if`)."""
     if not lengths or any(isinstance(s, (N.Barrier, N.Reduce, N.Softmax)) for s in N.walk_stmts(k.body)):
         return
     sp = k.span
     cond: Optional[N.Expr] = None
     for name, n in lengths.items():
-        c = N.Binary("bool", sp, "lt", N.Len("u32", sp, name), N.Const("u32", sp, n))
-        cond = c if cond is None else N.Binary("bool", sp, "or", cond, c)
-    k.body.insert(0, N.If(sp, cond, [N.Return(sp)], []))
+        c = N.Binary("bool", sp, "ge", N.Len("u32", sp, name), N.Const("u32", sp, n))
+        cond = c if cond is None else N.Binary("bool", sp, "and", cond, c)
+    k.body = [N.If(sp, cond, k.body, [])]
 
 
 class _Baker:

@@ -9,6 +9,8 @@ import pytest
 
 import goldy_import as gi
 from goldy_import.ir import nodes as N
+from goldy_import.ir import pipeline
+from goldy_import.ir.checks import check_sites
 from goldy_import.ir.guards import merge_guards
 from goldy_import.ir.specialize import specialize
 from oracle import assert_same, backend_or_skip, device, kernel_ir
@@ -58,9 +60,13 @@ def test_a_fused_specialized_chain_runs_under_one_guard(backend):
     got = _run(sch, [y])[0]
     assert sch.specialization_report().regions[0].status == "active"
     (e,) = sch._fusion.active
-    (_, scalars, _) = sch._spec.plans[(0, 1)]
+    (_, scalars, tensors) = sch._spec.plans[(0, 1)]
     v = specialize(e.kernel.kdef.ir, scalars)
     assert sum(isinstance(s, N.If) for s in v.body) == 1, "the two stages' guards should be one `if`"
+    # the bound buffers' lengths are baked too: every access of the variant is proven
+    assert tensors == {"x": ("len", N_CHAIN), "y": ("len", N_CHAIN)}, tensors
+    lowered = pipeline.lower(specialize(e.kernel.kdef.ir, scalars, tensors), "ptx", checks=True).kernel
+    assert check_sites(lowered) == []
     ref, ref_y = _chain(dev, False)
     np.testing.assert_array_equal(_bits(got), _bits(_run(ref, [ref_y])[0]))
     if backend != "cpu":
