@@ -31,7 +31,10 @@ are the math library's sequences (ir/mathlib.py, the same bits as every backend)
 inline by `ptx/math.py`'s `PtxOps`; f32 `%` is `ptx/math.py`'s `fmod` (exact). Workgroup
 collectives follow the dialect's pairwise tree exactly; warp shuffles replace the first five
 tree levels only where all threads are known to arrive (they keep the operand order, so the
-bits, and leave the scratch array in the same final state). Buffers the kernel never writes
+bits, and leave the scratch array in the same final state, except one that only collectives
+touch, `lanes.private_scratch`: there the lanes entry's copies share the shuffles,
+`lanes.packed_warp_totals`). Accesses ir/checks.py proves in range (`PROVEN`) drop their
+range compare. Buffers the kernel never writes
 are read with `ld.global.nc`. Where barriers and shuffles may use the aligned forms is
 decided by `ir.uniformity` ("may" mode).
 
