@@ -8,7 +8,8 @@ the stages' bodies run under one guard.
 
 The rewrite keeps every thread's execution: the two bodies run in the same order under the
 same condition, evaluated once instead of twice, which is the same value where
-- the condition reads no memory and calls nothing (it has no effect and no check site),
+- the condition reads no memory, calls nothing and divides no integers (it has no effect
+  and no check site),
 - the first body assigns no variable the condition reads (immutable `let`s never change),
 - neither body leaves the statement sequence (`return`, `break`, `continue`).
 Between the two `if`s only immutable `let`s of such pure values may stand; they move
@@ -83,11 +84,13 @@ def _mergeable(a: N.If, b: N.If, alias: dict[str, str]) -> bool:
 
 
 def _pure(e: N.Expr, fixed: Optional[set[str]] = None) -> bool:
-    """No memory read, call or check site; with `fixed`, reading only variables in it or
-    parameters (so the value is the same wherever it is evaluated)."""
+    """No memory read, call, check site or integer division; with `fixed`, reading only
+    variables in it or parameters (so the value is the same wherever it is evaluated)."""
     for x in N.walk_expr(e):
         if not isinstance(x, _PURE) or getattr(x, "check", -1) >= 0:
             return False
+        if isinstance(x, N.Binary) and x.op in ("div", "rem") and x.ty in ("u32", "i32"):
+            return False  # may trap once ir/checks.py has run: it must not move
         if fixed is not None and isinstance(x, N.Var) and x.name not in fixed:
             return False
     return True

@@ -110,6 +110,14 @@ fn leaves(y: &mut [f32], n: u32) {
 }
 
 #[goldy::compute(workgroup_size = [64, 1, 1])]
+fn divides(y: &mut [f32], n: u32, d: u32) {
+    let i = gpu::global_id().x;
+    if i < n { y[i] = 1.0; }
+    let q = n / d;
+    if i < n { y[i] = q as f32; }
+}
+
+#[goldy::compute(workgroup_size = [64, 1, 1])]
 fn loads(y: &mut [f32], n: u32) {
     let i = gpu::global_id().x;
     if y[0] < 1.0 { y[0] = 5.0; }
@@ -118,7 +126,8 @@ fn loads(y: &mut [f32], n: u32) {
 """
 
 
-@pytest.mark.parametrize("name,ifs", [("same", 1), ("changed", 2), ("moved", 2), ("leaves", 2), ("loads", 2)])
+@pytest.mark.parametrize("name,ifs", [("same", 1), ("changed", 2), ("moved", 2), ("leaves", 2),
+                                      ("divides", 2), ("loads", 2)])
 def test_merge_only_what_keeps_each_threads_execution(name, ifs):
     k = merge_guards(kernel_ir(SRC, name))
     assert sum(isinstance(s, N.If) for s in k.body) == ifs
