@@ -3,7 +3,9 @@ those a dominating guard already proves.
 
 `insert_checks(kernel)` returns a copy whose `Load`, `Store` and `AtomicAdd` nodes and
 integer `div`/`rem` nodes carry `check >= 0` (a site id) where a check must run, and -1
-where none is needed. `check_sites(kernel)` lists the sites for the runtime's fault
+where none is needed; an access a fact proves in range carries `PROVEN` (-2), so an
+emitter may also drop its silent range guard (an access that was never checked, checks
+off, keeps -1 and the guard). `check_sites(kernel)` lists the sites for the runtime's fault
 messages. The pass is conservative: it removes a check only when a fact it can name
 proves it; everything else stays checked.
 
@@ -31,6 +33,7 @@ from .legalize import expand_softmax
 from .uniformity import reassigned_locals
 
 Bound = tuple  # ("len", resource) | ("name", ir_name) | ("const", int)
+PROVEN = -2  # the `check` of an access proven in range (module docstring)
 
 
 @dataclass(frozen=True)
@@ -208,13 +211,13 @@ class _Pass:
         elif isinstance(s, N.Store):
             self.expr(s.index, facts)
             self.expr(s.value, facts)
-            s.check = -1 if self.proven(s.resource, s.index, facts) else self.site()
+            s.check = PROVEN if self.proven(s.resource, s.index, facts) else self.site()
         elif isinstance(s, N.Atomic):
             self.expr(s.index, facts)
             self.expr(s.value, facts)
             if s.compare is not None:
                 self.expr(s.compare, facts)
-            s.check = -1 if self.proven(s.resource, s.index, facts) else self.site()
+            s.check = PROVEN if self.proven(s.resource, s.index, facts) else self.site()
         elif isinstance(s, N.If):
             self.expr(s.cond, facts)
             lt, le = self.facts_true(s.cond)
@@ -246,7 +249,7 @@ class _Pass:
         for c in N.expr_children(e):
             self.expr(c, facts)
         if isinstance(e, N.Load):
-            e.check = -1 if self.proven(e.resource, e.index, facts) else self.site()
+            e.check = PROVEN if self.proven(e.resource, e.index, facts) else self.site()
         elif isinstance(e, N.Binary) and e.op in ("div", "rem") and e.ty in ("u32", "i32"):
             divisor = e.rhs
             nonzero = isinstance(divisor, N.Const) and divisor.value != 0

@@ -27,7 +27,9 @@ Error bounds, in ulp of the correctly rounded f32 result (asserted by tests/test
 against f64 references over fresh sweeps; worst measured over 2M inputs in brackets;
 subnormal results are rounded twice and excepted):
 
-    exp, exp2    <= 1 (0.78)  Cody-Waite reduction by ln2 (k exact), exp(r) with 1 + r exact
+    exp, exp2    <= 1 (0.78)  Cody-Waite reduction by ln2 (k exact), exp(r) with 1 + r exact;
+                              exp below |x| < 86 scales by adding k to the exponent field, the
+                              rest (and exp2) by _ldexp on a branch (`Ops.when`)
     log, log2    <= 1 (0.50)  exponent split, log(1 + f) = 2 atanh(f / (2 + f)) in double-f32
     sin, cos     <= 1 (0.78)  exact integer reduction by pi/2 (2/pi as 32-bit words) for
                               every |x| >= pi/4, the remainder carried as r + r_lo
@@ -333,7 +335,37 @@ def _exp_special(m: Ops, x, res):
     return m.sel(m.isnan(x), x, res)
 
 
+EXP_FAST = 86.0  # below in magnitude, 2^k (|k| <= 124) times p in [0.7, 1.42] is a normal f32
+
+
 def exp(m: Ops, x):
+    """|x| < EXP_FAST (NaN fails the test on the bits): with hi = x - k*LN2_HI (exact) and
+    lo = -k*LN2_LO, exp(x) = 2^k (1 + hi + lo + r^2 Q(r)), r = hi + lo rounded (the
+    polynomial's argument; _exp_core's scheme with 1 + hi as the exact pair and lo in the
+    tail instead of r and its rounding error), and 2^k added to the exponent field (the
+    result is normal: exact). Else `_exp_full`, on a branch the renderer may take or
+    select."""
+    big = m.fbits(m.add(m.mul(x, m.c(LOG2E)), m.c(MAGIC)))
+    kf = m.sub(m.bitsf(big), m.c(MAGIC))
+    hi = m.sub(x, m.mul(kf, m.c(LN2_HI)))              # exact, as in _exp_full
+    lo = m.mul(kf, m.c(-LN2_LO))
+    r = m.add(hi, lo)
+    t = m.mul(m.mul(r, r), _horner(m, r, _EXP_Q5))
+    h, hl = fast_two_sum(m, m.c(1.0), hi)              # |hi| < 1
+    p = m.add(h, m.add(hl, m.add(lo, t)))
+    # k << 23 is big's bits << 23: MAGIC's bits vanish from the low 9 bits
+    fast = m.bitsf(m.iadd(m.fbits(p), m.shl(big, 23)))
+    slow = m.pnot(m.ilt_u(_abs_bits(m, x), m.i(_f32_bits(EXP_FAST))))
+    return m.when(slow, lambda: [_exp_full(m, x)], [fast])[0]
+
+
+def _f32_bits(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def _exp_full(m: Ops, x):
+    """exp for every x: clamped (beyond: 0 or inf from _ldexp), the exact two_sum, 2^k
+    by _ldexp (subnormal results rounded once), NaN passed through."""
     xc = _clamp(m, x, -104.0, 89.0)                    # beyond: 0 or inf from _ldexp
     kf, k = _rint_small(m, m.mul(xc, m.c(LOG2E)))
     # k * LN2_HI is exact, and so is the difference: it is a multiple of ulp(xc) (LN2_HI

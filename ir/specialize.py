@@ -5,7 +5,9 @@ is) in which every read of a baked scalar parameter is its value, and every `ran
 `dim(a)` (constant `a`) and `len()` of a baked tensor view is read from its layout record;
 constant subexpressions are then folded with ir/fold.py (Rust's rules, one place), `if`s
 and `while`s on a constant condition lose the arm that cannot run, and `&&` / `||` /
-`select` with a constant deciding operand keep the operand that decides. The parameter list
+`select` with a constant deciding operand keep the operand that decides; repeated guards
+(`if c {A} if c {B}`, a fused region's stages) merge (ir/guards.py); baked buffer lengths
+prove the bounds checks below them. The parameter list
 is unchanged, so a variant binds exactly the arguments of the universal program (it simply
 never reads the baked ones) and runs through the same pipeline (checks, legalisation).
 
@@ -24,6 +26,7 @@ from typing import Mapping, Optional, Sequence, Union
 
 from . import nodes as N
 from .fold import fold
+from .guards import merge_guards
 
 __all__ = ["specialize", "bakeable"]
 
@@ -42,17 +45,40 @@ def bakeable(ty: str, value: Value) -> bool:
 def specialize(kernel: N.Kernel, scalars: Mapping[str, Value],
                tensors: Optional[Mapping[str, Sequence[int]]] = None) -> N.Kernel:
     """`kernel` with the scalar parameters in `scalars` and the tensor layouts in `tensors`
-    (name -> the 12-u32 layout record of runtime/tensor.py) baked in."""
+    (name -> the 12-u32 layout record of runtime/tensor.py) baked in; `tensors` may also
+    give a buffer's logical length as ("len", n): its `len()` reads are baked and the
+    accesses it bounds are proven (`_assume_lengths`)."""
+    tensors = dict(tensors or {})
+    lengths = {n: int(v[1]) for n, v in tensors.items() if len(v) == 2 and v[0] == "len"}
     k = copy.deepcopy(kernel)
-    _Baker(k, dict(scalars), dict(tensors or {})).run()
+    _Baker(k, dict(scalars), {n: v for n, v in tensors.items() if n not in lengths}, lengths).run()
+    merge_guards(k)  # fused stages' guards, now one condition
+    _assume_lengths(k, lengths)
     return k
 
 
+def _assume_lengths(k: N.Kernel, lengths: dict) -> None:
+    """The body under `if x.len() >= n && ... { }` for the baked buffer lengths: always
+    true (the variant runs only with those lengths), it gives ir/checks.py the facts
+    `n <= x.len()` that prove accesses below a baked bound. Kernels with barriers or
+    collectives are left as they are (their lanes entry wants every barrier outside any
+    `if`)."""
+    if not lengths or any(isinstance(s, (N.Barrier, N.Reduce, N.Softmax)) for s in N.walk_stmts(k.body)):
+        return
+    sp = k.span
+    cond: Optional[N.Expr] = None
+    for name, n in lengths.items():
+        c = N.Binary("bool", sp, "ge", N.Len("u32", sp, name), N.Const("u32", sp, n))
+        cond = c if cond is None else N.Binary("bool", sp, "and", cond, c)
+    k.body = [N.If(sp, cond, k.body, [])]
+
+
 class _Baker:
-    def __init__(self, k: N.Kernel, scalars: dict, tensors: dict):
+    def __init__(self, k: N.Kernel, scalars: dict, tensors: dict, lengths: dict):
         self.k = k
         self.scalars = {n: (k.param(n).ty, v) for n, v in scalars.items()}  # type: ignore[union-attr]
         self.tensors = tensors
+        self.lengths = lengths  # buffer name -> its logical length
 
     def run(self) -> None:
         self.k.body = self.block(self.k.body)
@@ -98,6 +124,8 @@ class _Baker:
         if isinstance(e, N.Var) and e.name in self.scalars:
             ty, v = self.scalars[e.name]
             return N.Const(ty, e.span, v)
+        if isinstance(e, N.Len) and e.resource in self.lengths:
+            return N.Const("u32", e.span, self.lengths[e.resource])
         lay = self.tensors.get(getattr(e, "resource", None))
         if lay is not None:
             if isinstance(e, N.TensorRank):

@@ -38,7 +38,7 @@ from typing import Any, Optional
 from goldy_import.errors import GoldyError
 from goldy_import.ir.specialize import bakeable, specialize
 
-from .backend import Dispatch, ScalarArg, TensorArg
+from .backend import BufferArg, Dispatch, ScalarArg, TensorArg
 
 __all__ = ["Specializer", "SpecializationReport", "NodeSpecialization", "RegionSpecialization", "VariantCache",
            "specialization_mode", "VARIANT_CACHE_SIZE"]
@@ -182,6 +182,9 @@ class Specializer:
                     scalars[p.name] = a.value
             elif mode == "on" and isinstance(a, TensorArg):
                 tensors[p.name] = tuple(a.layout)
+        if mode == "on" and (scalars or tensors):  # with them, the buffers' lengths (prove checks)
+            tensors.update((p.name, ("len", a.length)) for p, a in zip(pk.ir.params, node.args)
+                           if isinstance(a, BufferArg))
         return scalars, tensors
 
     def key(self, node: Any, scalars: dict, tensors: dict) -> tuple:

@@ -2,7 +2,7 @@
 block by block, all threads of a block in lock step (numpy over the threads).
 
 It knows the instructions the emitter writes for collective and element-wise kernels
-(loads, stores, integer and `.rn` float arithmetic, compares, predicates, `shfl.sync.down`,
+(loads, stores, integer and `.rn` float arithmetic, compares, predicates, `shfl.sync.down`/`.bfly`,
 `bar.sync`, branches) and raises NotImplementedError on anything else, so a test that
 passes ran every instruction with the PTX ISA's meaning. Scheduling: each step runs the
 instruction at the lowest program counter among the threads of one warp not waiting at a
@@ -219,8 +219,8 @@ class Block:
             self.put(a[0], np.where(self.val(a[3]), self.val(a[1]), self.val(a[2])), m)
         elif base == "cvt":
             self.convert(parts, a, m)
-        elif op == "shfl.sync.down.b32":
-            self.shuffle(a, m)
+        elif op in ("shfl.sync.down.b32", "shfl.sync.bfly.b32"):
+            self.shuffle(a, m, bfly=op.endswith("bfly.b32"))
         elif op == "atom.global.cas.b32":
             self.compare_and_swap(a, m)
         elif op in ("bra", "bra.uni"):
@@ -332,7 +332,7 @@ class Block:
     def convert(self, parts: list[str], a: list[str], m: np.ndarray) -> None:
         raise NotImplementedError(".".join(parts))
 
-    def shuffle(self, a: list[str], m: np.ndarray) -> None:
+    def shuffle(self, a: list[str], m: np.ndarray, bfly: bool = False) -> None:
         if a[3] != "31" or a[4] != "0xffffffff":
             raise NotImplementedError("shfl with a clamp other than 31 or a partial mask")
         lane = np.arange(self.n)
@@ -342,8 +342,8 @@ class Block:
             if not np.all(m[want]):
                 raise AssertionError("shfl.sync with the full mask reached by part of a warp")
         delta = self.val(a[2]).astype(np.int64)
-        src = lane + delta
-        src = np.where((src % 32 >= lane % 32) & (src // 32 == lane // 32) & (src < self.n), src, lane)
+        src = lane ^ delta if bfly else lane + delta
+        src = np.where(((src % 32 >= lane % 32) | bfly) & (src // 32 == lane // 32) & (src < self.n), src, lane)
         self.put(a[0], self.val(a[1])[src], m)
 
     # -- the scheduler

@@ -31,9 +31,12 @@ are the math library's sequences (ir/mathlib.py, the same bits as every backend)
 inline by `ptx/math.py`'s `PtxOps`; f32 `%` is `ptx/math.py`'s `fmod` (exact). Workgroup
 collectives follow the dialect's pairwise tree exactly; warp shuffles replace the first five
 tree levels only where all threads are known to arrive (they keep the operand order, so the
-bits, and leave the scratch array in the same final state). Buffers the kernel never writes
-are read with `ld.global.nc`; per-thread loops of loads arrive unrolled (ir/unroll.py),
-their loads of one buffer combined into `ld.global.v4` where the run allows (vectors.py). Where barriers and shuffles may use the aligned forms is
+bits, and leave the scratch array in the same final state, except one that only collectives
+touch, `lanes.private_scratch`: there the lanes entry's copies share the shuffles,
+`lanes.packed_warp_totals`). Accesses ir/checks.py proves in range (`PROVEN`) drop their
+range compare. Buffers the kernel never writes are read with `ld.global.nc`; per-thread
+loops of loads arrive unrolled (ir/unroll.py), their loads of one buffer combined into
+`ld.global.v4` where the run allows (vectors.py). Where barriers and shuffles may use the aligned forms is
 decided by `ir.uniformity` ("may" mode).
 
 Element-wise kernels (see `batchable`) also get a batched entry with `emit_ptx(...,
@@ -55,11 +58,12 @@ from goldy_import.ir import abi as A
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 from goldy_import.ir.layout import struct_layout
+from goldy_import.ir.checks import PROVEN
 from goldy_import.ir.pipeline import for_target
 from goldy_import.ir.rules import RULES, call_rule
 
 from . import math as PM
-from .lanes import lanes_for
+from .lanes import lanes_for, packed_warp_totals, private_scratch
 from .vectors import vector_let
 from ..guard import emitter
 from ..names import PTX, Namer, ascii_text, kernel_namer
@@ -302,6 +306,7 @@ class _Emitter:
         self.builtin: dict[str, list[str]] = {}
         self.lid = ""
         self.written = set(self.uni.written)
+        self.private = private_scratch(k)
         self.checked = abi.checked
         self.traps: list[tuple] = []  # out-of-line fault blocks: (label, back, deferred checks)
         self.guards: list[str] = []  # `&&`/`||` left operands under which the code runs
@@ -910,7 +915,7 @@ class _Emitter:
         nc = ".nc" if name not in self.written else ""
         if r["kind"] == "buffer":
             idx = ev()[0]
-            ok = self.lt_u(idx, r["len"])
+            ok = "" if check == PROVEN else self.lt_u(idx, r["len"])  # ir/checks.py proved it
             if check >= 0:
                 self.trap(check, ok, index=idx, length=r["len"])
             return "global", ok, self.address(r["ptr"], idx, _stride(self.k, p.ty)), p.ty, nc
@@ -1043,7 +1048,12 @@ class _Emitter:
         levels = n.bit_length() - 1
         first = 0
         keeps = list(vs)
-        if aligned and n >= 32 and wg % 32 == 0 and wg >= n:
+        private = scratch in self.private  # lanes.private_scratch: only the tree's own slots matter
+        shuffles = aligned and n >= 32 and wg % 32 == 0 and wg >= n
+        if shuffles and private and len(vs) > 1:  # the lanes entry's copies share shuffles
+            ins, mys, keeps = (list(x) for x in zip(packed_warp_totals(self, op, ty, kind, vs, lids, n, base)))
+            first = 5
+        elif shuffles:
             # levels 0..4 in registers: lane l combines with lane l + 2^s (lower lane left),
             # and remembers the value the tree would leave in scratch[l]
             for c, (v, lid) in enumerate(zip(vs, lids)):
@@ -1053,9 +1063,14 @@ class _Emitter:
                 for s in range(5):
                     other = self.new(kind, f"shfl.sync.down.b32 {{}}, {{}}, {1 << s}, 31, 0xffffffff;", acc)
                     acc = self.combine(op, ty, acc, other)
+                    if private and s < 4:
+                        continue
                     low = self.new("r", f"and.b32 {{}}, {{}}, {(2 << s) - 1};", lid)
                     hit = self.pred_and(in_n, self.new("p", "setp.eq.u32 {}, {}, 0;", low))
-                    b.op(f"@{hit} {MOV[kind]} {keep}, {acc};")
+                    if private:  # the warp totals, in lanes 32j, are all the later levels read
+                        ins[c], keeps[c] = hit, acc
+                    else:
+                        b.op(f"@{hit} {MOV[kind]} {keep}, {acc};")
             first = 5
         for in_scratch, my, keep in zip(ins, mys, keeps):
             b.op(f"@{in_scratch} st.shared.{st} [{my}], {keep};")
@@ -1063,7 +1078,7 @@ class _Emitter:
         if first and levels > first:
             # levels 5.. combine scratch[32j] with scratch[32j + 2^s]: the same tree over the
             # n/32 warp totals, run by warp 0 with shuffles (one barrier instead of one a level)
-            self.warp0_levels(op, ty, n, levels - first, base)
+            self.warp0_levels(op, ty, n, levels - first, base, private)
             first = levels
             self.barrier(aligned)
         for s in range(first, levels):
@@ -1083,7 +1098,7 @@ class _Emitter:
         self.barrier(aligned)
         return r
 
-    def warp0_levels(self, op: str, ty: str, n: int, levels: int, base: str) -> None:
+    def warp0_levels(self, op: str, ty: str, n: int, levels: int, base: str, private: bool = False) -> None:
         b = self.b
         kind = SCALAR_KIND[ty]
         st = ty if ty != "i32" else "u32"
@@ -1100,9 +1115,13 @@ class _Emitter:
         for s in range(levels):
             other = self.new(kind, f"shfl.sync.down.b32 {{}}, {{}}, {1 << s}, 31, 0xffffffff;", acc)
             acc = self.combine(op, ty, acc, other)
+            if private:
+                continue
             low = self.new("r", f"and.b32 {{}}, {{}}, {(2 << s) - 1};", j)
             hit = self.pred_and(valid, self.new("p", "setp.eq.u32 {}, {}, 0;", low))
             b.op(f"@{hit} {MOV[kind]} {keep}, {acc};")
+        if private:  # only the total, scratch[0], is read after the tree
+            valid, keep = self.new("p", "setp.eq.u32 {}, {}, 0;", self.reg_of(j, "r")), acc
         b.op(f"@{valid} st.shared.{st} [{addr}], {keep};")
         b.place(skip)
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 from goldy_import.ir import nodes as N
 from goldy_import.ir.uniformity import Uniformity
 
-__all__ = ["lanes_for", "lanes_ok", "LANE_THREADS"]
+__all__ = ["lanes_for", "lanes_ok", "private_scratch", "packed_warp_totals", "LANE_THREADS"]
 
 LANE_THREADS = 256  # hardware threads per block the lanes entry aims at
 _ALLOWED = (N.Let, N.Assign, N.Store, N.If, N.For, N.Barrier, N.Reduce)
@@ -74,3 +74,58 @@ def _ok(stmts: list[N.Stmt], uni: Uniformity, under_if: bool) -> bool:
 
 def _checked(e: N.Expr) -> bool:
     return any(getattr(x, "check", -1) >= 0 for x in N.walk_expr(e))
+
+
+def private_scratch(kernel: N.Kernel) -> set[str]:
+    """The workgroup arrays no statement but a collective touches (no Load, Store or Atomic
+    names them). What a collective leaves in such a scratch array is never observed (each
+    collective writes every slot its tree reads before reading it), so the PTX tree may
+    keep only the values it needs: the warp levels carry one accumulator, not the state
+    each slot would hold."""
+    used = set()
+    for s in N.walk_stmts(kernel.body):
+        if isinstance(s, (N.Store, N.Atomic)):
+            used.add(s.resource)
+        for e in N.stmt_exprs(s):
+            used.update(x.resource for x in N.walk_expr(e) if isinstance(x, N.Load))
+    return {w.name for w in kernel.workgroup_arrays} - used
+
+
+def packed_warp_totals(em, op: str, ty: str, kind: str, vs: list[str], lids: list[str], n: int,
+                       base: str) -> tuple[str, str, str]:
+    """Tree levels 0..4 of the lanes entry's c copies (c = len(vs), a power of two <= 32)
+    over a private scratch array (`private_scratch`), c copies sharing each shuffle:
+    (predicate, scratch address, value) of the one store of the warp totals.
+
+    Level s pairs lane l (bit s clear) with lane l + 2^s. While two streams of copies
+    remain to pair, A and B, each lane sends B if its bit s is clear, else A, to lane
+    l ^ 2^s (shfl.bfly), and computes lower-lane value op upper-lane value: a lower lane
+    A[l] op A[l + 2^s], an upper lane B[l - 2^s] op B[l], each the value the tree gives
+    slot l (or l - 2^s) of its copy, with the tree's operand order. The new stream holds A
+    in lanes with bit s clear and B in the others, and at the next level lanes l and
+    l ^ 2^(s+1) hold the same copy again. Once one stream is left the levels are plain
+    shuffles down. Copy j's warp total ends in lane j of each warp: the tree's value of
+    slot lids[j] & ~31. One shuffle serves c / 2^s copies at level s: 2c - 1 + 5 - log2 c
+    shuffles instead of 5c."""
+    sel = "selp.f32" if kind == "f" else "selp.b32"
+    lane = em.new("r", "and.b32 {}, {}, 31;", lids[0])
+    streams = list(vs)
+    for s in range(5):
+        if len(streams) == 1:
+            other = em.new(kind, f"shfl.sync.down.b32 {{}}, {{}}, {1 << s}, 31, 0xffffffff;", streams[0])
+            streams = [em.combine(op, ty, streams[0], other)]
+            continue
+        bit = em.new("p", "setp.ne.u32 {}, {}, 0;", em.new("r", f"and.b32 {{}}, {{}}, {1 << s};", lane))
+        paired = []
+        for a, b in zip(streams[0::2], streams[1::2]):
+            send = em.new(kind, f"{sel} {{}}, {{}}, {{}}, {{}};", a, b, bit)
+            other = em.new(kind, f"shfl.sync.bfly.b32 {{}}, {{}}, {1 << s}, 31, 0xffffffff;", send)
+            lo = em.new(kind, f"{sel} {{}}, {{}}, {{}}, {{}};", other, a, bit)
+            hi = em.new(kind, f"{sel} {{}}, {{}}, {{}}, {{}};", b, other, bit)
+            paired.append(em.combine(op, ty, lo, hi))
+        streams = paired
+    threads = em.k.workgroup_size[0] // len(vs)  # lids[j] = lids[0] + j * threads
+    first = em.new("r", "and.b32 {}, {}, 4294967264;", lids[0])  # the warp's first lane
+    slot = em.new("r", f"mad.lo.s32 {{}}, {{}}, {threads}, {{}};", lane, first)
+    ok = em.pred_and(em.lt_u(lane, str(len(vs))), em.lt_u(slot, str(n)))
+    return ok, em.new("r", "mad.lo.s32 {}, {}, 4, {};", slot, base), streams[0]

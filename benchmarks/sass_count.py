@@ -1,0 +1,210 @@
+"""SASS instructions per element of the kernels that are bound by instruction issue
+(issues 16 and 18), from the PTX this project emits, without a GPU:
+
+    python3 benchmarks/sass_count.py [--arch sm_90] [--kernel chain|softmax|all] [--dump DIR]
+
+Each PTX module is assembled with `ptxas -arch=<arch>` and disassembled with `cuobjdump
+-sass` (both on PATH). Two kernels:
+
+- `chain`: benchmarks/fusion.py's 4-stage chain (affine, silu, mul, clamp), automatically
+  fused with its temporaries elided and specialized, the region the H200 row "automatic
+  fusion + temporaries + specialization" runs; built on the cpu backend (the fused region
+  and its variant are target independent) and lowered for PTX here. Its batched entry is
+  what a large dispatch launches: 4 elements per thread.
+- `softmax`: benchmarks/cuda_backend.py's `row_softmax` (`workgroup_softmax_in_place::<1024>`,
+  one element per lane) on its lanes entry at runtime/cuda.py's LANE_THREADS threads per
+  block: wx / LANE_THREADS elements per thread.
+
+Counted: the hot path, i.e. the entry's instructions from its start to its first
+unpredicated EXIT, without loop bodies (a backward branch's range: the softmax's loops over
+further 1024-wide tiles run 0 times at rows of 1024) and without the rare paths (code a
+forward branch skips that holds an ATOMG or a CALL: the bounds checks' fault reports, which
+ptxas moves inline, and div.rn's slow path; or 16 or more instructions of pure arithmetic:
+the math library's branch for rare inputs, `Ops.when`). Per element = hot path / elements
+per thread. At the H200's issue rate (132 SMs x 4 schedulers x 32 lanes x 1.98 GHz, about
+33 T thread-instructions/s), 64M elements at N instructions each take N * 2 us.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+ISSUE_RATE = 132 * 4 * 32 * 1.98e9  # thread-instructions per second, H200 (see the docstring)
+
+# opcode (before the first dot) -> class
+_CLASSES = {
+    "fp32": "FADD FMUL FFMA FMNMX FSETP FSET FSEL FCHK FRND FSWZADD",
+    "mufu": "MUFU",
+    "int": "IADD3 IADD IMAD IMUL LEA LOP3 LOP SHF SHL SHR ISETP SEL VIADD VIMNMX IMNMX IABS PRMT FLO POPC BMSK "
+           "BREV IDP IMADSP",
+    "conv": "I2F F2I F2F I2I FRND I2FP F2IP",
+    "pred": "P2R R2P PLOP3 PSETP",
+    "move": "MOV HFMA2 CS2R S2R S2UR",
+    "global": "LDG STG LD ST ATOM ATOMG RED",
+    "shared": "LDS STS ATOMS LDSM",
+    "shfl": "SHFL",
+    "sync": "BAR WARPSYNC BSSY BSYNC NANOSLEEP MEMBAR ERRBAR DEPBAR",
+    "branch": "BRA EXIT CALL RET JMP BRX",
+    "const": "LDC ULDC",
+}
+CLASS_OF = {op: cls for cls, ops in _CLASSES.items() for op in ops.split()}
+_INSTR = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
+
+
+def classify(text: str) -> str:
+    """The class of one SASS instruction (its text without the predicate guard)."""
+    op = text.split()[0]
+    base = op.split(".")[0]
+    if op.startswith(("IMAD.MOV", "IMAD.IADD")) and base == "IMAD":
+        return "move" if op.startswith("IMAD.MOV") else "int"
+    if base in CLASS_OF:
+        return CLASS_OF[base]
+    if base.startswith("U"):  # the uniform datapath (UIADD3, UMOV, ULOP3, ...): one issue per warp too
+        return "uniform"
+    return "other"
+
+
+def sass(ptx: str, arch: str = "sm_90", dump: str | None = None, name: str = "k") -> dict[str, list[tuple[int, str]]]:
+    """entry name -> [(address, instruction text)], from ptxas and cuobjdump."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src, cubin = os.path.join(tmp, "k.ptx"), os.path.join(tmp, "k.cubin")
+        with open(src, "w") as f:
+            f.write(ptx)
+        subprocess.run(["ptxas", f"-arch={arch}", "-o", cubin, src], check=True)
+        out = subprocess.run(["cuobjdump", "-sass", cubin], check=True, capture_output=True, text=True).stdout
+    if dump:
+        os.makedirs(dump, exist_ok=True)
+        for ext, text in (("ptx", ptx), ("sass", out)):
+            with open(os.path.join(dump, f"{name}.{ext}"), "w") as f:
+                f.write(text)
+    funcs: dict[str, list[tuple[int, str]]] = {}
+    cur: list[tuple[int, str]] = []
+    for line in out.splitlines():
+        m = re.match(r"\s*Function : (\S+)", line)
+        if m:
+            cur = funcs.setdefault(m.group(1), [])
+            continue
+        m = _INSTR.search(line)
+        if m:
+            cur.append((int(m.group(1), 16), m.group(2)))
+    return funcs
+
+
+def hot_path(code: list[tuple[int, str]]) -> list[str]:
+    """The instructions up to the first unpredicated EXIT, without loop bodies, the code
+    a forward branch skips where that code holds an ATOMG or a CALL (a bounds check's
+    fault report, inlined by ptxas, or div.rn's slow path), and NOPs (module docstring)."""
+    end = next((i for i, (_, t) in enumerate(code) if t.split()[0] == "EXIT"), len(code))
+    skip = []
+    for addr, t in code[:end]:
+        m = _BRA.match(t)
+        if not m:
+            continue
+        target = int(m.group(2), 16)
+        if target <= addr:
+            skip.append((target, addr))  # a loop body
+        elif m.group(1) and _rare([t2 for a, t2 in code[:end] if addr < a < target]):
+            skip.append((addr + 1, target - 1))  # the branch itself stays
+    return [t for addr, t in code[:end]
+            if not t.startswith("NOP") and not any(a <= addr <= b for a, b in skip)]
+
+
+def _rare(skipped: list[str]) -> bool:
+    """Whether code a forward branch skips is a rare path: a fault report or div.rn's slow
+    path (an ATOMG or a CALL), or pure arithmetic (the math library's `when` for rare
+    inputs, e.g. exp beyond |x| >= 86 or NaN: a kernel's own `if` holds memory accesses
+    or is predicated)."""
+    ops = [strip_guard(t).split()[0] for t in skipped]
+    if any(op.startswith(("ATOMG", "CALL")) for op in ops):
+        return True
+    return len(ops) >= 16 and all(classify(op) in ("fp32", "int", "conv", "pred", "move", "mufu") for op in ops)
+
+
+_BRA = re.compile(r"(@!?U?P\w+\s+)?BRA(?:\.\S+)?\s+(?:`\(\.L_x_\d+\)\s*)?(0x[0-9a-f]+)")
+
+
+def strip_guard(t: str) -> str:
+    return re.sub(r"^@!?U?P\w+\s+", "", t)
+
+
+def count(ptx: str, entry: str, per_thread: int, arch: str = "sm_90", dump: str | None = None) -> dict:
+    funcs = sass(ptx, arch, dump, entry)
+    code = funcs[entry]
+    hot = hot_path(code)
+    classes = Counter(classify(strip_guard(t)) for t in hot)
+    return {"entry": entry, "static": len([t for _, t in code if not t.startswith("NOP")]), "hot": len(hot),
+            "per_thread": per_thread, "per_element": len(hot) / per_thread,
+            "classes": {k: v / per_thread for k, v in classes.most_common()}}
+
+
+# ---------------------------------------------------------------- the kernels
+
+
+def chain_ptx(n: int = 1 << 16) -> tuple[str, str, int]:
+    """(PTX, batched entry, elements per thread) of the fused, specialized 4-stage chain."""
+    import numpy as np
+
+    import fusion as F
+    import goldy_import as gi
+    from goldy_import.codegen.ptx import batch_entry, emit_ptx
+    from goldy_import.ir import pipeline
+    from goldy_import.runtime.cuda import BATCH, LANE_THREADS
+
+    dev = gi.Device("cpu")
+    mod = gi.load_source(F.RUST, "fusion_bench.rs")
+    x, y = dev.buffer(np.random.default_rng(0).standard_normal(n).astype(np.float32)), dev.empty(n)
+    F.chain_schemes(dev, mod, x, y, n)  # settles automatic fusion and specialization
+    fused = [pk for pk in dev._variants.entries.values() if pk.kdef.name.startswith("fused_")]
+    assert len(fused) == 1, [pk.kdef.name for pk in dev._variants.entries.values()]
+    kernel = pipeline.lower(fused[0].kdef.ir, "ptx", checks=True).kernel
+    return emit_ptx(kernel, batch=BATCH, lane_threads=LANE_THREADS), batch_entry(kernel, BATCH), BATCH
+
+
+def softmax_ptx() -> tuple[str, str, int]:
+    """(PTX, lanes entry, elements per thread) of the row softmax over rows of 1024."""
+    import cuda_backend as C
+    import goldy_import as gi
+    from goldy_import.codegen.ptx import emit_ptx, lanes_entry, lanes_in
+    from goldy_import.ir import pipeline
+    from goldy_import.runtime.cuda import BATCH, LANE_THREADS
+
+    ir = gi.load_source(C.RUST, "bench.rs").row_softmax.prepare(gi.Device("cpu")).prepared.ir
+    kernel = pipeline.lower(ir, "ptx", checks=True).kernel
+    ptx = emit_ptx(kernel, batch=BATCH, lane_threads=LANE_THREADS)
+    c = lanes_in(ptx, kernel)
+    return ptx, lanes_entry(kernel, c), c
+
+
+KERNELS = {"chain": chain_ptx, "softmax": softmax_ptx}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--arch", default="sm_90")
+    ap.add_argument("--kernel", default="all", choices=["all", *KERNELS])
+    ap.add_argument("--dump", help="write each kernel's PTX and SASS into this folder")
+    args = ap.parse_args()
+    names = list(KERNELS) if args.kernel == "all" else [args.kernel]
+    print(f"SASS per element ({args.arch}, ptxas hot path: start to first EXIT, no loop bodies)")
+    print("| kernel | entry | elements/thread | static | hot path | per element | us per 64M elements | by class |")
+    print("|---|---|---:|---:|---:|---:|---:|---|")
+    for name in names:
+        ptx, entry, per = KERNELS[name]()
+        r = count(ptx, entry, per, args.arch, args.dump)
+        by = ", ".join(f"{k} {v:.1f}" for k, v in r["classes"].items())
+        us = (1 << 26) * r["per_element"] / ISSUE_RATE * 1e6
+        print(f"| {name} | {entry} | {per} | {r['static']} | {r['hot']} | {r['per_element']:.1f} | {us:.0f} | {by} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
