@@ -42,13 +42,13 @@ def run(src: str, kernel: str, args, grid, one_pass: bool, monkeypatch):
         return run_kernel("cpu", src, kernel, args, grid)
 
 
-@pytest.mark.parametrize("block", [None, 1 << 10])  # one block of iterations; blocks of 8 (2-D lanes: many)
+@pytest.mark.parametrize("block", [None, 1 << 10])  # one block of iterations; blocks of 8 iterations, of lanes
 def test_gemv_loop_is_one_pass_and_exact(monkeypatch, block):
     assert "rt.accumulate(" in emit_cpu(kernel_ir(GEMV, "gemv"))
     if block:
         from goldy_import.codegen.cpu import loops
         monkeypatch.setattr(loops, "BLOCK_ELEMENTS", block)
-        monkeypatch.setattr(loops, "MANY_LANES", 64)
+        monkeypatch.setattr(loops, "LANE_TERMS", 1 << 12)
     r = np.random.default_rng(7)
     rows, n = 100, 300
     w = (r.standard_normal(rows * n) * 10).astype(np.float32)

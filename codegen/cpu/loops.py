@@ -24,8 +24,10 @@ import numpy as np
 from goldy_import.ir import nodes as N
 
 BLOCK_ELEMENTS = 1 << 18  # terms per block of iterations: the temporaries stay in cache (L2)
-MANY_LANES = 2048  # from here `accumulate` adds row by row (np.add.accumulate is slow on them)
-LANE_BLOCK = 1024  # lanes per block of those adds: a block's terms stay in cache
+# a lean loop's terms are views (rt.ld_span) and (iterations, 1, 1) arrays until rt.accumulate
+# combines them a block of lanes at a time; only a fallback copy in rt.ld_span is this big
+LEAN_BLOCK_ELEMENTS = 1 << 23
+LANE_TERMS = 1 << 16  # terms per block of lanes in `accumulate`: its buffer stays in cache
 
 
 def reduction_accumulators(k: N.Kernel, s: N.Stmt) -> Optional[list[str]]:
@@ -60,6 +62,47 @@ def reduction_accumulators(k: N.Kernel, s: N.Stmt) -> Optional[list[str]]:
     return accs
 
 
+# f32 `x op y` terms that rt.accumulate computes itself, into its buffer of iteration-major
+# lanes (so strided operands are read once)
+TERM_UFUNCS = {"mul": "np.multiply", "add": "np.add", "sub": "np.subtract"}
+
+
+def term_parts(e: N.Expr) -> tuple:
+    """(x, ufunc, y) of a term rt.accumulate computes itself (`TERM_UFUNCS`), else (e, None, None)."""
+    if isinstance(e, N.Binary) and e.op in TERM_UFUNCS and e.ty == "f32":
+        return e.lhs, TERM_UFUNCS[e.op], e.rhs
+    return e, None, None
+
+
+def span_load(k: N.Kernel, e: N.Load, var: Optional[str]) -> Optional[N.Expr]:
+    """`b` where `e` loads a scalar buffer at `b + var` (`span_base`): rt.ld_span's case."""
+    p = k.param(e.resource)
+    if var is None or p is None or p.category not in N.BUFFER_CATEGORIES or p.ty not in ("u32", "i32", "f32"):
+        return None
+    return span_base(e.index, var)
+
+
+def lean_terms(k: N.Kernel, s: N.For) -> bool:
+    """Whether no term of the one-pass loop `s` builds an (iterations x lanes) array before
+    rt.accumulate does: in each (`term_parts`) every operand is a span load (a view), does
+    not read the loop variable (no iteration axis), or reads nothing that varies by lane
+    (an (iterations, 1, 1) array). Such loops run in bigger blocks of iterations."""
+    def lean(e: N.Expr) -> bool:
+        if isinstance(e, N.Load) and span_load(k, e, s.var) is not None:
+            return True
+        xs = list(N.walk_expr(e))
+        return not any(isinstance(x, N.Var) and x.name == s.var for x in xs) or \
+            not any(isinstance(x, N.Builtin) or (isinstance(x, N.Var) and x.name in k.locals and x.name != s.var)
+                    for x in xs)
+    for b in s.body:
+        if not isinstance(b, N.Assign):
+            return False
+        x, op, y = term_parts(b.value.rhs)
+        if not (lean(x) and (op is None or lean(y))):
+            return False
+    return True
+
+
 # ---------------------------------------------------------------- run time (via rt)
 
 
@@ -68,49 +111,128 @@ def uniform_trips(start, end) -> bool:
     return np.ndim(start) == 0 and np.ndim(end) == 0
 
 
-def iteration_blocks(start, end, inclusive: bool, dtype, G) -> Iterator[np.ndarray]:
-    """The loop variable's values as (n, 1, 1) arrays, in order, in blocks of bounded size."""
+def iteration_blocks(start, end, inclusive: bool, dtype, G, lean: bool = False) -> Iterator[np.ndarray]:
+    """The loop variable's values as (n, 1, 1) arrays, in order, in blocks of bounded size
+    (larger for a `lean` loop: `lean_terms`)."""
     lo, hi = int(start), int(end) + (1 if inclusive else 0)
     if hi <= lo:
         return
-    per = max(1, BLOCK_ELEMENTS // max(1, G.T))
+    per = max(1, (LEAN_BLOCK_ELEMENTS if lean else BLOCK_ELEMENTS) // max(1, G.T))
     for a in range(lo, hi, per):
         yield np.arange(a, min(hi, a + per), dtype=np.int64).astype(dtype).reshape(-1, 1, 1)
 
 
-def accumulate(acc, terms, count: int):
-    """`acc + terms[0] + terms[1] + ...`, each add rounded to f32, left to right per lane:
-    one add per iteration over a row of lanes where the terms are iteration-major (as
-    `rt.ld_span` gives them) or the lanes many (then copied so, a cache-sized block of lanes
-    at a time); otherwise `np.add.accumulate` along the iterations."""
-    terms = np.asarray(terms, dtype=np.float32)
-    if terms.ndim < 3:  # a term not reading the loop variable: the same every iteration
-        terms = terms.reshape((1,) * (3 - terms.ndim) + terms.shape)
-    lanes = np.broadcast_shapes(np.shape(acc), terms.shape[1:])
-    if terms.shape[0] == 1 and count > 1:
-        terms = np.broadcast_to(terms, (count,) + terms.shape[1:])
-    size = int(np.prod(lanes))
+def _reduce_adds_in_order() -> bool:
+    """Whether `np.add.reduce` along the outer axis of a C-contiguous (rows, 2) array adds
+    the rows one by one in order (numpy sums pairwise only along the contiguous axis).
+    Probed once on terms where a regrouping gives other bits: 0 + 1 + 2^24 + 1 - 2^24 ...
+    is 0 in order (each `2^24 + 1` rounds to 2^24) and not 0 summed pairwise."""
+    col = np.tile(np.float32([1.0, 2.0 ** 24, 1.0, -(2.0 ** 24)]), 10)
+    t = np.stack([col, -col], axis=1)
+    seq = np.zeros(2, np.float32)
+    for row in t:
+        seq = seq + row
+    return all(np.array_equal(r.view(np.uint32), seq.view(np.uint32)) for r in
+               (np.add.reduce(t, axis=0, initial=np.float32(0)), np.add.reduce(np.vstack([seq * 0, t]), axis=0)))
+
+
+IN_ORDER = _reduce_adds_in_order()
+
+
+class Span:
+    """A load of a run of elements per lane (rt.span), lanes in flat (W, S) order: `head`,
+    a (k, good) strided view of the buffer, holds the lanes whose runs are in range, `tail`
+    (k, size - good) the rest (or None). `rows` gives lane rows [r0, r1) as a (k, r1 - r0,
+    S) array: a view where they are all in `head`."""
+
+    __slots__ = ("head", "tail", "shape")
+
+    def __init__(self, head: np.ndarray, tail: Optional[np.ndarray], shape: tuple):
+        self.head, self.tail, self.shape = head, tail, shape
+
+    def rows(self, r0: int, r1: int) -> np.ndarray:
+        k, _, S = self.shape
+        a, b, good = r0 * S, r1 * S, self.head.shape[1]
+        if b <= good:
+            return self.head[:, a:b].reshape(k, r1 - r0, S)
+        out = np.empty((k, b - a), self.tail.dtype)
+        if a < good:
+            out[:, :good - a] = self.head[:, a:]
+        out[:, max(0, good - a):] = self.tail[:, max(0, a - good):b - good]
+        return out.reshape(k, r1 - r0, S)
+
+
+def _iteration_major(x):
+    """A term or operand as a 3-D (iterations or 1, lanes...) array, or a Span."""
+    if isinstance(x, Span):
+        return x
+    x = np.asarray(x, dtype=np.float32)
+    return x.reshape((1,) * (3 - x.ndim) + x.shape) if x.ndim < 3 else x
+
+
+def _rows(x, r0: int, r1: int):
+    """Lane rows [r0, r1) of an `_iteration_major` operand (all of it if it has one row)."""
+    if x.shape[1] == 1:
+        return x.rows(0, 1) if isinstance(x, Span) else x
+    return x.rows(r0, r1) if isinstance(x, Span) else x[:, r0:r1]
+
+
+def _lane_rows(h: int, per: int):
+    """[r0, r1) blocks of `h` lane rows, `per` at a time, none of a single lane left alone
+    (np.add.reduce over one lane would sum pairwise)."""
+    cuts = list(range(0, h, per)) + [h]
+    if len(cuts) > 2 and cuts[-1] - cuts[-2] == 1:
+        del cuts[-2]
+    return zip(cuts[:-1], cuts[1:])
+
+
+def accumulate(acc, count: int, x, op=None, y=None):
+    """`acc + t[0] + t[1] + ...` with t = `op(x, y)` (a numpy ufunc) or `x`, each add rounded
+    to f32, left to right per lane: the SIMT loop's bits. The terms of a block of lanes are
+    written iteration-major into a buffer (the lanes contiguous, so `op` reads strided
+    operands such as rt.ld_span's once, and the block stays in cache), then summed by
+    `np.add.reduce` along the iterations, which adds the rows in order (`IN_ORDER`), from
+    `acc` (its `initial`, or the buffer's first row). One lane: `np.add.accumulate`."""
+    ops = [_iteration_major(x)] + ([] if op is None else [_iteration_major(y)])
+    lanes = np.broadcast_shapes(np.shape(acc), *(o.shape[1:] for o in ops))
+    size = lanes[0] * lanes[1]
+    scalar = np.ndim(acc) == 0
+    if size < 2 or not IN_ORDER:
+        ops = [_rows(o, 0, o.shape[1]) for o in ops]
+        return _accumulate_slow(acc, count, ops[0] if op is None else op(ops[0], ops[1]), lanes)
+    out = np.empty(lanes, np.float32)
+    first = 0 if scalar else 1  # the buffer's row holding acc
+    per = max(1, LANE_TERMS // (count * lanes[1]))
+    buf = np.empty((first + count, min(lanes[0], per + 1), lanes[1]), np.float32)
+    for r0, r1 in _lane_rows(lanes[0], per):
+        b = buf[:, :r1 - r0]
+        part = [_rows(o, r0, r1) for o in ops]
+        if op is None:
+            b[first:] = part[0]
+        else:
+            op(part[0], part[1], out=b[first:], order="C")  # lanes innermost, whatever the strides
+        if scalar:
+            np.add.reduce(b, axis=0, out=out[r0:r1], initial=acc)
+        else:
+            b[0] = np.broadcast_to(acc, lanes)[r0:r1]
+            np.add.reduce(b, axis=0, out=out[r0:r1], initial=None)  # from the first row: acc
+    return out
+
+
+def _accumulate_slow(acc, count: int, terms: np.ndarray, lanes: tuple) -> np.ndarray:
+    """`accumulate` for one lane (np.add.accumulate, sequential by definition), or for a
+    numpy whose reduce regroups the adds (one add per iteration over all lanes)."""
+    size = lanes[0] * lanes[1]
     rows = np.broadcast_to(terms, (count,) + lanes).reshape(count, size)
-    if rows.strides[1] == rows.itemsize or size >= MANY_LANES:
-        start = np.broadcast_to(np.asarray(acc, np.float32), lanes).reshape(size)
-        if rows.strides[1] == rows.itemsize:  # rows of lanes contiguous already
-            a = start + rows[0]
-            for t in range(1, count):
-                a += rows[t]  # rounded to f32 per add, in iteration order
-            return a.reshape(lanes)
-        out = np.empty(size, np.float32)
-        for l0 in range(0, size, LANE_BLOCK):
-            blk = np.ascontiguousarray(rows[:, l0:l0 + LANE_BLOCK])
-            a = start[l0:l0 + LANE_BLOCK] + blk[0]
-            for t in range(1, count):
-                a += blk[t]
-            out[l0:l0 + LANE_BLOCK] = a
-        return out.reshape(lanes)
-    buf = np.empty((count,) + lanes, np.float32)
-    buf[...] = terms
-    buf[0] = acc + buf[0]
-    np.add.accumulate(buf, axis=0, out=buf)
-    return buf[-1].copy()
+    start = np.broadcast_to(np.asarray(acc, np.float32), lanes).reshape(size)
+    if size == 1:
+        buf = np.empty(count + 1, np.float32)
+        buf[0], buf[1:] = start[0], rows[:, 0]
+        return np.add.accumulate(buf)[-1:].reshape(lanes)
+    a = start + rows[0]
+    for t in range(1, count):
+        a = a + rows[t]
+    return a.reshape(lanes)
 
 
 def span_base(index: N.Expr, var: str) -> Optional[N.Expr]:

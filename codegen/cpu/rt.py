@@ -17,7 +17,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .loops import LANE_BLOCK, accumulate, iteration_blocks, uniform_trips  # noqa: F401 (reduction loops in one pass)
+from .loops import Span, accumulate, iteration_blocks, uniform_trips  # noqa: F401 (reduction loops in one pass)
 from .math import evaluate as evaluate_math, evaluate_rule
 
 TRUE = np.True_
@@ -848,39 +848,64 @@ _CMP = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_e
 
 
 def ld_span(a: np.ndarray, base, J: np.ndarray, chk=None):
-    """`a[base + J]` (rt.ld's meaning) for lane-invariant-in-J `base` (u32, (W, S)) and an
-    iteration block J (k, 1, 1). Where `base` steps by a constant d >= 0 from lane to lane
-    (row-major GEMV rows: base = i * n), the in-range lanes are copied from a strided view
-    of `a` (no index arrays, no gather); the lanes past the end go through rt.ld's rules
-    (0, and a trap on active lanes)."""
+    """`a[base + J]` (rt.ld's meaning, checks included) for lane-invariant-in-J `base` (u32,
+    (W, S)) and an iteration block J (k, 1, 1), as a (k, W, S) array: `span`'s view of `a`
+    where every lane's run is in range, else its parts put together."""
+    r = span(a, base, J, chk)
+    return r.rows(0, r.shape[1]) if isinstance(r, Span) else r
+
+
+def span(a: np.ndarray, base, J: np.ndarray, chk=None):
+    """`ld_span` for rt.accumulate: where `base` steps by a constant d >= 0 from lane to lane
+    (row-major GEMV rows: base = i * n), a Span: the runs of the lanes in range as a strided
+    view of `a` (no copy), the lanes past the end through rt.ld's rules (0, and a trap on
+    active lanes, now: in statement order). Otherwise rt.ld's gather."""
     if np.ndim(base) != 2 or base.dtype != np.uint32 or a.ndim != 1:
         return ld(a, base + J, chk)
     flat = base.reshape(-1)
     size, k, n, j0 = flat.size, J.shape[0], a.shape[0], int(J[0, 0, 0])
     b0 = int(flat[0])
     d = int(flat[1]) - b0 if size > 1 else 0
-    if d < 0 or not np.array_equal(flat, b0 + d * np.arange(size, dtype=np.int64)):
-        return ld(a, base + J, chk)
+    if d < 0 or int(flat[-1]) != b0 + d * (size - 1) or (size > 2 and not (np.diff(flat) == np.uint32(d)).all()):
+        return ld(a, base + J, chk)  # not affine (flat[-1] checked exactly: the u32 diffs do not wrap)
     first = b0 + j0  # element of lane 0 at J[0]; lane l's run is [first + d*l, first + d*l + k)
     if first + k > n:
         good = 0
     else:
         good = size if d == 0 else min(size, (n - k - first) // d + 1)
-    isz = a.itemsize
-    out = np.empty((k, size), a.dtype)  # iteration-major, as `accumulate` adds it
-    if good:
-        src = np.lib.stride_tricks.as_strided(a[first:], shape=(k, good), strides=(isz, d * isz), writeable=False)
-        for l0 in range(0, good, LANE_BLOCK):  # a transposing copy, a cache-sized block of lanes at a time
-            out[:, l0:min(good, l0 + LANE_BLOCK)] = src[:, l0:l0 + LANE_BLOCK]
-    if good == size:
-        return out.reshape((k,) + base.shape)
-    idx = flat[good:].reshape(1, -1) + J.reshape(k, 1)  # u32 wraps as the SIMT form does
-    out[:, good:] = a.take(idx, mode="clip") if n else 0
-    bad = idx >= n
-    if bad.any():
-        out[:, good:][bad] = 0
-        if chk is not None:
-            whole = np.zeros((k, size), bool)
-            whole[:, good:] = bad
-            _trap(chk, whole.reshape((k,) + base.shape), base + J, n)
-    return out.reshape((k,) + base.shape)
+    head = _run_view(a, first if good else 0, (k, good), d)
+    tail = None
+    if good < size:
+        start, last = int(flat[good]) + j0, int(flat[-1]) + j0 + k - 1
+        if n <= start and last < 1 << 32:  # every run past the end (no u32 wrap-around): all 0
+            tail = np.zeros((k, size - good), a.dtype)
+            bad, idx = TRUE, flat[good:].reshape(1, -1) + J[0, 0]  # an active lane faults at J[0]
+        else:
+            idx = flat[good:].reshape(1, -1) + J.reshape(k, 1)  # u32 wraps as the SIMT form does
+            tail = a.take(idx, mode="clip") if n else np.zeros(idx.shape, a.dtype)
+            bad = idx >= n
+            if bad.any():
+                tail[bad] = 0
+            else:
+                bad = None
+        if bad is not None and chk is not None:  # iteration-major, then lane order: the SIMT loop's first fault
+            F, site, m, guards = chk
+            _trap((F, site, _flat_tail(m, base.shape, good), [_flat_tail(g, base.shape, good) for g in guards]),
+                  bad, idx, n)
+    return Span(head, tail, (k,) + base.shape)
+
+
+def _run_view(a: np.ndarray, first: int, shape: tuple, d: int) -> np.ndarray:
+    """Read-only (k, lanes) view of 1-D `a`: element [j, l] is a[first + j + d*l]."""
+    st = a.strides[0]
+    if a.flags.c_contiguous and shape[0] * shape[1]:
+        v = np.ndarray(shape, a.dtype, buffer=a, offset=first * st, strides=(st, d * st))
+    else:
+        v = np.lib.stride_tricks.as_strided(a[first:], shape=shape, strides=(st, d * st))
+    v.flags.writeable = False
+    return v
+
+
+def _flat_tail(m, shape: tuple, good: int):
+    """Lanes [good, ...) of a (W, S)-broadcastable mask or guard, flat, as a (1, lanes) row."""
+    return m if m is None or np.ndim(m) == 0 else np.broadcast_to(m, shape).reshape(1, -1)[:, good:]
