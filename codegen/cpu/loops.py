@@ -27,7 +27,8 @@ BLOCK_ELEMENTS = 1 << 18  # terms per block of iterations: the temporaries stay 
 # a lean loop's terms are views (rt.ld_span) and (iterations, 1, 1) arrays until rt.accumulate
 # combines them a block of lanes at a time; only a fallback copy in rt.ld_span is this big
 LEAN_BLOCK_ELEMENTS = 1 << 23
-LANE_TERMS = 1 << 16  # terms per block of lanes in `accumulate`: its buffer stays in cache
+LANE_TERMS = 1 << 16
+MIN_BLOCK_LANES = 512  # at least so many lanes per block where there are: long inner loops
 
 
 def reduction_accumulators(k: N.Kernel, s: N.Stmt) -> Optional[list[str]]:
@@ -188,34 +189,39 @@ def _lane_rows(h: int, per: int):
 
 def accumulate(acc, count: int, x, op=None, y=None):
     """`acc + t[0] + t[1] + ...` with t = `op(x, y)` (a numpy ufunc) or `x`, each add rounded
-    to f32, left to right per lane: the SIMT loop's bits. The terms of a block of lanes are
-    written iteration-major into a buffer (the lanes contiguous, so `op` reads strided
-    operands such as rt.ld_span's once, and the block stays in cache), then summed by
-    `np.add.reduce` along the iterations, which adds the rows in order (`IN_ORDER`), from
-    `acc` (its `initial`, or the buffer's first row). One lane: `np.add.accumulate`."""
+    to f32, left to right per lane: the SIMT loop's bits. A block of lanes and iterations
+    at a time, the terms are written iteration-major into a buffer (the lanes contiguous,
+    so `op` reads strided operands such as rt.span's once, and the block stays in cache),
+    then summed by `np.add.reduce` along the iterations, which adds the rows in order
+    (`IN_ORDER`), from the sum so far (reduce's `initial`, or the buffer's first row).
+    One lane: `np.add.accumulate`."""
     ops = [_iteration_major(x)] + ([] if op is None else [_iteration_major(y)])
     lanes = np.broadcast_shapes(np.shape(acc), *(o.shape[1:] for o in ops))
-    size = lanes[0] * lanes[1]
-    scalar = np.ndim(acc) == 0
-    if size < 2 or not IN_ORDER:
+    H, S = lanes
+    if H * S < 2 or not IN_ORDER:
         ops = [_rows(o, 0, o.shape[1]) for o in ops]
         return _accumulate_slow(acc, count, ops[0] if op is None else op(ops[0], ops[1]), lanes)
     out = np.empty(lanes, np.float32)
-    first = 0 if scalar else 1  # the buffer's row holding acc
-    per = max(1, LANE_TERMS // (count * lanes[1]))
-    buf = np.empty((first + count, min(lanes[0], per + 1), lanes[1]), np.float32)
-    for r0, r1 in _lane_rows(lanes[0], per):
-        b = buf[:, :r1 - r0]
-        part = [_rows(o, r0, r1) for o in ops]
-        if op is None:
-            b[first:] = part[0]
-        else:
-            op(part[0], part[1], out=b[first:], order="C")  # lanes innermost, whatever the strides
-        if scalar:
-            np.add.reduce(b, axis=0, out=out[r0:r1], initial=acc)
-        else:
-            b[0] = np.broadcast_to(acc, lanes)[r0:r1]
-            np.add.reduce(b, axis=0, out=out[r0:r1], initial=None)  # from the first row: acc
+    per = min(H, -(-MIN_BLOCK_LANES // S))  # lane rows per block
+    step = max(1, min(count, LANE_TERMS // (per * S)))  # iterations per block
+    buf = np.empty((1 + step, min(H, per + 1), S), np.float32)  # row 0: the sum so far
+    whole = np.ndim(acc) == 0
+    for r0, r1 in _lane_rows(H, per):
+        parts = [_rows(o, r0, r1) for o in ops]
+        o = out[r0:r1]
+        for j0 in range(0, count, step):
+            j1 = min(count, j0 + step)
+            b = buf[:1 + j1 - j0, :r1 - r0]
+            js = [p[j0:j1] if p.shape[0] != 1 else p for p in parts]
+            if op is None:
+                b[1:] = js[0]
+            else:
+                op(js[0], js[1], out=b[1:], order="C")  # lanes innermost, whatever the strides
+            if j0 == 0 and whole:
+                np.add.reduce(b[1:], axis=0, out=o, initial=acc)
+            else:
+                b[0] = o if j0 else np.broadcast_to(acc, lanes)[r0:r1]
+                np.add.reduce(b, axis=0, out=o, initial=None)  # from the first row: the sum so far
     return out
 
 
