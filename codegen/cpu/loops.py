@@ -26,9 +26,9 @@ from goldy_import.ir import nodes as N
 BLOCK_ELEMENTS = 1 << 18  # terms per block of iterations: the temporaries stay in cache (L2)
 # a lean loop's terms are views (rt.ld_span) and (iterations, 1, 1) arrays until rt.accumulate
 # combines them a block of lanes at a time; only a fallback copy in rt.ld_span is this big
-LEAN_BLOCK_ELEMENTS = 1 << 23
+LEAN_BLOCK_ELEMENTS = 1 << 24
 LANE_TERMS = 1 << 16
-MIN_BLOCK_LANES = 512  # at least so many lanes per block where there are: long inner loops
+MIN_BLOCK_LANES = 256  # at least so many lanes per block where there are: long inner loops
 
 
 def reduction_accumulators(k: N.Kernel, s: N.Stmt) -> Optional[list[str]]:
@@ -141,26 +141,51 @@ IN_ORDER = _reduce_adds_in_order()
 
 
 class Span:
-    """A load of a run of elements per lane (rt.span), lanes in flat (W, S) order: `head`,
-    a (k, good) strided view of the buffer, holds the lanes whose runs are in range, `tail`
-    (k, size - good) the rest (or None). `rows` gives lane rows [r0, r1) as a (k, r1 - r0,
-    S) array: a view where they are all in `head`."""
+    """A load of a run of k elements per lane (rt.span), lanes in flat (W, S) order: lane l
+    reads src[first + d*l + j] (j < k) for l < `good` (in range), `tail` (k, size - good)
+    holds the rest (rt.ld's zeros past the end) or is None. `rows` gives lane rows
+    [r0, r1) as a (k, r1 - r0, S) array: a strided view where they are all in range."""
 
-    __slots__ = ("head", "tail", "shape")
+    __slots__ = ("src", "first", "d", "good", "tail", "shape", "scratch")
 
-    def __init__(self, head: np.ndarray, tail: Optional[np.ndarray], shape: tuple):
-        self.head, self.tail, self.shape = head, tail, shape
+    def __init__(self, src: np.ndarray, first: int, d: int, good: int, tail: Optional[np.ndarray], shape: tuple):
+        self.src, self.first, self.d, self.good, self.tail, self.shape = src, first, d, good, tail, shape
+        self.scratch = None
 
-    def rows(self, r0: int, r1: int) -> np.ndarray:
+    def head(self, a: int, b: int, compact: bool = False) -> np.ndarray:
+        """Lanes [a, b) (< good) as a (k, b - a) view. `compact`: when the runs cover most
+        of the memory they span, of a copy of it, made in one sequential pass (memory not in
+        cache is read at the copy rate, not at the rate of k interleaved strided streams)."""
+        k, d = self.shape[0], self.d
+        lo, n = self.first + d * a, (b - a - 1) * d + k
+        if compact and b - a > 1 and n <= 2 * (b - a) * k:
+            if self.scratch is None or self.scratch.size < n:  # reused block to block
+                self.scratch = np.empty(n, self.src.dtype)
+            np.copyto(self.scratch[:n], self.src[lo:lo + n])
+            return run_view(self.scratch, 0, (k, b - a), d)
+        return run_view(self.src, lo, (k, b - a), d)
+
+    def rows(self, r0: int, r1: int, compact: bool = False) -> np.ndarray:
         k, _, S = self.shape
-        a, b, good = r0 * S, r1 * S, self.head.shape[1]
+        a, b, good = r0 * S, r1 * S, self.good
         if b <= good:
-            return self.head[:, a:b].reshape(k, r1 - r0, S)
+            return self.head(a, b, compact).reshape(k, r1 - r0, S)
         out = np.empty((k, b - a), self.tail.dtype)
         if a < good:
-            out[:, :good - a] = self.head[:, a:]
+            out[:, :good - a] = self.head(a, good)
         out[:, max(0, good - a):] = self.tail[:, max(0, a - good):b - good]
         return out.reshape(k, r1 - r0, S)
+
+
+def run_view(a: np.ndarray, first: int, shape: tuple, d: int) -> np.ndarray:
+    """Read-only (k, lanes) view of 1-D `a`: element [j, l] is a[first + j + d*l]."""
+    st = a.strides[0]
+    if a.flags.c_contiguous and shape[0] * shape[1]:
+        v = np.ndarray(shape, a.dtype, buffer=a, offset=first * st, strides=(st, d * st))
+    else:
+        v = np.lib.stride_tricks.as_strided(a[first:], shape=shape, strides=(st, d * st))
+    v.flags.writeable = False
+    return v
 
 
 def _iteration_major(x):
@@ -175,7 +200,7 @@ def _rows(x, r0: int, r1: int):
     """Lane rows [r0, r1) of an `_iteration_major` operand (all of it if it has one row)."""
     if x.shape[1] == 1:
         return x.rows(0, 1) if isinstance(x, Span) else x
-    return x.rows(r0, r1) if isinstance(x, Span) else x[:, r0:r1]
+    return x.rows(r0, r1, compact=True) if isinstance(x, Span) else x[:, r0:r1]
 
 
 def _lane_rows(h: int, per: int):

@@ -294,13 +294,13 @@ def _trap(chk, bad, idx, length: int, idx_y=None) -> None:
     act = bad if m is None else bad & m
     for g in guards:
         act = act & g
-    if not np.any(act):
+    if not act.any():
         return
     shape = np.broadcast_shapes(np.shape(act), np.shape(idx), np.shape(idx_y))
-    pos = int(np.argmax(np.broadcast_to(act, shape))) if shape else 0
+    pos = int(np.argmax(_bc(act, shape))) if shape else 0
 
     def pick(x):
-        return int(np.broadcast_to(x, shape).flat[pos]) if shape else int(x)
+        return int(_bc(x, shape).flat[pos]) if shape else int(x)
 
     F.hit = (site, pick(idx), int(length), None if idx_y is None else pick(idx_y))
 
@@ -308,6 +308,11 @@ def _trap(chk, bad, idx, length: int, idx_y=None) -> None:
 # ---------------------------------------------------------------- buffers
 # Loads out of range give 0; stores out of range are dropped. (Values are numpy scalars or
 # arrays, never Python numbers, so `.ndim` and `.shape` always exist.)
+
+
+def _bc(x, shape: tuple):
+    """`x` broadcast to `shape` (itself when it has that shape: np.broadcast_to is slow)."""
+    return x if np.shape(x) == shape else np.broadcast_to(x, shape)
 
 
 def ld(a: np.ndarray, i, chk=None):
@@ -387,12 +392,12 @@ def st(a: np.ndarray, i, v, m, chk=None) -> None:
         a[i[ok]] = v[ok] if vsh else v
         return
     shape = np.broadcast_shapes(ish, vsh, () if m is None else m.shape)
-    ib = np.broadcast_to(i, shape)
+    ib = _bc(i, shape)
     inside = ib < n
     if chk is not None and not inside.all():
         _trap(chk, ~inside, ib, n)
     ok = inside if m is None else inside & m
-    vb = np.broadcast_to(v, shape)
+    vb = _bc(v, shape)
     if ok.all():
         a[ib.reshape(-1)] = vb.reshape(-1)
     else:
@@ -419,11 +424,11 @@ def st_lin(a: np.ndarray, G: Geometry, v, m, chk=None) -> None:
         else:
             np.copyto(dst, v, where=m)
         return
-    vb = np.broadcast_to(v, (G.W, G.S)).reshape(-1)[:k]
+    vb = _bc(v, (G.W, G.S)).reshape(-1)[:k]
     if m is None:
         a[t0:t0 + k] = vb
     else:
-        np.copyto(a[t0:t0 + k], vb, where=np.broadcast_to(m, (G.W, G.S)).reshape(-1)[:k])
+        np.copyto(a[t0:t0 + k], vb, where=_bc(m, (G.W, G.S)).reshape(-1)[:k])
 
 
 def ld_n(comps: tuple, i, chk=None) -> tuple:
@@ -726,7 +731,7 @@ def atomic(op: str, a: np.ndarray, G: Geometry, i, v, m, want_old: bool, wg: boo
 def _zero_divisor(b, chk) -> None:
     if chk is not None and chk[0].hit is None:
         z = b == 0
-        if np.any(z):
+        if z.any():
             _trap(chk, z, _U0, 0)
 
 
@@ -755,11 +760,15 @@ def irem(a, b, chk=None):
 
 
 def udiv(a, b, chk=None):
+    if b.ndim == 0 and b:  # a uniform nonzero divisor: the rule is plain u32 division
+        return a // b
     _zero_divisor(b, chk)
     return _div_u32(a, b)
 
 
 def urem(a, b, chk=None):
+    if b.ndim == 0 and b:
+        return a % b
     _zero_divisor(b, chk)
     return _rem_u32(a, b)
 
@@ -873,7 +882,6 @@ def span(a: np.ndarray, base, J: np.ndarray, chk=None):
         good = 0
     else:
         good = size if d == 0 else min(size, (n - k - first) // d + 1)
-    head = _run_view(a, first if good else 0, (k, good), d)
     tail = None
     if good < size:
         start, last = int(flat[good]) + j0, int(flat[-1]) + j0 + k - 1
@@ -892,18 +900,7 @@ def span(a: np.ndarray, base, J: np.ndarray, chk=None):
             F, site, m, guards = chk
             _trap((F, site, _flat_tail(m, base.shape, good), [_flat_tail(g, base.shape, good) for g in guards]),
                   bad, idx, n)
-    return Span(head, tail, (k,) + base.shape)
-
-
-def _run_view(a: np.ndarray, first: int, shape: tuple, d: int) -> np.ndarray:
-    """Read-only (k, lanes) view of 1-D `a`: element [j, l] is a[first + j + d*l]."""
-    st = a.strides[0]
-    if a.flags.c_contiguous and shape[0] * shape[1]:
-        v = np.ndarray(shape, a.dtype, buffer=a, offset=first * st, strides=(st, d * st))
-    else:
-        v = np.lib.stride_tricks.as_strided(a[first:], shape=shape, strides=(st, d * st))
-    v.flags.writeable = False
-    return v
+    return Span(a, first, d, good, tail, (k,) + base.shape)
 
 
 def _flat_tail(m, shape: tuple, good: int):
