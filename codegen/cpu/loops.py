@@ -27,7 +27,7 @@ BLOCK_ELEMENTS = 1 << 18  # terms per block of iterations: the temporaries stay 
 # a lean loop's terms are views (rt.ld_span) and (iterations, 1, 1) arrays until rt.accumulate
 # combines them a block of lanes at a time; only a fallback copy in rt.ld_span is this big
 LEAN_BLOCK_ELEMENTS = 1 << 24
-LANE_TERMS = 1 << 16
+LANE_TERMS = 1 << 17
 MIN_BLOCK_LANES = 256  # at least so many lanes per block where there are: long inner loops
 
 
@@ -146,33 +146,19 @@ class Span:
     holds the rest (rt.ld's zeros past the end) or is None. `rows` gives lane rows
     [r0, r1) as a (k, r1 - r0, S) array: a strided view where they are all in range."""
 
-    __slots__ = ("src", "first", "d", "good", "tail", "shape", "scratch")
+    __slots__ = ("src", "first", "d", "good", "tail", "shape")
 
     def __init__(self, src: np.ndarray, first: int, d: int, good: int, tail: Optional[np.ndarray], shape: tuple):
         self.src, self.first, self.d, self.good, self.tail, self.shape = src, first, d, good, tail, shape
-        self.scratch = None
 
-    def head(self, a: int, b: int, compact: bool = False) -> np.ndarray:
-        """Lanes [a, b) (< good) as a (k, b - a) view. `compact`: when the runs cover most
-        of the memory they span, of a copy of it, made in one sequential pass (memory not in
-        cache is read at the copy rate, not at the rate of k interleaved strided streams)."""
-        k, d = self.shape[0], self.d
-        lo, n = self.first + d * a, (b - a - 1) * d + k
-        if compact and b - a > 1 and n <= 2 * (b - a) * k:
-            if self.scratch is None or self.scratch.size < n:  # reused block to block
-                self.scratch = np.empty(n, self.src.dtype)
-            np.copyto(self.scratch[:n], self.src[lo:lo + n])
-            return run_view(self.scratch, 0, (k, b - a), d)
-        return run_view(self.src, lo, (k, b - a), d)
-
-    def rows(self, r0: int, r1: int, compact: bool = False) -> np.ndarray:
+    def rows(self, r0: int, r1: int) -> np.ndarray:
         k, _, S = self.shape
         a, b, good = r0 * S, r1 * S, self.good
         if b <= good:
-            return self.head(a, b, compact).reshape(k, r1 - r0, S)
+            return run_view(self.src, self.first + self.d * a, (k, b - a), self.d).reshape(k, r1 - r0, S)
         out = np.empty((k, b - a), self.tail.dtype)
         if a < good:
-            out[:, :good - a] = self.head(a, good)
+            out[:, :good - a] = run_view(self.src, self.first + self.d * a, (k, good - a), self.d)
         out[:, max(0, good - a):] = self.tail[:, max(0, a - good):b - good]
         return out.reshape(k, r1 - r0, S)
 
@@ -200,7 +186,7 @@ def _rows(x, r0: int, r1: int):
     """Lane rows [r0, r1) of an `_iteration_major` operand (all of it if it has one row)."""
     if x.shape[1] == 1:
         return x.rows(0, 1) if isinstance(x, Span) else x
-    return x.rows(r0, r1, compact=True) if isinstance(x, Span) else x[:, r0:r1]
+    return x.rows(r0, r1) if isinstance(x, Span) else x[:, r0:r1]
 
 
 def _lane_rows(h: int, per: int):
