@@ -6,13 +6,19 @@ few hundred lanes, so the interpreter overhead dominates. When the trip count is
 on every lane (the bounds are lane-invariant at run time: numpy scalars) and the body is
 only `let`s and accumulations `acc = acc + E` (f32, no exits, stores, collectives, atomics
 or workgroup memory; E reads no accumulator), nothing in the body depends on an
-earlier iteration except the sums. Then the loop variable becomes the whole iteration
-range as an (n, 1, 1) array (broadcast against the (W, S) lanes), every term is computed
-at once, and the sums are taken with `np.add.accumulate` along the iteration axis: one
-rounded f32 add per iteration in iteration order, the same bits as the SIMT loop. A failed
-trapping check reruns the loop the SIMT way (codegen/cpu/emitter.py `s_For`), so the fault
-reported is the one the SIMT order meets first. The SIMT loop stays as the fallback (lane-varying bounds) and as the oracle it is tested against
-(tests/test_cpu_loops.py).
+earlier iteration except the sums. Then the loop variable becomes a block of the iteration
+range as an (n, 1, 1) array (broadcast against the (W, S) lanes) and every term of the
+block is computed at once. A load of a run of elements per lane, `w[i * n + j]` with
+`i * n` stepping evenly from lane to lane, is a strided view of the buffer (`rt.span`,
+`Span`), not a gather. `accumulate` writes the terms (`x * y` computed there, so such a
+view is read once) iteration-major into a buffer, a cache-sized block of lanes and
+iterations at a time, and sums them with `np.add.reduce` along the iterations: with the
+lanes contiguous numpy adds the rows one by one (`IN_ORDER`, probed at import; otherwise
+a plain loop of adds), one rounded f32 add per iteration in iteration order, the same bits
+as the SIMT loop. A failed trapping check reruns the loop the SIMT way
+(codegen/cpu/emitter.py `s_For`), so the fault reported is the one the SIMT order meets
+first. The SIMT loop stays as the fallback (lane-varying bounds) and as the oracle it is
+tested against (tests/test_cpu_loops.py).
 """
 
 from __future__ import annotations
@@ -24,10 +30,10 @@ import numpy as np
 from goldy_import.ir import nodes as N
 
 BLOCK_ELEMENTS = 1 << 18  # terms per block of iterations: the temporaries stay in cache (L2)
-# a lean loop's terms are views (rt.ld_span) and (iterations, 1, 1) arrays until rt.accumulate
-# combines them a block of lanes at a time; only a fallback copy in rt.ld_span is this big
+# a lean loop's terms are views (rt.span) and (iterations, 1, 1) arrays until `accumulate`
+# combines them a block at a time; only a gather where rt.span falls back is this big
 LEAN_BLOCK_ELEMENTS = 1 << 24
-LANE_TERMS = 1 << 17
+LANE_TERMS = 1 << 17  # terms per block in `accumulate`: its buffer stays in cache (L2)
 MIN_BLOCK_LANES = 256  # at least so many lanes per block where there are: long inner loops
 
 
