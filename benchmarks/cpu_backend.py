@@ -1,6 +1,6 @@
 """CPU backend benchmark: the numpy oracle against plain numpy doing the same job.
 
-    python benchmarks/cpu_backend.py [--reps 15] [--chunks 65536,262144] [--only racecheck|loops] [--append]
+    python benchmarks/cpu_backend.py [--reps 15] [--chunks 65536,262144] [--only racecheck|loops|decode] [--append]
 
 Large kernels (timed through the public API: one recorded Scheme, `submit()` per rep):
   saxpy over 2^24 f32            vs numpy `a * x + y`          target <= 3x
@@ -15,6 +15,10 @@ one-pass reduction loop (codegen/cpu/loops.py) against the SIMT loop it replaces
 against numpy `w @ x` (BLAS; not bit-identical: it sums in another order). Target: within
 3x of plain numpy (benchmarks/decode.py times the whole decode step). CPU time of this
 process (`time.process_time`), as the 2-core machine is shared.
+Decode step (`--only decode`): benchmarks/decode.py's stories15M step on the cpu backend
+against its plain-numpy model, CPU time per token of each (medians; the two run in
+alternating phases, so BLAS threads spinning after numpy's matmuls are not charged to the
+kernels), and per kernel. Target: within 3x of numpy (issue 18).
 Racecheck (`Device("cpu", racecheck=True)`): every example of rust_examples/ at its demo
 size, against a plain CPU run of the same recorded Scheme. Target: within 5x.
 
@@ -166,6 +170,45 @@ def loops(reps: int, rng) -> list[str]:
     return rows_out
 
 
+def decode(reps: int) -> list[str]:
+    """CPU ms per token of the decode step and of plain numpy, and the kernels' share."""
+    import collections
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import decode as D
+    cfg, W = D.STORIES15M, D.weights(D.STORIES15M)
+    dec, ref = D.GoldyDecoder(gi.Device("cpu"), cfg, W), D.NumpyDecoder(cfg, W)
+    toks = D.tokens_for(cfg, cfg.seq, seed=2)
+    D.check(cfg, W, gi.Device("cpu"), 2, False)  # logits against the numpy model first
+    per_kernel = collections.defaultdict(float)
+    for node in dec.scheme.nodes:  # time each kernel function (shared by its nodes)
+        ck = node.dispatch.compiled
+        if not getattr(ck.fn, "timed", False):
+            def timed(G, R, F, f=ck.fn, name=ck.kernel.name):
+                t0 = time.process_time()
+                f(G, R, F)
+                per_kernel[name] += time.process_time() - t0
+            timed.timed = True
+            ck.fn = timed
+    ours, theirs, pos = [], [], 0
+    for phase in range(2 + reps):
+        for fn, out in ((dec.step, ours), (ref.step, theirs)):
+            time.sleep(0.05)  # BLAS threads go back to sleep
+            for _ in range(4):
+                t0 = time.process_time()
+                fn(toks[pos % cfg.seq], pos % cfg.seq)
+                if phase >= 2:
+                    out.append(time.process_time() - t0)
+            if out is ours and phase < 2:
+                per_kernel.clear()
+        pos += 4
+    g, r = statistics.median(ours), statistics.median(theirs)
+    rows = [f"| decode step, stories15M, cpu backend | {g * 1e3:.1f} | {r * 1e3:.1f} | {g / r:.1f}x (target 3x) |"]
+    total = sum(per_kernel.values())
+    share = ", ".join(f"{k} {v / len(ours) * 1e3:.1f}" for k, v in sorted(per_kernel.items(), key=lambda kv: -kv[1]))
+    rows.append(f"| kernels (ms per token) | {total / len(ours) * 1e3:.1f}: {share} | | |")
+    return rows
+
+
 def timed_cpu(fns, reps: int) -> list[tuple[float, float]]:
     """(best, median) CPU seconds of this process for each function, runs interleaved."""
     times: list[list[float]] = [[] for _ in fns]
@@ -267,7 +310,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--chunks", default=str(C.CHUNK_THREADS), help="comma-separated threads per chunk")
-    ap.add_argument("--only", choices=("racecheck", "loops"), help="run only this part")
+    ap.add_argument("--only", choices=("racecheck", "loops", "decode"), help="run only this part")
     ap.add_argument("--append", action="store_true", help="append to benchmarks/RESULTS.md")
     args = ap.parse_args()
     kernels = gi.load_source(RUST, "cpu_bench.rs")
@@ -285,6 +328,11 @@ def main() -> None:
         lines += ["| loop-heavy kernel | one-pass loop ms, best (median) | SIMT loop ms | numpy `w @ x` ms | "
                   "one-pass speed-up | vs numpy |", "|---|---|---|---|---|---|"]
         lines += loops(args.reps, rng)
+        lines += [""]
+    if args.only in (None, "decode"):
+        lines += ["| decode step | goldy cpu ms per token (median, CPU time) | plain numpy ms | ratio |",
+                  "|---|---|---|---|"]
+        lines += decode(max(2, args.reps // 3))
         lines += [""]
     if args.only in (None, "racecheck"):
         lines += ["| racecheck: example | plain cpu ms, best (median) | racecheck ms, best (median) | cost |",

@@ -38,7 +38,7 @@ from goldy_import.ir.mathlib import FUNCTIONS
 from goldy_import.ir.rules import call_rule
 
 from . import rt
-from .loops import reduction_accumulators, span_base
+from .loops import lean_terms, reduction_accumulators, span_load, term_parts
 from ..guard import emitter, emitting
 from ..names import ascii_ident
 
@@ -91,6 +91,7 @@ def _san(name: str) -> str:
 class _Emitter:
     one_pass_loops = True  # reduction loops in one pass (codegen/cpu/loops.py); False: the SIMT loop only
     span_var: Optional[str] = None  # the loop variable of the one-pass loop being emitted
+    span_operand: Optional[N.Expr] = None  # an operand rt.accumulate takes as it is (rt.span)
 
     def __init__(self, k: N.Kernel):
         self.k = k
@@ -485,7 +486,8 @@ class _Emitter:
         if checked:
             self.emit(f"{saved} = ({', '.join(['F'] + sums)},)")
             self.emit("F = rt.Faults()")
-        self.emit(f"for {v} in rt.iteration_blocks({start}, {end}, {s.inclusive}, {_NP_TYPE[s.ty]}, G):")
+        lean = ", True" if lean_terms(self.k, s) else ""
+        self.emit(f"for {v} in rt.iteration_blocks({start}, {end}, {s.inclusive}, {_NP_TYPE[s.ty]}, G{lean}):")
         self.ind += 1
         self.span_var = s.var
         for b in s.body:
@@ -493,7 +495,7 @@ class _Emitter:
                 self.s_Let(b)
             else:
                 n = self.local_names(b.target.name)[0]
-                self.emit(f"{n} = {self.masked(f'rt.accumulate({n}, {self.scalar(b.value.rhs)}, {v}.shape[0])', n)}")
+                self.emit(f"{n} = {self.masked(f'rt.accumulate({n}, {v}.shape[0], {self.term(b.value.rhs)})', n)}")
         self.span_var = None
         self.ind -= 1
         if checked:
@@ -506,6 +508,19 @@ class _Emitter:
         self.ind += 1
         self.loop(s, None, start)
         self.ind -= 1
+
+    def term(self, e: N.Expr) -> str:
+        """rt.accumulate's term arguments: `x, np.multiply, y` (codegen/cpu/loops.py `term_parts`)
+        or `x`; an operand that is a span load stays an rt.Span (its view of the buffer)."""
+        x, op, y = term_parts(e)
+        return self.operand(x) if op is None else f"{self.operand(x)}, {op}, {self.operand(y)}"
+
+    def operand(self, e: N.Expr) -> str:
+        self.span_operand = e
+        try:
+            return self.scalar(e)
+        finally:
+            self.span_operand = None
 
     def s_Break(self, s) -> None:
         self.emit(f"{self.loops[-1][0]} = rt.f_or({self.loops[-1][0]}, {self.M})")
@@ -598,9 +613,10 @@ class _Emitter:
             call = f"rt.ld_n_lin({comps}, G{c})" if lin else f"rt.ld_n({comps}, {idx}{c})"
             return self.unpack(call, count)
         pre = "rt.ld_t" if p.category in N.TENSOR_CATEGORIES else "rt.ld"
-        base = span_base(e.index, self.span_var) if self.span_var and pre == "rt.ld" and not lin else None
-        if base is not None and p.ty != "bool":  # a run of elements per lane (codegen/cpu/loops.py)
-            return [self.mk(f"rt.ld_span(p_{r}, {self.scalar(base)}, {self.local_names(self.span_var)[0]}{c})")]
+        base = None if lin else span_load(self.k, e, self.span_var)
+        if base is not None:  # a run of elements per lane (codegen/cpu/loops.py)
+            fn = "rt.span" if e is self.span_operand else "rt.ld_span"
+            return [self.mk(f"{fn}(p_{r}, {self.scalar(base)}, {self.local_names(self.span_var)[0]}{c})")]
         a = f"{pre}_lin(p_{r}, G{c})" if lin else f"{pre}(p_{r}, {idx}{c})"
         if p.ty == "bool":
             return [self.mk(f"({a} != {self.const('u32', 0)})")]

@@ -6,13 +6,19 @@ few hundred lanes, so the interpreter overhead dominates. When the trip count is
 on every lane (the bounds are lane-invariant at run time: numpy scalars) and the body is
 only `let`s and accumulations `acc = acc + E` (f32, no exits, stores, collectives, atomics
 or workgroup memory; E reads no accumulator), nothing in the body depends on an
-earlier iteration except the sums. Then the loop variable becomes the whole iteration
-range as an (n, 1, 1) array (broadcast against the (W, S) lanes), every term is computed
-at once, and the sums are taken with `np.add.accumulate` along the iteration axis: one
-rounded f32 add per iteration in iteration order, the same bits as the SIMT loop. A failed
-trapping check reruns the loop the SIMT way (codegen/cpu/emitter.py `s_For`), so the fault
-reported is the one the SIMT order meets first. The SIMT loop stays as the fallback (lane-varying bounds) and as the oracle it is tested against
-(tests/test_cpu_loops.py).
+earlier iteration except the sums. Then the loop variable becomes a block of the iteration
+range as an (n, 1, 1) array (broadcast against the (W, S) lanes) and every term of the
+block is computed at once. A load of a run of elements per lane, `w[i * n + j]` with
+`i * n` stepping evenly from lane to lane, is a strided view of the buffer (`rt.span`,
+`Span`), not a gather. `accumulate` writes the terms (`x * y` computed there, so such a
+view is read once) iteration-major into a buffer, a cache-sized block of lanes and
+iterations at a time, and sums them with `np.add.reduce` along the iterations: with the
+lanes contiguous numpy adds the rows one by one (`IN_ORDER`, probed at import; otherwise
+a plain loop of adds), one rounded f32 add per iteration in iteration order, the same bits
+as the SIMT loop. A failed trapping check reruns the loop the SIMT way
+(codegen/cpu/emitter.py `s_For`), so the fault reported is the one the SIMT order meets
+first. The SIMT loop stays as the fallback (lane-varying bounds) and as the oracle it is
+tested against (tests/test_cpu_loops.py).
 """
 
 from __future__ import annotations
@@ -24,8 +30,11 @@ import numpy as np
 from goldy_import.ir import nodes as N
 
 BLOCK_ELEMENTS = 1 << 18  # terms per block of iterations: the temporaries stay in cache (L2)
-MANY_LANES = 2048  # from here `accumulate` adds row by row (np.add.accumulate is slow on them)
-LANE_BLOCK = 1024  # lanes per block of those adds: a block's terms stay in cache
+# a lean loop's terms are views (rt.span) and (iterations, 1, 1) arrays until `accumulate`
+# combines them a block at a time; only a gather where rt.span falls back is this big
+LEAN_BLOCK_ELEMENTS = 1 << 24
+LANE_TERMS = 1 << 17  # terms per block in `accumulate`: its buffer stays in cache (L2)
+MIN_BLOCK_LANES = 256  # at least so many lanes per block where there are: long inner loops
 
 
 def reduction_accumulators(k: N.Kernel, s: N.Stmt) -> Optional[list[str]]:
@@ -60,6 +69,47 @@ def reduction_accumulators(k: N.Kernel, s: N.Stmt) -> Optional[list[str]]:
     return accs
 
 
+# f32 `x op y` terms that rt.accumulate computes itself, into its buffer of iteration-major
+# lanes (so strided operands are read once)
+TERM_UFUNCS = {"mul": "np.multiply", "add": "np.add", "sub": "np.subtract"}
+
+
+def term_parts(e: N.Expr) -> tuple:
+    """(x, ufunc, y) of a term rt.accumulate computes itself (`TERM_UFUNCS`), else (e, None, None)."""
+    if isinstance(e, N.Binary) and e.op in TERM_UFUNCS and e.ty == "f32":
+        return e.lhs, TERM_UFUNCS[e.op], e.rhs
+    return e, None, None
+
+
+def span_load(k: N.Kernel, e: N.Load, var: Optional[str]) -> Optional[N.Expr]:
+    """`b` where `e` loads a scalar buffer at `b + var` (`span_base`): rt.ld_span's case."""
+    p = k.param(e.resource)
+    if var is None or p is None or p.category not in N.BUFFER_CATEGORIES or p.ty not in ("u32", "i32", "f32"):
+        return None
+    return span_base(e.index, var)
+
+
+def lean_terms(k: N.Kernel, s: N.For) -> bool:
+    """Whether no term of the one-pass loop `s` builds an (iterations x lanes) array before
+    rt.accumulate does: in each (`term_parts`) every operand is a span load (a view), does
+    not read the loop variable (no iteration axis), or reads nothing that varies by lane
+    (an (iterations, 1, 1) array). Such loops run in bigger blocks of iterations."""
+    def lean(e: N.Expr) -> bool:
+        if isinstance(e, N.Load) and span_load(k, e, s.var) is not None:
+            return True
+        xs = list(N.walk_expr(e))
+        return not any(isinstance(x, N.Var) and x.name == s.var for x in xs) or \
+            not any(isinstance(x, N.Builtin) or (isinstance(x, N.Var) and x.name in k.locals and x.name != s.var)
+                    for x in xs)
+    for b in s.body:
+        if not isinstance(b, N.Assign):
+            return False
+        x, op, y = term_parts(b.value.rhs)
+        if not (lean(x) and (op is None or lean(y))):
+            return False
+    return True
+
+
 # ---------------------------------------------------------------- run time (via rt)
 
 
@@ -68,49 +118,144 @@ def uniform_trips(start, end) -> bool:
     return np.ndim(start) == 0 and np.ndim(end) == 0
 
 
-def iteration_blocks(start, end, inclusive: bool, dtype, G) -> Iterator[np.ndarray]:
-    """The loop variable's values as (n, 1, 1) arrays, in order, in blocks of bounded size."""
+def iteration_blocks(start, end, inclusive: bool, dtype, G, lean: bool = False) -> Iterator[np.ndarray]:
+    """The loop variable's values as (n, 1, 1) arrays, in order, in blocks of bounded size
+    (larger for a `lean` loop: `lean_terms`)."""
     lo, hi = int(start), int(end) + (1 if inclusive else 0)
     if hi <= lo:
         return
-    per = max(1, BLOCK_ELEMENTS // max(1, G.T))
+    per = max(1, (LEAN_BLOCK_ELEMENTS if lean else BLOCK_ELEMENTS) // max(1, G.T))
     for a in range(lo, hi, per):
         yield np.arange(a, min(hi, a + per), dtype=np.int64).astype(dtype).reshape(-1, 1, 1)
 
 
-def accumulate(acc, terms, count: int):
-    """`acc + terms[0] + terms[1] + ...`, each add rounded to f32, left to right per lane:
-    one add per iteration over a row of lanes where the terms are iteration-major (as
-    `rt.ld_span` gives them) or the lanes many (then copied so, a cache-sized block of lanes
-    at a time); otherwise `np.add.accumulate` along the iterations."""
-    terms = np.asarray(terms, dtype=np.float32)
-    if terms.ndim < 3:  # a term not reading the loop variable: the same every iteration
-        terms = terms.reshape((1,) * (3 - terms.ndim) + terms.shape)
-    lanes = np.broadcast_shapes(np.shape(acc), terms.shape[1:])
-    if terms.shape[0] == 1 and count > 1:
-        terms = np.broadcast_to(terms, (count,) + terms.shape[1:])
-    size = int(np.prod(lanes))
+def _reduce_adds_in_order() -> bool:
+    """Whether `np.add.reduce` along the outer axis of a C-contiguous (rows, 2) array adds
+    the rows one by one in order (numpy sums pairwise only along the contiguous axis).
+    Probed once on terms where a regrouping gives other bits: 0 + 1 + 2^24 + 1 - 2^24 ...
+    is 0 in order (each `2^24 + 1` rounds to 2^24) and not 0 summed pairwise."""
+    col = np.tile(np.float32([1.0, 2.0 ** 24, 1.0, -(2.0 ** 24)]), 10)
+    t = np.stack([col, -col], axis=1)
+    seq = np.zeros(2, np.float32)
+    for row in t:
+        seq = seq + row
+    return all(np.array_equal(r.view(np.uint32), seq.view(np.uint32)) for r in
+               (np.add.reduce(t, axis=0, initial=np.float32(0)), np.add.reduce(np.vstack([seq * 0, t]), axis=0)))
+
+
+IN_ORDER = _reduce_adds_in_order()
+
+
+class Span:
+    """A load of a run of k elements per lane (rt.span), lanes in flat (W, S) order: lane l
+    reads src[first + d*l + j] (j < k) for l < `good` (in range), `tail` (k, size - good)
+    holds the rest (rt.ld's zeros past the end) or is None. `rows` gives lane rows
+    [r0, r1) as a (k, r1 - r0, S) array: a strided view where they are all in range."""
+
+    __slots__ = ("src", "first", "d", "good", "tail", "shape")
+
+    def __init__(self, src: np.ndarray, first: int, d: int, good: int, tail: Optional[np.ndarray], shape: tuple):
+        self.src, self.first, self.d, self.good, self.tail, self.shape = src, first, d, good, tail, shape
+
+    def rows(self, r0: int, r1: int) -> np.ndarray:
+        k, _, S = self.shape
+        a, b, good = r0 * S, r1 * S, self.good
+        if b <= good:
+            return run_view(self.src, self.first + self.d * a, (k, b - a), self.d).reshape(k, r1 - r0, S)
+        out = np.empty((k, b - a), self.tail.dtype)
+        if a < good:
+            out[:, :good - a] = run_view(self.src, self.first + self.d * a, (k, good - a), self.d)
+        out[:, max(0, good - a):] = self.tail[:, max(0, a - good):b - good]
+        return out.reshape(k, r1 - r0, S)
+
+
+def run_view(a: np.ndarray, first: int, shape: tuple, d: int) -> np.ndarray:
+    """Read-only (k, lanes) view of 1-D `a`: element [j, l] is a[first + j + d*l]."""
+    st = a.strides[0]
+    if a.flags.c_contiguous and shape[0] * shape[1]:
+        v = np.ndarray(shape, a.dtype, buffer=a, offset=first * st, strides=(st, d * st))
+    else:
+        v = np.lib.stride_tricks.as_strided(a[first:], shape=shape, strides=(st, d * st))
+    v.flags.writeable = False
+    return v
+
+
+def _iteration_major(x):
+    """A term or operand as a 3-D (iterations or 1, lanes...) array, or a Span."""
+    if isinstance(x, Span):
+        return x
+    x = np.asarray(x, dtype=np.float32)
+    return x.reshape((1,) * (3 - x.ndim) + x.shape) if x.ndim < 3 else x
+
+
+def _rows(x, r0: int, r1: int):
+    """Lane rows [r0, r1) of an `_iteration_major` operand (all of it if it has one row)."""
+    if x.shape[1] == 1:
+        return x.rows(0, 1) if isinstance(x, Span) else x
+    return x.rows(r0, r1) if isinstance(x, Span) else x[:, r0:r1]
+
+
+def _lane_rows(h: int, per: int):
+    """[r0, r1) blocks of `h` lane rows, `per` at a time, none of a single lane left alone
+    (np.add.reduce over one lane would sum pairwise)."""
+    cuts = list(range(0, h, per)) + [h]
+    if len(cuts) > 2 and cuts[-1] - cuts[-2] == 1:
+        del cuts[-2]
+    return zip(cuts[:-1], cuts[1:])
+
+
+def accumulate(acc, count: int, x, op=None, y=None):
+    """`acc + t[0] + t[1] + ...` with t = `op(x, y)` (a numpy ufunc) or `x`, each add rounded
+    to f32, left to right per lane: the SIMT loop's bits. A block of lanes and iterations
+    at a time, the terms are written iteration-major into a buffer (the lanes contiguous,
+    so `op` reads strided operands such as rt.span's once, and the block stays in cache),
+    then summed by `np.add.reduce` along the iterations, which adds the rows in order
+    (`IN_ORDER`), from the sum so far (reduce's `initial`, or the buffer's first row).
+    One lane: `np.add.accumulate`."""
+    ops = [_iteration_major(x)] + ([] if op is None else [_iteration_major(y)])
+    lanes = np.broadcast_shapes(np.shape(acc), *(o.shape[1:] for o in ops))
+    H, S = lanes
+    if H * S < 2 or not IN_ORDER:
+        ops = [_rows(o, 0, o.shape[1]) for o in ops]
+        return _accumulate_slow(acc, count, ops[0] if op is None else op(ops[0], ops[1]), lanes)
+    out = np.empty(lanes, np.float32)
+    per = min(H, -(-MIN_BLOCK_LANES // S))  # lane rows per block
+    step = max(1, min(count, LANE_TERMS // (per * S)))  # iterations per block
+    buf = np.empty((1 + step, min(H, per + 1), S), np.float32)  # row 0: the sum so far
+    whole = np.ndim(acc) == 0
+    for r0, r1 in _lane_rows(H, per):
+        parts = [_rows(o, r0, r1) for o in ops]
+        o = out[r0:r1]
+        for j0 in range(0, count, step):
+            j1 = min(count, j0 + step)
+            b = buf[:1 + j1 - j0, :r1 - r0]
+            js = [p[j0:j1] if p.shape[0] != 1 else p for p in parts]
+            if op is None:
+                b[1:] = js[0]
+            else:
+                op(js[0], js[1], out=b[1:], order="C")  # lanes innermost, whatever the strides
+            if j0 == 0 and whole:
+                np.add.reduce(b[1:], axis=0, out=o, initial=acc)
+            else:
+                b[0] = o if j0 else np.broadcast_to(acc, lanes)[r0:r1]
+                np.add.reduce(b, axis=0, out=o, initial=None)  # from the first row: the sum so far
+    return out
+
+
+def _accumulate_slow(acc, count: int, terms: np.ndarray, lanes: tuple) -> np.ndarray:
+    """`accumulate` for one lane (np.add.accumulate, sequential by definition), or for a
+    numpy whose reduce regroups the adds (one add per iteration over all lanes)."""
+    size = lanes[0] * lanes[1]
     rows = np.broadcast_to(terms, (count,) + lanes).reshape(count, size)
-    if rows.strides[1] == rows.itemsize or size >= MANY_LANES:
-        start = np.broadcast_to(np.asarray(acc, np.float32), lanes).reshape(size)
-        if rows.strides[1] == rows.itemsize:  # rows of lanes contiguous already
-            a = start + rows[0]
-            for t in range(1, count):
-                a += rows[t]  # rounded to f32 per add, in iteration order
-            return a.reshape(lanes)
-        out = np.empty(size, np.float32)
-        for l0 in range(0, size, LANE_BLOCK):
-            blk = np.ascontiguousarray(rows[:, l0:l0 + LANE_BLOCK])
-            a = start[l0:l0 + LANE_BLOCK] + blk[0]
-            for t in range(1, count):
-                a += blk[t]
-            out[l0:l0 + LANE_BLOCK] = a
-        return out.reshape(lanes)
-    buf = np.empty((count,) + lanes, np.float32)
-    buf[...] = terms
-    buf[0] = acc + buf[0]
-    np.add.accumulate(buf, axis=0, out=buf)
-    return buf[-1].copy()
+    start = np.broadcast_to(np.asarray(acc, np.float32), lanes).reshape(size)
+    if size == 1:
+        buf = np.empty(count + 1, np.float32)
+        buf[0], buf[1:] = start[0], rows[:, 0]
+        return np.add.accumulate(buf)[-1:].reshape(lanes)
+    a = start + rows[0]
+    for t in range(1, count):
+        a = a + rows[t]
+    return a.reshape(lanes)
 
 
 def span_base(index: N.Expr, var: str) -> Optional[N.Expr]:

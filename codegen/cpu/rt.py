@@ -17,7 +17,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .loops import LANE_BLOCK, accumulate, iteration_blocks, uniform_trips  # noqa: F401 (reduction loops in one pass)
+from .loops import Span, accumulate, iteration_blocks, uniform_trips  # noqa: F401 (reduction loops in one pass)
 from .math import evaluate as evaluate_math, evaluate_rule
 
 TRUE = np.True_
@@ -294,13 +294,13 @@ def _trap(chk, bad, idx, length: int, idx_y=None) -> None:
     act = bad if m is None else bad & m
     for g in guards:
         act = act & g
-    if not np.any(act):
+    if not act.any():
         return
     shape = np.broadcast_shapes(np.shape(act), np.shape(idx), np.shape(idx_y))
-    pos = int(np.argmax(np.broadcast_to(act, shape))) if shape else 0
+    pos = int(np.argmax(_bc(act, shape))) if shape else 0
 
     def pick(x):
-        return int(np.broadcast_to(x, shape).flat[pos]) if shape else int(x)
+        return int(_bc(x, shape).flat[pos]) if shape else int(x)
 
     F.hit = (site, pick(idx), int(length), None if idx_y is None else pick(idx_y))
 
@@ -308,6 +308,11 @@ def _trap(chk, bad, idx, length: int, idx_y=None) -> None:
 # ---------------------------------------------------------------- buffers
 # Loads out of range give 0; stores out of range are dropped. (Values are numpy scalars or
 # arrays, never Python numbers, so `.ndim` and `.shape` always exist.)
+
+
+def _bc(x, shape: tuple):
+    """`x` broadcast to `shape` (itself when it has that shape: np.broadcast_to is slow)."""
+    return x if np.shape(x) == shape else np.broadcast_to(x, shape)
 
 
 def ld(a: np.ndarray, i, chk=None):
@@ -387,12 +392,12 @@ def st(a: np.ndarray, i, v, m, chk=None) -> None:
         a[i[ok]] = v[ok] if vsh else v
         return
     shape = np.broadcast_shapes(ish, vsh, () if m is None else m.shape)
-    ib = np.broadcast_to(i, shape)
+    ib = _bc(i, shape)
     inside = ib < n
     if chk is not None and not inside.all():
         _trap(chk, ~inside, ib, n)
     ok = inside if m is None else inside & m
-    vb = np.broadcast_to(v, shape)
+    vb = _bc(v, shape)
     if ok.all():
         a[ib.reshape(-1)] = vb.reshape(-1)
     else:
@@ -419,11 +424,11 @@ def st_lin(a: np.ndarray, G: Geometry, v, m, chk=None) -> None:
         else:
             np.copyto(dst, v, where=m)
         return
-    vb = np.broadcast_to(v, (G.W, G.S)).reshape(-1)[:k]
+    vb = _bc(v, (G.W, G.S)).reshape(-1)[:k]
     if m is None:
         a[t0:t0 + k] = vb
     else:
-        np.copyto(a[t0:t0 + k], vb, where=np.broadcast_to(m, (G.W, G.S)).reshape(-1)[:k])
+        np.copyto(a[t0:t0 + k], vb, where=_bc(m, (G.W, G.S)).reshape(-1)[:k])
 
 
 def ld_n(comps: tuple, i, chk=None) -> tuple:
@@ -726,7 +731,7 @@ def atomic(op: str, a: np.ndarray, G: Geometry, i, v, m, want_old: bool, wg: boo
 def _zero_divisor(b, chk) -> None:
     if chk is not None and chk[0].hit is None:
         z = b == 0
-        if np.any(z):
+        if z.any():
             _trap(chk, z, _U0, 0)
 
 
@@ -755,11 +760,15 @@ def irem(a, b, chk=None):
 
 
 def udiv(a, b, chk=None):
+    if b.ndim == 0 and b:  # a uniform nonzero divisor: the rule is plain u32 division
+        return a // b
     _zero_divisor(b, chk)
     return _div_u32(a, b)
 
 
 def urem(a, b, chk=None):
+    if b.ndim == 0 and b:
+        return a % b
     _zero_divisor(b, chk)
     return _rem_u32(a, b)
 
@@ -848,39 +857,52 @@ _CMP = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_e
 
 
 def ld_span(a: np.ndarray, base, J: np.ndarray, chk=None):
-    """`a[base + J]` (rt.ld's meaning) for lane-invariant-in-J `base` (u32, (W, S)) and an
-    iteration block J (k, 1, 1). Where `base` steps by a constant d >= 0 from lane to lane
-    (row-major GEMV rows: base = i * n), the in-range lanes are copied from a strided view
-    of `a` (no index arrays, no gather); the lanes past the end go through rt.ld's rules
-    (0, and a trap on active lanes)."""
+    """`a[base + J]` (rt.ld's meaning, checks included) for lane-invariant-in-J `base` (u32,
+    (W, S)) and an iteration block J (k, 1, 1), as a (k, W, S) array: `span`'s view of `a`
+    where every lane's run is in range, else its parts put together."""
+    r = span(a, base, J, chk)
+    return r.rows(0, r.shape[1]) if isinstance(r, Span) else r
+
+
+def span(a: np.ndarray, base, J: np.ndarray, chk=None):
+    """`ld_span` for rt.accumulate: where `base` steps by a constant d >= 0 from lane to lane
+    (row-major GEMV rows: base = i * n), a Span: the runs of the lanes in range as a strided
+    view of `a` (no copy), the lanes past the end through rt.ld's rules (0, and a trap on
+    active lanes, now: in statement order). Otherwise rt.ld's gather."""
     if np.ndim(base) != 2 or base.dtype != np.uint32 or a.ndim != 1:
         return ld(a, base + J, chk)
     flat = base.reshape(-1)
     size, k, n, j0 = flat.size, J.shape[0], a.shape[0], int(J[0, 0, 0])
     b0 = int(flat[0])
     d = int(flat[1]) - b0 if size > 1 else 0
-    if d < 0 or not np.array_equal(flat, b0 + d * np.arange(size, dtype=np.int64)):
-        return ld(a, base + J, chk)
+    if d < 0 or int(flat[-1]) != b0 + d * (size - 1) or (size > 2 and not (np.diff(flat) == np.uint32(d)).all()):
+        return ld(a, base + J, chk)  # not affine (flat[-1] checked exactly: the u32 diffs do not wrap)
     first = b0 + j0  # element of lane 0 at J[0]; lane l's run is [first + d*l, first + d*l + k)
     if first + k > n:
         good = 0
     else:
         good = size if d == 0 else min(size, (n - k - first) // d + 1)
-    isz = a.itemsize
-    out = np.empty((k, size), a.dtype)  # iteration-major, as `accumulate` adds it
-    if good:
-        src = np.lib.stride_tricks.as_strided(a[first:], shape=(k, good), strides=(isz, d * isz), writeable=False)
-        for l0 in range(0, good, LANE_BLOCK):  # a transposing copy, a cache-sized block of lanes at a time
-            out[:, l0:min(good, l0 + LANE_BLOCK)] = src[:, l0:l0 + LANE_BLOCK]
-    if good == size:
-        return out.reshape((k,) + base.shape)
-    idx = flat[good:].reshape(1, -1) + J.reshape(k, 1)  # u32 wraps as the SIMT form does
-    out[:, good:] = a.take(idx, mode="clip") if n else 0
-    bad = idx >= n
-    if bad.any():
-        out[:, good:][bad] = 0
-        if chk is not None:
-            whole = np.zeros((k, size), bool)
-            whole[:, good:] = bad
-            _trap(chk, whole.reshape((k,) + base.shape), base + J, n)
-    return out.reshape((k,) + base.shape)
+    tail = None
+    if good < size:
+        start, last = int(flat[good]) + j0, int(flat[-1]) + j0 + k - 1
+        if n <= start and last < 1 << 32:  # every run past the end (no u32 wrap-around): all 0
+            tail = np.zeros((k, size - good), a.dtype)
+            bad, idx = TRUE, flat[good:].reshape(1, -1) + J[0, 0]  # an active lane faults at J[0]
+        else:
+            idx = flat[good:].reshape(1, -1) + J.reshape(k, 1)  # u32 wraps as the SIMT form does
+            tail = a.take(idx, mode="clip") if n else np.zeros(idx.shape, a.dtype)
+            bad = idx >= n
+            if bad.any():
+                tail[bad] = 0
+            else:
+                bad = None
+        if bad is not None and chk is not None:  # iteration-major, then lane order: the SIMT loop's first fault
+            F, site, m, guards = chk
+            _trap((F, site, _flat_tail(m, base.shape, good), [_flat_tail(g, base.shape, good) for g in guards]),
+                  bad, idx, n)
+    return Span(a, first, d, good, tail, (k,) + base.shape)
+
+
+def _flat_tail(m, shape: tuple, good: int):
+    """Lanes [good, ...) of a (W, S)-broadcastable mask or guard, flat, as a (1, lanes) row."""
+    return m if m is None or np.ndim(m) == 0 else np.broadcast_to(m, shape).reshape(1, -1)[:, good:]

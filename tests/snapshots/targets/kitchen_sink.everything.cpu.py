@@ -97,8 +97,8 @@ def k_everything(G, R, F):
     _t5 = U3
     simt4 = not rt.uniform_trips(_t4, _t5)
     if not simt4:
-        for v_q in rt.iteration_blocks(_t4, _t5, True, np.uint32, G):
-            v_f = rt.accumulate(v_f, rt.u2f(v_q), v_q.shape[0])
+        for v_q in rt.iteration_blocks(_t4, _t5, True, np.uint32, G, True):
+            v_f = rt.accumulate(v_f, v_q.shape[0], rt.u2f(v_q))
     if simt4:
         _t6 = U3
         v_q = _t4
