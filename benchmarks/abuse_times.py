@@ -3,7 +3,7 @@ importer's documented limits, timed per kernel through import (`import_source`, 
 analysis), `--check` (the CLI, in process) and the emit of every target, with and without
 its validator (ptxas, naga, slangc, Python's `compile`, where installed).
 
-    python benchmarks/abuse_times.py [--only NAME] [--no-validate] [--markdown]
+    python benchmarks/abuse_times.py [--only NAME] [--no-validate]
 
 Times are CPU seconds of this process (`time.process_time`: a loaded machine inflates wall
 time, not the work done), except "validate", which is wall time (ptxas runs as a child
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import importlib
 import io
 import os
@@ -53,7 +54,15 @@ def cpu_time(fn) -> float:
     return time.process_time() - t
 
 
-def measure(name: str, source: str, validate: bool) -> dict:
+def warm_up() -> None:
+    """Import and emit a small kernel once: module imports are not the inputs' cost."""
+    r = import_source(G.let_chain(4), "warm.rs")
+    for target in TARGETS:
+        mod, fn = EMITTERS[target]
+        getattr(importlib.import_module(mod), fn)(r.kernels[0])
+
+
+def measure(name: str, source: str) -> dict:
     per = KERNELS.get(name, 1)
     row: dict = {"case": name, "kernels": per}
     result = None
@@ -62,6 +71,7 @@ def measure(name: str, source: str, validate: bool) -> dict:
         nonlocal result
         result = import_source(source, "abuse.rs")
 
+    gc.collect()
     row["import"] = cpu_time(do_import) / per
     row["total"] = row["import"] * per  # the whole file's import
     with tempfile.NamedTemporaryFile("w", suffix=".rs", delete=False) as f:
@@ -78,52 +88,59 @@ def measure(name: str, source: str, validate: bool) -> dict:
             continue
         mod, fn = EMITTERS[target]
         emit = getattr(importlib.import_module(mod), fn)
-        texts = []
+        texts: list = []
         row[target] = cpu_time(lambda: texts.extend(emit(k) for k in result.kernels)) / len(result.kernels)
-        if validate:
-            from goldy_import.codegen.validate import validate as check
-            t = time.perf_counter()
-            try:
-                for k, text in zip(result.kernels, texts):
-                    check(target, k, text)
-            except GoldyError as e:  # reported, not timed: a rejected emit is a finding of its own
-                row.setdefault("rejected", []).append(f"{target}: {str(e).splitlines()[-1].strip()}")
-            row[target + "+v"] = (time.perf_counter() - t) / len(result.kernels)
+        row.setdefault("texts", {})[target] = texts
+    row["ir"] = result.kernels
     return row
+
+
+def validate_row(row: dict) -> None:
+    """The validators' wall time, after every CPU timing: opening them starts device
+    threads that `process_time` would count."""
+    from goldy_import.codegen.validate import validate as check
+    kernels = row.pop("ir")
+    for target, texts in row.pop("texts", {}).items():
+        t = time.perf_counter()
+        try:
+            for k, text in zip(kernels, texts):
+                check(target, k, text)
+        except GoldyError as e:  # reported, not timed: a rejected emit is a finding of its own
+            row.setdefault("rejected", []).append(f"{target}: {str(e).splitlines()[-1].strip()}")
+        row[target + "+v"] = (time.perf_counter() - t) / len(kernels)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", help="run only the cases whose name contains this")
     ap.add_argument("--no-validate", action="store_true", help="skip the validators (emit time only)")
-    ap.add_argument("--markdown", action="store_true", help="print a table for RESULTS.md")
     args = ap.parse_args()
-    if not args.no_validate:
-        from goldy_import.codegen.validate import validators
-        have = validators()  # opens the validating devices once, outside the timings
-    cols = ["import", "check"] + [c for t in TARGETS for c in ([t] if args.no_validate else [t, t + "+v"])]
+    warm_up()
     rows = []
     for name, make in CASES.items():
         if args.only and args.only not in name:
             continue
-        rows.append(measure(name, make(), not args.no_validate))
+        rows.append(measure(name, make()))
         r = rows[-1]
-        if not args.markdown:
-            cells = " ".join(f"{c}={'-' if r.get(c) is None else f'{r[c]:.3f}'}" for c in cols)
-            total = f" (whole file {r['total']:.2f} s)" if r["kernels"] > 1 else ""
-            print(f"{name:38} {cells}{total}", flush=True)
-        for why in r.get("rejected", []):
-            print(f"    rejected by the validator: {why}")
+        cells = " ".join(f"{c}={'-' if r.get(c) is None else f'{r[c]:.3f}'}" for c in ["import", "check", *TARGETS])
+        total = f" (whole file {r['total']:.2f} s)" if r["kernels"] > 1 else ""
+        print(f"{name:38} {cells}{total}", flush=True)
+    cols = ["import", "check"] + list(TARGETS)
+    if not args.no_validate:
+        from goldy_import.codegen.validate import validators
+        have = validators()
+        for r in rows:
+            validate_row(r)
+        cols = ["import", "check"] + [c for t in TARGETS for c in (t, t + "+v")]
     worst = max((r[c] for r in rows for c in cols if r.get(c) is not None), default=0.0)
-    if args.markdown:
-        print("| input (per kernel, s) | " + " | ".join(cols) + " |")
-        print("|---" * (len(cols) + 1) + "|")
-        for r in rows:
-            print(f"| {r['case']} | " + " | ".join("-" if r.get(c) is None else f"{r[c]:.3f}" for c in cols) + " |")
-        print()
-        for r in rows:
-            for why in r.get("rejected", []):
-                print(f"- {r['case']}: rejected by the validator: {why}")
+    print()
+    print("| input (per kernel, s) | " + " | ".join(cols) + " |")
+    print("|---" * (len(cols) + 1) + "|")
+    for r in rows:
+        print(f"| {r['case']} | " + " | ".join("-" if r.get(c) is None else f"{r[c]:.3f}" for c in cols) + " |")
+    for r in rows:
+        for why in r.get("rejected", []):
+            print(f"- {r['case']}: rejected by the validator: {why}")
     if not args.no_validate:
         print(f"validators here: {', '.join(have)}; `+v` columns: the validator alone, wall time")
     print(f"slowest: {worst:.3f} s per kernel ({'under' if worst < 1.0 else 'OVER'} the 1 s goal)")
