@@ -206,7 +206,7 @@ def run(count: int, repeat: int) -> dict:
     wall = best_of(repeat, lambda: import_source(source, "bench.rs"), time.perf_counter)
     parse = best_of(repeat, lambda: parser.parse(source))
     check = best_of(repeat, lambda: [verify(k) for k in result.kernels])
-    # the analyses on the verified IR, as import_source runs them (one shared "must" walk)
+    # the analyses on the verified IR, as import_source runs them (one uniformity walk for both)
     analyses = [importer_pkg.divergence_diagnostics, importer_pkg.lint_diagnostics]
 
     def checks() -> None:

@@ -62,7 +62,10 @@ _SYNC = (N.Barrier, N.Reduce, N.Softmax)
 _MAX_LOOP_PASSES = 16
 _MAX_SUBST_DEPTH = 32
 _MAX_STEPS = 200_000  # statements visited per kernel before the lints give up (and report nothing)
-_MAX_PAIRS = 200_000  # access pairs compared per kernel, likewise (n pending writes make n^2 pairs)
+# access pairs compared per kernel, likewise: n pending accesses of one array make n^2 pairs.
+# Real kernels compare a few hundred; 50,000 (about 220 accesses of one array between two
+# barriers) keeps the worst case near 0.1 s.
+_MAX_PAIRS = 50_000
 
 
 class _GiveUp(Exception):
@@ -189,8 +192,8 @@ class _Walker:
 
     def __init__(self, k: N.Kernel, must: Optional[Uniformity] = None):
         self.k = k
-        self.may = Uniformity(k, "may")
         self.must = must if must is not None else Uniformity(k, "must")
+        self.may = self.must.sibling("may")  # the same walk answers both modes
         self.defs = _immutable_defs(k)
         self.flows: dict[object, _Flow] = {}
         self.loops: dict[tuple, tuple[_Pending, Optional[_Flow]]] = {}  # memo: nested loops stay linear
@@ -198,6 +201,9 @@ class _Walker:
         self.pairs = 0
         self._normed: dict[int, tuple[N.Expr, N.Expr, object]] = {}  # id -> (expr, norm(expr), its key)
         self.recording = False
+        self.has_arrays = bool(k.workgroup_arrays)
+        self.grew = False  # a statement's flow became more divergent on a later visit
+        self._facts: dict[int, tuple] = {}  # id(index) -> (index, norm, key, facts): see facts()
         self.uniform_stores: dict[int, N.Store] = {}
         self.unsynced: dict[int, tuple[N.Load, N.Store]] = {}
         self.war: dict[int, tuple[N.Store, N.Load]] = {}
@@ -208,15 +214,30 @@ class _Walker:
                            for axis, extent in zip("xyz", k.workgroup_size) if extent > 1}
 
     def run(self) -> None:
-        self.block(self.k.body, _Flow(False, False), {})
+        # The walk records as it goes. Only where a statement is seen again with a more
+        # divergent flow (a later loop pass) could a finding of an earlier visit be one the
+        # joined flow suppresses: then the findings are dropped and the walk repeated with
+        # the joined flows, as a settling walk followed by a recording one would.
         self.recording = True
-        self.loops.clear()  # the second walk records findings: no loop may be skipped
         self.block(self.k.body, _Flow(False, False), {})
+        if self.grew:
+            self.uniform_stores.clear()
+            self.unsynced.clear()
+            self.war.clear()
+            self.waw.clear()
+            self.loops.clear()  # no loop may be skipped
+            self.block(self.k.body, _Flow(False, False), {})
 
     def at(self, key: object, flow: _Flow) -> _Flow:
         old = self.flows.get(key)
-        self.flows[key] = flow if old is None else old.join(flow)
-        return self.flows[key]
+        if old is None:
+            self.flows[key] = flow
+            return flow
+        joined = old.join(flow)
+        if joined != old:
+            self.flows[key] = joined
+            self.grew = True
+        return joined
 
     # -------------------------------------------------------- control flow
 
@@ -235,7 +256,7 @@ class _Walker:
         self.steps += 1
         if self.steps > _MAX_STEPS:
             raise _GiveUp
-        if not isinstance(s, N.While):
+        if self.has_arrays and not isinstance(s, N.While):  # (reads matter for workgroup arrays only)
             for e in N.stmt_exprs(s):
                 self.reads(e, flow, pending)
                 pending = self.pend_reads(e, flow, pending)
@@ -319,37 +340,43 @@ class _Walker:
             sites = pending.get(sub.resource)
             if not sites or self.k.workgroup_array(sub.resource) is None:
                 continue
+            load = self.facts(sub.index)
             for store, wflow in sites.values():
-                if self.races(sub, flow, store, wflow):
+                if self.races(load, flow, self.facts(store.index), wflow):
                     self.unsynced[id(sub)] = (sub, store)
                     break
 
     def normed(self, e: N.Expr) -> tuple[N.Expr, object]:
-        """norm(e) and its key, once per expression: every pending access is compared with
-        every later one, so recomputing them would make each comparison as slow as the walk."""
-        self.pairs += 1
-        if self.pairs > _MAX_PAIRS:
-            raise _GiveUp
+        """norm(e) and its key, once per expression."""
         hit = self._normed.get(id(e))
         if hit is None or hit[0] is not e:
             n = self.norm(e)
             hit = self._normed[id(e)] = (e, n, _key(n))
         return hit[1], hit[2]
 
-    def races(self, load: N.Load, rflow: _Flow, store: N.Store, wflow: _Flow) -> bool:
-        (r, rk), (w, wk) = self.normed(load.index), self.normed(store.index)
-        w_varies = self.must.varies(store.index)
-        r_uniform = not self.may.varies(load.index)
+    def facts(self, index: N.Expr) -> "_Index":
+        """What the race shapes ask of an access's index, once per index: every pending
+        access is compared with every later one, so each comparison must be cheap."""
+        self.pairs += 1
+        if self.pairs > _MAX_PAIRS:
+            raise _GiveUp
+        hit = self._facts.get(id(index))
+        if hit is None or hit.expr is not index:
+            n, key = self.normed(index)
+            hit = self._facts[id(index)] = _Index(
+                index, n, key, self.must.varies(index), not self.may.varies(index), self.may.range(index),
+                frozenset(lk for lk in self._lane_keys if self.shifted(n, lk)))
+        return hit
+
+    def races(self, r: "_Index", rflow: _Flow, w: "_Index", wflow: _Flow) -> bool:
         # 1. lane-indexed write, one element read by every lane
-        if w_varies and r_uniform and not rflow.may and self._may_overlap(store.index, load.index):
+        if w.must_varies and r.uniform and not rflow.may and _overlap(w, r):
             return True
         # 2. the lane's own index shifted by a lane-independent offset
-        if self.shifted(r, wk) and self._may_overlap(store.index, load.index):
+        if w.key in r.shifted_from and _overlap(w, r):
             return True
         # 3. one element written by some lanes only, read by every lane
-        if not self.may.varies(store.index) and wflow.must and not rflow.may and rk == wk:
-            return True
-        return False
+        return w.uniform and wflow.must and not rflow.may and r.key == w.key
 
     def shifted(self, e: N.Expr, lane_key) -> bool:
         """Is (normalised) `e` the lane index `lane_key` plus, minus or xor a lane-independent
@@ -373,42 +400,35 @@ class _Walker:
         """G0045 and G0046 at a store to a workgroup array."""
         if not self.recording:
             return
+        w = self.facts(s.index)
         for load, rflow in pending.get(("read", s.resource), {}).values():
-            if self.war_races(load, rflow, s, flow):
+            if self.war_races(load, self.facts(load.index), rflow, w, flow):
                 self.war.setdefault(id(s), (s, load))
                 break
-        if not flow.may and not self.may.varies(s.index) and self.may.varies(s.value):
+        if not flow.may and w.uniform and self.may.varies(s.value):
             self.waw.setdefault(id(s), (s, None))  # every lane writes one element
             return
-        w2, k2 = self.normed(s.index)
+        if flow.may:
+            return  # the shapes below need every lane to write
         for first, f1 in pending.get(s.resource, {}).values():
-            w1, k1 = self.normed(first.index)
-            if not f1.may and not flow.may and (self.shifted(w2, k1) or self.shifted(w1, k2)) \
-                    and self._may_overlap(first.index, s.index):
+            w1 = self.facts(first.index)
+            if not f1.may and (w1.key in w.shifted_from or w.key in w1.shifted_from) and _overlap(w1, w):
                 self.waw.setdefault(id(s), (s, first))
                 break
 
-    def war_races(self, load: N.Load, rflow: _Flow, store: N.Store, wflow: _Flow) -> bool:
+    def war_races(self, load: N.Load, r: "_Index", rflow: _Flow, w: "_Index", wflow: _Flow) -> bool:
         if rflow.may:
             return False  # shapes below need every lane to read
-        (r, rk), (w, wk) = self.normed(load.index), self.normed(store.index)
-        r_uniform = not self.may.varies(load.index)
         # a. one element read by every lane, overwritten at the lane index by every lane
-        if r_uniform and wk in self._lane_keys and not wflow.may and self._may_overlap(store.index, load.index):
+        if r.uniform and w.key in self._lane_keys and not wflow.may and _overlap(w, r):
             return True
         # b. the lane index and the lane index shifted, on every lane
-        if not wflow.may and (self.shifted(r, wk) or self.shifted(w, rk)) \
-                and self._may_overlap(store.index, load.index):
+        if not wflow.may and (w.key in r.shifted_from or r.key in w.shifted_from) and _overlap(w, r):
             return True
         # c. one element every lane read, written by some lane at the same (unchanged) index
-        return r_uniform and rk == wk and not any(isinstance(x, N.Var) and x.name in self.again
-                                                  for x in N.walk_expr(r))
+        return r.uniform and r.key == w.key and not any(isinstance(x, N.Var) and x.name in self.again
+                                                        for x in N.walk_expr(r.norm))
 
-    def _may_overlap(self, a: N.Expr, b: N.Expr) -> bool:
-        ra, rb = self.may.range(a), self.may.range(b)
-        if ra is None or rb is None:
-            return True
-        return not (ra[1] < rb[0] or rb[1] < ra[0])
 
     def norm(self, e: N.Expr, depth: int = 0) -> N.Expr:
         """`e` with never-reassigned locals replaced by their values (for comparing indices)."""
@@ -423,6 +443,26 @@ class _Walker:
         if isinstance(e, N.Unary):
             return N.Unary(e.ty, e.span, e.op, self.norm(e.operand, depth))
         return e
+
+
+@dataclass(frozen=True)
+class _Index:
+    """An access's index as the race shapes see it."""
+
+    expr: N.Expr
+    norm: N.Expr  # never-reassigned locals replaced by their values
+    key: object  # norm's structural key
+    must_varies: bool  # certainly differs between lanes
+    uniform: bool  # certainly the same on every lane
+    range: Optional[tuple[int, int]]
+    shifted_from: frozenset  # the lane-index keys it is a shift of (G0044 shape 2)
+
+
+def _overlap(a: _Index, b: _Index) -> bool:
+    """May the two indices be equal on some lanes (unless their ranges are disjoint)?"""
+    if a.range is None or b.range is None:
+        return True
+    return not (a.range[1] < b.range[0] or b.range[1] < a.range[0])
 
 
 def _join_opt(a: Optional[_Flow], b: Optional[_Flow]) -> Optional[_Flow]:

@@ -24,11 +24,11 @@ accesses of the row `buf[base + t]` are sites like any other.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Optional, Union
 
 from . import nodes as N
+from .clone import clone
 from .legalize import expand_softmax
 from .uniformity import reassigned_locals
 
@@ -47,7 +47,7 @@ class Site:
 
 def insert_checks(kernel: N.Kernel) -> N.Kernel:
     k = expand_softmax(kernel)
-    k = copy.deepcopy(k) if k is kernel else k
+    k = clone(k) if k is kernel else k
     _Pass(k).run()
     return k
 

@@ -29,6 +29,7 @@ from typing import Callable, Optional
 
 from . import nodes as N
 from .bool_fields import store_bool_fields_as_u32
+from .clone import clone
 from .targets import FEATURES, Target
 
 __all__ = ["legalize", "expand_softmax", "NEG_BIG"]
@@ -37,7 +38,7 @@ NEG_BIG = -1e30  # softmax's stand-in for lanes past `count` in the max
 
 
 def legalize(kernel: N.Kernel, target: Target) -> N.Kernel:
-    k = copy.deepcopy(kernel)
+    k = clone(kernel)
     store_bool_fields_as_u32(k)  # every target: ir/bool_fields.py
     _lower_body(k, target)
     return k
@@ -52,7 +53,7 @@ def expand_softmax(kernel: N.Kernel) -> N.Kernel:
     row; no target renders softmax natively. Returns the input when it has none."""
     if not any(isinstance(s, N.Softmax) for s in N.walk_stmts(kernel.body)):
         return kernel
-    k = copy.deepcopy(kernel)
+    k = clone(kernel)
     _lower_body(k, _SOFTMAX_ONLY)
     return k
 
@@ -265,7 +266,7 @@ def _unshare_fields(node, seen: set) -> None:
 
 def _own(e: N.Expr, seen: set) -> N.Expr:
     if id(e) in seen:
-        return copy.deepcopy(e)  # a fresh subtree: none of its nodes is seen yet
+        return clone(e)  # a fresh subtree: none of its nodes is seen yet
     seen.add(id(e))
     _unshare_fields(e, seen)
     return e

@@ -459,6 +459,12 @@ def expr_children(e: Expr) -> list[Expr]:
 
 
 def walk_expr(e: Expr):
-    yield e
-    for c in expr_children(e):
-        yield from walk_expr(c)
+    """`e` and every subexpression, parents first, left to right. Iterative: nested
+    generators would make each node cost its depth."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        yield x
+        children = expr_children(x)
+        if children:
+            stack.extend(reversed(children))

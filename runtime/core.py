@@ -1205,6 +1205,7 @@ class Scheme:
 
     def wait_for_fusion(self, timeout: Optional[float] = None) -> bool:
         """Wait until automatic fusion's compiles finish; False on timeout."""
+        timeout = H.timeout("Scheme.wait_for_fusion", timeout)
         return self._fusion.wait(timeout) if self._fusion is not None else True
 
     def set_specialization(self, on: bool) -> None:
@@ -1219,6 +1220,7 @@ class Scheme:
 
     def wait_for_specialization(self, timeout: Optional[float] = None) -> bool:
         """Wait until the variants' background compiles finish; False on timeout."""
+        timeout = H.timeout("Scheme.wait_for_specialization", timeout)
         return self._spec.wait(timeout) if self._spec is not None else True
 
     def _specialized(self, entries: list) -> list:

@@ -7,7 +7,7 @@ runtime/core.py and runtime/tensor.py call these before anything is allocated or
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -55,6 +55,15 @@ def index(what: str, v: Any) -> int:
     if not is_int(v):
         raise BindingError(f"{what}: expected an integer, got {shown(v)}")
     return int(v)
+
+
+def timeout(what: str, t: Any) -> Optional[float]:
+    """A wait's timeout: None (no limit) or a non-negative number of seconds; inf is None."""
+    if t is None:
+        return None
+    if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, float, np.integer, np.floating)) or not t >= 0:
+        raise BindingError(f"{what}: expected a timeout in seconds (a number >= 0) or None, got {shown(t)}")
+    return None if t == float("inf") else float(t)
 
 
 def flag(what: str, v: Any) -> bool:

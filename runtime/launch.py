@@ -6,13 +6,16 @@ Rust; it only checks that the Rust file it came from has not changed since.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
 import os
 import warnings
 from typing import Any, ClassVar, Optional, Sequence
 
 import numpy as np
 
+from goldy_import.errors import BindingError
 from goldy_import.ir import nodes as N
 from goldy_import.ir.serialize import from_json
 
@@ -85,6 +88,12 @@ class GeneratedKernel:
 class GeneratedPrepared:
     """A prepared kernel; generated subclasses add `record`/`invoke` with typed parameters."""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in ("record", "invoke", "launch"):
+            if name in cls.__dict__:
+                setattr(cls, name, _arity_checked(cls.__dict__[name], name))
+
     def __init__(self, prepared: PreparedKernel):
         self.prepared = prepared
 
@@ -103,3 +112,22 @@ class GeneratedPrepared:
 
     def _launch(self, *args: Any) -> LaunchBuilder:
         return LaunchBuilder(self.prepared, args)
+
+
+def _arity_checked(fn: Any, what: str) -> Any:
+    """`fn` whose call with the wrong arguments (count or keywords) raises a BindingError
+    naming the kernel and its parameters, not Python's TypeError. Only a TypeError of the
+    call itself is translated: one raised inside the method has a frame of its own."""
+    params = list(inspect.signature(fn).parameters)[1:]  # without `self`
+    sig = f"{what}({', '.join(params)})"
+
+    @functools.wraps(fn)
+    def call(self: GeneratedPrepared, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(self, *args, **kwargs)
+        except TypeError as e:
+            if e.__traceback__ is None or e.__traceback__.tb_next is not None:
+                raise
+            raise BindingError(f"kernel `{self.prepared.name}`: {sig} takes {len(params)} arguments, got "
+                               f"{len(args)}{f' and keywords {sorted(kwargs)}' if kwargs else ''} ({e})") from None
+    return call

@@ -778,11 +778,13 @@ def syntax_error_flood(n: int) -> str:
                            for j in range(n))
 
 
-def let_chain(n: int, typed: bool = True) -> str:
+def let_chain(n: int, typed: bool = True, tainted: bool = False) -> str:
     """n `let`s each built from the previous; untyped integer literals when not `typed`, their
-    type decided by the last use only (`u32`), n steps away."""
+    type decided by the last use only (`u32`), n steps away. `tainted`: the first one varies
+    per thread (so does every later one)."""
     if typed:
-        s = "    let a0 = 1.0;\n" + "".join(f"    let a{j} = a{j - 1} + 1.5;\n" for j in range(1, n + 1))
+        s = "    let a0 = x[i];\n" if tainted else "    let a0 = 1.0;\n"
+        s += "".join(f"    let a{j} = a{j - 1} + 1.5;\n" for j in range(1, n + 1))
         return _one(s + f"    if i < out.len() {{ out[i] = a{n}; }}")
     s = "    let a0 = 1;\n" + "".join(f"    let a{j} = a{j - 1} + 1;\n" for j in range(1, n + 1))
     return _one(s + f"    if i < out.len() {{ out[i] = (a{n} + i) as f32; }}")

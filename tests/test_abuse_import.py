@@ -1,15 +1,15 @@
 """Issue 14, the importer and compile-time half: hostile inputs stay bounded and correct.
 
 Each size below took seconds to minutes before (exponential or quadratic analyses, exact
-arithmetic on a literal's full value). The bounds are hang guards, not speed claims:
-CPU seconds (`time.process_time`, not skewed by a loaded machine) far above what the
-input takes now and far below what it took then, inside a SIGALRM deadline.
+arithmetic on a literal's full value). The bounds are hang guards, not speed claims: a
+SIGALRM deadline per input, wall seconds far above what it takes now (even on a loaded
+machine) and far below what a super-linear analysis would take at that size. The speed
+itself is measured by benchmarks/abuse_times.py.
 """
 
 from __future__ import annotations
 
 import importlib
-import time
 
 import numpy as np
 import pytest
@@ -28,13 +28,9 @@ from goldy_import.importer.dialect import f32_nearest
 DEADLINE = 120  # wall seconds: the hang guard on a machine shared by many jobs
 
 
-def timed_import(src: str, cpu_bound: float):
-    with deadline(DEADLINE):
-        t = time.process_time()
-        result = check(src, DEADLINE)
-        spent = time.process_time() - t
-    assert spent < cpu_bound, f"import took {spent:.1f} CPU s (bound {cpu_bound})"
-    return result
+def timed_import(src: str, bound: float):
+    """Import `src` (with every check of the fuzz run) within `bound` wall seconds."""
+    return check(src, bound)
 
 
 # ---------------------------------------------------------------- literals
@@ -46,9 +42,9 @@ def timed_import(src: str, cpu_bound: float):
     ("3.4028235e38", 3.4028234663852886e38), ("1.4e-45", 1.401298464324817e-45),
 ])
 def test_huge_exponents_are_classified_without_exact_arithmetic(text, want):
-    with deadline(10):
+    with deadline(20):
         assert f32_nearest(text) == want
-        r = timed_import(G.float_literal(text), 5.0)
+    r = timed_import(G.float_literal(text), 20.0)
     assert [d.code for d in r.diagnostics] == ([] if want is not None else ["G0033"])
 
 
@@ -67,46 +63,57 @@ def test_long_mantissas_keep_their_rounding():
 
 
 @pytest.mark.parametrize("label, make, bound", [
-    ("16 nested loops, break first", lambda: G.nested_breaks(16, True), 5.0),
-    ("16 nested loops, break last", lambda: G.nested_breaks(16, False), 5.0),
-    ("1600 locals tainted in a chain", lambda: G.taint_chain(1600), 10.0),
-    ("1600 lane-offset writes and reads", lambda: G.lane_offset_accesses(1600), 15.0),
-    ("8000 kernels with a syntax error", lambda: G.syntax_error_flood(8000), 10.0),
-    ("8000 typed lets", lambda: G.let_chain(8000, True), 30.0),
-    ("2000 untyped lets", lambda: G.let_chain(2000, False), 15.0),
+    ("16 nested loops, break first", lambda: G.nested_breaks(16, True), 20.0),
+    ("16 nested loops, break last", lambda: G.nested_breaks(16, False), 20.0),
+    ("1600 locals tainted in a chain", lambda: G.taint_chain(1600), 30.0),
+    ("1600 lane-offset writes and reads", lambda: G.lane_offset_accesses(1600), 30.0),
+    ("8000 kernels with a syntax error", lambda: G.syntax_error_flood(8000), 40.0),
+    ("8000 typed lets", lambda: G.let_chain(8000, True), 40.0),
+    ("8000 typed lets, tainted", lambda: G.let_chain(8000, True, tainted=True), 40.0),
+    ("2000 untyped lets", lambda: G.let_chain(2000, False), 30.0),
 ])
 def test_analysis_is_bounded(label, make, bound):
     timed_import(make(), bound)
 
 
 def test_nested_thread_dependent_breaks_emit_in_bounded_time():
-    r = timed_import(G.nested_breaks(16, False), 5.0)
+    r = timed_import(G.nested_breaks(16, False), 20.0)
     (k,) = r.kernels
     for target in ("ptx", "wgsl", "slang", "cpu"):
         mod, fn = EMITTERS[target]
-        with deadline(DEADLINE):
-            t = time.process_time()
+        with deadline(20):  # the PTX emitter was exponential in the nesting
             getattr(importlib.import_module(mod), fn)(k)
-            assert time.process_time() - t < 5.0, target
+
+
+def test_race_lints_still_report_among_many_accesses():
+    # the per-index facts (one computation per access, cheap comparisons) find what the
+    # pairwise comparison found: a lane-index write, then reads at the lane index shifted
+    n = 60  # offsets below the workgroup size (64): past it the two ranges are disjoint
+    s = "    let l = gpu::local_id().x;\n    let s = gpu::workgroup_array::<f32, 256>();\n"
+    s += "".join(f"    s[l + {j}u32] = 1.0;\n" for j in range(1, n)) + "    s[l] = x[i];\n    let mut a = 0.0;\n"
+    s += "".join(f"    a += s[l + {j}u32];\n" for j in range(n))
+    r = timed_import(G._one(s + "    gpu::workgroup_barrier();\n    if i < out.len() { out[i] = a; }"), 20.0)
+    codes = [d.code for d in r.diagnostics]
+    assert codes.count("G0044") == n - 1 and "G0046" in codes  # `s[l + 0u32]` is the lane's own element
 
 
 def test_taint_chain_still_reaches_the_barrier():
     # the worklist must find what the pass-per-local fixed point found: v800 varies
-    r = timed_import(G.taint_chain(800), 10.0)
+    r = timed_import(G.taint_chain(800), 20.0)
     assert [d.code for d in r.diagnostics] == ["G0042"]
 
 
 @pytest.mark.parametrize("n", [65, 300])
 def test_untyped_let_chain_reaches_its_fixed_point(n):
     # the last use wants u32: every `let` of the chain is u32, no spurious G0019 past 64
-    r = timed_import(G.let_chain(n, False), 10.0)
+    r = timed_import(G.let_chain(n, False), 20.0)
     assert r.diagnostics == []
     (k,) = r.kernels
     assert {ty for name, ty in k.locals.items() if name.startswith("a")} == {"u32"}
 
 
 def test_seventeen_nested_loops_are_reported():
-    r = timed_import(G.nested_loops(17), 5.0)
+    r = timed_import(G.nested_loops(17), 20.0)
     assert [d.code for d in r.diagnostics] == ["G0040"]
     assert "16" in r.diagnostics[0].labels[0].text
 
