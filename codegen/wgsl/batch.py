@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from goldy_import.ir import nodes as N
 
+from .parens import _bare, _strip
+
 
 def batched_prologue(em, batch: int) -> list[str]:
     """Per copy j: the logical workgroup and global ids, and whether the copy exists."""
@@ -69,7 +71,6 @@ class Batched:
 
     def stmt(self, s: N.Stmt, conds: list[str]) -> None:
         em, sp = self.em, s.span
-        from .emitter import _bare
         if isinstance(s, N.Let):
             for j in range(self.batch):
                 self.copy(j, conds[j])
@@ -125,7 +126,6 @@ class Batched:
 
     def store(self, s: N.Store, value: str) -> str:
         em = self.em
-        from .emitter import _strip
         index = _strip(em.expr(s.index))
         if s.check >= 0:
             return f"{em.checked_storer(s.resource, s.span)}({index}, {value}, {s.check}u);"

@@ -85,6 +85,7 @@ from ..math_text import WGSL as _MATH_WGSL, WGSL_FLUSHING as _MATH_WGSL_FLUSHING
 
 from ..guard import emitter
 from .batch import Batched, batched_prologue
+from .parens import _bare, _strip
 from .unroll import hoistable_loads, unrolled_for
 from .library import LIBRARY
 from goldy_import.codegen.ptx.emitter import batchable
@@ -225,36 +226,6 @@ def _suffix(t: str) -> str:
     return t
 
 
-_COMPARISON = (" < ", " <= ", " > ", " >= ")
-
-
-def _bare(e: str) -> str:
-    """Drop one pair of enclosing parentheses where no argument list follows (a whole
-    statement, a condition)."""
-    if e.startswith("(") and e.endswith(")"):
-        depth = 0
-        for i, c in enumerate(e):
-            depth += c == "("
-            depth -= c == ")"
-            if depth == 0 and i < len(e) - 1:
-                return e
-        return e[1:-1]
-    return e
-
-
-def _strip(e: str) -> str:
-    """Drop one pair of enclosing parentheses, for readability at statement level and in
-    argument lists. A comparison keeps them: WGSL reads `f(a < b, c > d)` as the template
-    list `a<b, c>`."""
-    if e.startswith("(") and e.endswith(")") and not any(c in e for c in _COMPARISON):
-        depth = 0
-        for i, c in enumerate(e):
-            depth += c == "("
-            depth -= c == ")"
-            if depth == 0 and i < len(e) - 1:
-                return e
-        return e[1:-1]
-    return e
 
 
 _MATH = {_MATH_WGSL.name(f): f for f in _MATH_FUNCTIONS}  # helper name -> library function

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from goldy_import.ir import nodes as N
 
+from .parens import _bare
+
 UNROLL = 4
 
 
@@ -96,5 +98,4 @@ def unrolled_for(em, s: N.For, loads: list, maybe_done: bool) -> None:
 
 
 def _strip(e: str) -> str:
-    from .emitter import _bare
     return _bare(e)
