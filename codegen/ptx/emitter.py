@@ -59,6 +59,7 @@ from goldy_import.ir.rules import RULES, call_rule
 
 from . import math as PM
 from .lanes import lanes_for
+from . import tiles
 from ..guard import emitter
 from ..names import PTX, Namer, ascii_text, kernel_namer
 from goldy_import.ir.uniformity import Uniformity
@@ -304,6 +305,7 @@ class _Emitter:
         self.guards: list[str] = []  # `&&`/`||` left operands under which the code runs
         self.deferred: list[tuple] = []  # failed-check predicates awaiting flush_traps
         self.sticky: Optional[list[str]] = None  # inside an unrolled loop: [failed, site, index, length, y]
+        self.tiles = tiles.Alignment(k)  # for vector workgroup-array access (codegen/ptx/tiles.py)
 
     # ------------------------------------------------------------ kernel
 
@@ -342,7 +344,7 @@ class _Emitter:
         out.append("{")
         out += self.b.decls()
         for w in k.workgroup_arrays:
-            out.append(f"\t.shared .align 4 .b8 S_{self.names(w.name)}[{4 * w.size}];")
+            out.append(f"\t.shared .align 16 .b8 S_{self.names(w.name)}[{4 * w.size}];")
         out.append("")
         out += self.b.lines
         out.append("}")
@@ -720,8 +722,12 @@ class _Emitter:
     def block(self, stmts: list[N.Stmt], flush: bool = True) -> None:
         """The statements; deferred checks are flushed at the end unless `flush` is false
         (the unrolled copies of a loop body share one flush)."""
-        for s in stmts:
-            self.stmt(s)
+        i = 0
+        while i < len(stmts):
+            n = tiles.vector_group(self, stmts, i)  # consecutive elements as one ld/st.shared.v4
+            if not n:
+                self.stmt(stmts[i])
+            i += n or 1
         if flush:
             self.flush_traps()
 
@@ -809,6 +815,12 @@ class _Emitter:
         start = self.expr(s.start)[0]
         end_val = self.copy(self.expr(s.end)[0])  # evaluated once, before the first iteration
         self.flush_traps()
+        trips = tiles.full_trips(s)
+        if trips is not None:  # short and constant: one copy of the body per value
+            for v in trips:
+                b.op(f"mov.b32 {i}, {v};")
+                self.block(s.body)
+            return
         b.op(f"mov.b32 {i}, {start};")
         if not s.inclusive and _unrollable(s.body):
             # four iterations per trip while at least four remain, so that ptxas can issue
