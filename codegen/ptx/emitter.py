@@ -344,7 +344,8 @@ class _Emitter:
         out.append("{")
         out += self.b.decls()
         for w in k.workgroup_arrays:
-            out.append(f"\t.shared .align 16 .b8 S_{self.names(w.name)}[{4 * w.size}];")
+            align = 16 if w.name in self.tiles.vectored else 4  # ld/st.shared.v4 (codegen/ptx/tiles.py)
+            out.append(f"\t.shared .align {align} .b8 S_{self.names(w.name)}[{4 * w.size}];")
         out.append("")
         out += self.b.lines
         out.append("}")

@@ -8,7 +8,7 @@
   elements `w[base + c]`, `w[base + c + 1]`, ... of one workgroup array become one
   `ld.shared.v4` / `st.shared.v4` (LDS.128), where the first index is provably a multiple
   of the vector width (`multiple_of`) and the whole group provably in range (then no
-  check site is left on it). Workgroup arrays are declared 16-byte aligned for this.
+  check site is left on it). Workgroup arrays accessed so are declared 16-byte aligned.
 
 Both only change how the same loads, stores and arithmetic are issued: each element is
 read or written once, in the group's place in program order, with the same value, so the
@@ -86,6 +86,7 @@ class Alignment:
                 lets.setdefault(s.name, []).append(s.value)
         self.defs = {n: v[0] for n, v in lets.items() if len(v) == 1 and n not in again}
         self.memo: dict[str, int] = {}
+        self.vectored: set[str] = set()  # workgroup arrays accessed as vectors: declared 16-byte aligned
 
     def multiple_of(self, e: N.Expr) -> int:
         if e.ty != "u32":
@@ -169,6 +170,7 @@ def _same_kind(group: list[N.Stmt], res: str, bk: tuple, c0: int) -> bool:
 
 
 def _address(em, w: N.WorkgroupArray, first: N.Expr) -> str:
+    em.tiles.vectored.add(w.name)
     idx = em.reg_of(em.expr(first)[0], "r")
     base = em.new("r", f"mov.u32 {{}}, S_{em.names(w.name)};")
     return em.new("r", "mad.lo.s32 {}, {}, 4, {};", idx, base)
