@@ -40,7 +40,8 @@ batch=4)`: each hardware thread runs the threads of 4 consecutive workgroups sta
 statement, with `if`s as predication, so 4 independent loads per thread are in flight;
 runtime/cuda.py launches it for large dispatches. Collective kernels that qualify get a
 lanes entry with `emit_ptx(..., lane_threads=128)`, each thread running several lanes of
-the workgroup the same way (codegen/ptx/lanes.py).
+the workgroup the same way (codegen/ptx/lanes.py). Short constant loops are fully unrolled
+and consecutive workgroup-array elements read or written as vectors (codegen/ptx/tiles.py).
 """
 
 from __future__ import annotations
