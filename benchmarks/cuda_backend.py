@@ -417,8 +417,7 @@ def triton_matmul():
 
     configs = [triton.Config({"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": 8},
                              num_stages=st, num_warps=w)
-               for bm, bn, bk, st, w in ((128, 128, 32, 3, 8), (128, 64, 32, 4, 4), (64, 128, 32, 4, 4),
-                                         (128, 256, 32, 3, 8), (64, 64, 32, 5, 4))]
+               for bm, bn, bk, st, w in ((128, 128, 32, 3, 8), (128, 64, 32, 4, 4), (64, 128, 32, 4, 4))]
 
     @triton.autotune(configs=configs, key=["M", "N", "K"])
     @triton.jit

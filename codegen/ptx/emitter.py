@@ -726,9 +726,10 @@ class _Emitter:
         (the unrolled copies of a loop body share one flush)."""
         i = 0
         while i < len(stmts):
+            s = stmts[i]  # a local: an internal error names its Rust line (codegen/guard.py)
             n = tiles.vector_group(self, stmts, i)  # consecutive elements as one ld/st.shared.v4
             if not n:
-                self.stmt(stmts[i])
+                self.stmt(s)
             i += n or 1
         if flush:
             self.flush_traps()
