@@ -17,7 +17,10 @@ dialect's collective (one element per thread) and as kernels written for speed (
 values per thread in registers). Then a second table: f32 matrix multiply at
 `--matmul`^3, GFLOP/s of rust_examples/matmul.rs (16 x 16 tiles), of a 4 x 4 register-
 blocked kernel with the same product order (so the same bits), of nvcc's build of the
-latter, and of PyTorch's f32 matmul with TF32 off, and the ratio to PyTorch. Last, host
+latter, of rust_examples/matmul.rs's `matmul_fast` (128 x 128 per workgroup, 8 x 8 `mul_add`
+accumulators per thread; checks on and off), of Triton's tutorial matmul (f32, TF32 off:
+`input_precision="ieee"`) and of PyTorch's f32 matmul with TF32 off, and the ratio to
+PyTorch; `--only matmul` runs that table alone (about half a minute). Last, host
 overhead per dispatch (a Scheme of 100 tiny dispatches vs 100 CuPy RawKernel launches).
 
 Trapping checks (issue 9) are on by default, as in `prepare`. The "cost of checks" table
@@ -274,6 +277,16 @@ def lib_median_ms(event_cls, sync, fn, reps: int, warm: int = 3) -> float:
     return statistics.median(times)
 
 
+def torch_timer(reps: int):
+    """(torch or None, a median-of-`reps` timer of a callable on torch's stream or None)."""
+    try:
+        import torch
+    except ImportError:
+        return None, None
+    return torch, lambda fn: lib_median_ms(lambda: torch.cuda.Event(enable_timing=True), torch.cuda.synchronize,
+                                           fn, reps)
+
+
 def event_elapsed(a, b) -> float:
     import cupy as cp
     return cp.cuda.get_elapsed_time(a, b)
@@ -337,6 +350,21 @@ def matmul_table(size, dev, b, stream, ev, ours, launch_ref, P, U, ptr, rng, tor
     assert (np.abs(got - exact) <= bound).all(), "matmul_fma: beyond the f32 error bound"
     rows.append(("matmul_fma (dialect, 8x8/thread)", ev.median_ms(run, stream, reps, warm=3),
                  "mul_add, 128x128 per workgroup"))
+    # matmul_fast: bit for bit the CPU oracle at a small ragged size, then at size^3 the fma
+    # order on the samples and torch's f32 product within the error bound (below)
+    fast_small_check(dev, example, rng)
+    groups = (-(-n // 128), -(-m // 128), 1)
+    fast = {}
+    for checks in (True, False):
+        C2.write(np.zeros(m * n, np.float32))
+        run, _s = ours("matmul_fast", [A, B, C2, m, n, k], groups, module=example, checks=checks)
+        got = C2.numpy().reshape(m, n)
+        assert np.array_equal(got[si, sj], fma_order(a0[si], b0[:, sj])), "matmul_fast: not the documented fma order"
+        fast[checks] = got
+        rows.append((f"matmul_fast{'' if checks else ', checks off'}", ev.median_ms(run, stream, reps, warm=3),
+                     "rust_examples/matmul.rs: 128x128/workgroup, 8x8 mul_add/thread"
+                     + ("" if checks else "; prepare(checks=False)")))
+    assert np.array_equal(fast[True], fast[False])
     t_th = None
     if torch is not None:
         torch.backends.cuda.matmul.allow_tf32 = False
@@ -344,13 +372,93 @@ def matmul_table(size, dev, b, stream, ev, ours, launch_ref, P, U, ptr, rng, tor
         ta, tb = torch.from_numpy(a0).cuda(), torch.from_numpy(b0).cuda()
         tc = torch.empty((m, n), dtype=torch.float32, device="cuda")
         torch.mm(ta, tb, out=tc)
-        got = tc.cpu().numpy()[si, sj]
-        assert (np.abs(got - exact) <= bound).all(), "torch beyond the f32 error bound (TF32 on?)"
+        want = tc.cpu().numpy()
+        assert (np.abs(want[si, sj] - exact) <= bound).all(), "torch beyond the f32 error bound (TF32 on?)"
+        # both within k * 2^-24 * |a| |b| of the exact product: within twice that of each other
+        scale = 2.02 * k * 2.0**-24 * (torch.from_numpy(np.abs(a0)).cuda() @ torch.from_numpy(np.abs(b0)).cuda())
+        assert (np.abs(fast[True] - want) <= scale.cpu().numpy()).all(), "matmul_fast differs from torch"
         t_th = th_time(lambda: torch.mm(ta, tb, out=tc))
         rows.append(("torch.mm f32, TF32 off", t_th, f"cuBLAS; allow_tf32={torch.backends.cuda.matmul.allow_tf32}"))
+        tri = triton_matmul()
+        if tri is not None:
+            tc.zero_()
+            tri(ta, tb, tc)  # autotunes once (a few configurations)
+            got = tc.cpu().numpy()
+            assert (np.abs(got[si, sj] - exact) <= bound).all(), "Triton beyond the f32 error bound (TF32?)"
+            rows.append(("Triton tutorial matmul, f32", th_time(lambda: tri(ta, tb, tc)),
+                         "tl.dot(input_precision='ieee'), autotuned"))
     for name, ms, note in rows:
         ratio = f"{t_th / ms:9.3f}" if t_th else "        -"
         print(f"{name:34} {gf(ms):9.0f} {ratio}  {note}", flush=True)
+
+
+def fast_small_check(dev, example, rng) -> None:
+    """matmul_fast on this GPU and on the CPU oracle, ragged on every side: the same bits."""
+    m, n, k = 197, 261, 75
+    a = rng.standard_normal(m * k).astype(np.float32)
+    b = rng.standard_normal(k * n).astype(np.float32)
+    outs = []
+    for d in (dev, gi.Device("cpu")):
+        c = d.buffer(np.full(m * n, np.nan, np.float32))
+        scheme = gi.Scheme(d)
+        example.matmul_fast.prepare(d).record(scheme, "matmul_fast", d.buffer(a), d.buffer(b), c, m, n, k) \
+            .groups((-(-n // 128), -(-m // 128), 1))
+        scheme.submit()
+        outs.append(c.numpy())
+    assert np.array_equal(outs[0].view(np.uint32), outs[1].view(np.uint32)), "matmul_fast differs from the CPU oracle"
+
+
+def triton_matmul():
+    """Triton's tutorial matmul (03-matrix-multiplication) in f32 with TF32 off, as a
+    callable (a, b, c); None without Triton."""
+    try:
+        import triton
+        import triton.language as tl
+    except ImportError:
+        return None
+
+    configs = [triton.Config({"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": 8},
+                             num_stages=st, num_warps=w)
+               for bm, bn, bk, st, w in ((128, 128, 32, 3, 8), (128, 64, 32, 4, 4), (64, 128, 32, 4, 4))]
+
+    @triton.autotune(configs=configs, key=["M", "N", "K"])
+    @triton.jit
+    def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
+                      stride_cn, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
+                      BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr):
+        pid = tl.program_id(axis=0)
+        num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+        num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+        num_pid_in_group = GROUP_SIZE_M * num_pid_n
+        group_id = pid // num_pid_in_group
+        first_pid_m = group_id * GROUP_SIZE_M
+        group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+        pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+        pid_n = (pid % num_pid_in_group) // group_size_m
+        offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
+        offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
+        offs_k = tl.arange(0, BLOCK_SIZE_K)
+        a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+        b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+        acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+        for kk in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+            a = tl.load(a_ptrs, mask=offs_k[None, :] < K - kk * BLOCK_SIZE_K, other=0.0)
+            b = tl.load(b_ptrs, mask=offs_k[:, None] < K - kk * BLOCK_SIZE_K, other=0.0)
+            acc = tl.dot(a, b, acc, input_precision="ieee")
+            a_ptrs += BLOCK_SIZE_K * stride_ak
+            b_ptrs += BLOCK_SIZE_K * stride_bk
+        offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+        offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+        c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+        tl.store(c_ptrs, acc, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+    def run(a, b, c):
+        M, K = a.shape
+        N = b.shape[1]
+        grid = lambda meta: (triton.cdiv(M, meta["BLOCK_SIZE_M"]) * triton.cdiv(N, meta["BLOCK_SIZE_N"]),)  # noqa: E731
+        matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                            c.stride(0), c.stride(1))
+    return run
 
 
 def checks_cost_table(dev, mod, x, y, x0, y0, partial, n, blocks, reps, ours, ev, stream, rounds: int = 5) -> None:
@@ -403,6 +511,8 @@ def main() -> int:
     only = set(args.only.split(","))
     if only - set(SECTIONS):
         ap.error(f"unknown sections {sorted(only - set(SECTIONS))}: expected some of {','.join(SECTIONS)}")
+    if only == {"matmul"}:
+        args.mib = 16  # the element-wise arrays are not used (16 MiB: one multiple of their shape)
     n = args.mib * (1 << 20) // 4
     n -= n % (ROW * 256 * PER_THREAD)
     reps = args.reps
@@ -480,6 +590,10 @@ def main() -> int:
     P = lambda v: struct.pack("<Q", v)  # noqa: E731
     U = lambda v: struct.pack("<I", v)  # noqa: E731
     F = lambda v: struct.pack("<f", v)  # noqa: E731
+    if only == {"matmul"}:
+        torch, th_time = torch_timer(reps)
+        matmul_table(args.matmul, dev, b, stream, ev, ours, launch_ref, P, U, ptr, rng, torch, th_time)
+        return 0
 
     # copy ceiling
     copy_ms = ev.median_ms(lambda: b._cu("cuMemcpyDtoDAsync", b.drv.CUdeviceptr(ptr(z)),
@@ -509,13 +623,8 @@ def main() -> int:
         import cupy as cp
     except ImportError:
         cp = None
-    try:
-        import torch
-    except ImportError:
-        torch = None
+    torch, th_time = torch_timer(reps)
     cp_time = (lambda fn: lib_median_ms(cp.cuda.Event, cp.cuda.Device().synchronize, fn, reps)) if cp else None
-    th_time = (lambda fn: lib_median_ms(lambda: torch.cuda.Event(enable_timing=True), torch.cuda.synchronize,
-                                        fn, reps)) if torch else None
     cx = cp.asarray(x0) if cp else None
     cy = cp.asarray(y0) if cp else None
     tx = torch.from_numpy(x0).cuda() if torch else None

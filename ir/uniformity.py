@@ -321,13 +321,12 @@ class _Analysis:
             return (f(a[0], b[0]), f(a[1], b[1]))
         if not isinstance(e, N.Binary) or e.lhs.ty != "u32" or e.rhs.ty != "u32":
             return None
-        a = self.range(e.lhs)
-        if a is None:
-            return None
-        b = self.range(e.rhs)
-        if b is None:
-            return None
+        a, b = self.range(e.lhs), self.range(e.rhs)
         op = e.op
+        if a is None and op in ("rem", "div", "shr", "bitand"):
+            a = (0, U32_MAX)  # `t % 2` is in [0, 1] whatever t is
+        if a is None or b is None:
+            return None
         if op == "add" and a[1] + b[1] <= U32_MAX:
             return (a[0] + b[0], a[1] + b[1])
         if op == "sub" and a[0] >= b[1]:

@@ -274,7 +274,7 @@ fn tiles(out: &mut [f32], n: u32) {
 """))
     loads = re.findall(r"^\t(@%p\d+ )?ld\.shared\.f32", text, re.M)
     stores = re.findall(r"^\t(@%p\d+ )?st\.shared\.f32", text, re.M)
-    # s[ty*16 + tx] and s[ty*16 + j] (the loop unrolled by 4, plus the rest loop) are in range;
-    # s[q] (5 copies too) and s[tx*16 + ty + 1] are not
+    # s[ty*16 + tx] and s[ty*16 + j] (the constant loop fully unrolled: 16 copies) are in range;
+    # s[q] (unrolled by 4, plus the rest loop: 5 copies) and s[tx*16 + ty + 1] are not
     assert stores == [""]
-    assert loads.count("") == 5 and len(loads) == 11
+    assert loads.count("") == 16 and len(loads) == 22

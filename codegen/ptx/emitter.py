@@ -44,7 +44,8 @@ batch=4)`: each hardware thread runs the threads of 4 consecutive workgroups sta
 statement, with `if`s as predication, so 4 independent loads per thread are in flight;
 runtime/cuda.py launches it for large dispatches. Collective kernels that qualify get a
 lanes entry with `emit_ptx(..., lane_threads=128)`, each thread running several lanes of
-the workgroup the same way (codegen/ptx/lanes.py).
+the workgroup the same way (codegen/ptx/lanes.py). Short constant loops are fully unrolled
+and consecutive workgroup-array elements read or written as vectors (codegen/ptx/tiles.py).
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ from goldy_import.ir.rules import RULES, call_rule
 from . import math as PM
 from .lanes import lanes_for, packed_warp_totals, private_scratch
 from .vectors import vector_let
+from . import tiles
 from ..guard import emitter
 from ..names import PTX, Namer, ascii_text, kernel_namer
 from goldy_import.ir.uniformity import Uniformity
@@ -312,6 +314,7 @@ class _Emitter:
         self.guards: list[str] = []  # `&&`/`||` left operands under which the code runs
         self.deferred: list[tuple] = []  # failed-check predicates awaiting flush_traps
         self.sticky: Optional[list[str]] = None  # inside an unrolled loop: [failed, site, index, length, y]
+        self.tiles = tiles.Alignment(k)  # for vector workgroup-array access (codegen/ptx/tiles.py)
 
     # ------------------------------------------------------------ kernel
 
@@ -350,7 +353,8 @@ class _Emitter:
         out.append("{")
         out += self.b.decls()
         for w in k.workgroup_arrays:
-            out.append(f"\t.shared .align 4 .b8 S_{self.names(w.name)}[{4 * w.size}];")
+            align = 16 if w.name in self.tiles.vectored else 4  # ld/st.shared.v4 (codegen/ptx/tiles.py)
+            out.append(f"\t.shared .align {align} .b8 S_{self.names(w.name)}[{4 * w.size}];")
         out.append("")
         out += self.b.lines
         out.append("}")
@@ -729,11 +733,17 @@ class _Emitter:
         """The statements; deferred checks are flushed at the end unless `flush` is false
         (the unrolled copies of a loop body share one flush)."""
         vectors = vector_groups(self.k, stmts) if self.batch == 1 and self.lanes == 1 else {}
-        for s in stmts:
+        i = 0
+        while i < len(stmts):
+            s = stmts[i]  # a local: an internal error names its Rust line (codegen/guard.py)
             if id(s) in vectors:
                 vector_let(self, s, *vectors[id(s)])  # an unrolled trip's loads (codegen/ptx/vectors.py)
+                i += 1
                 continue
-            self.stmt(s)
+            n = tiles.vector_group(self, stmts, i)  # consecutive elements as one ld/st.shared.v4
+            if not n:
+                self.stmt(s)
+            i += n or 1
         if flush:
             self.flush_traps()
 
@@ -821,6 +831,12 @@ class _Emitter:
         start = self.expr(s.start)[0]
         end_val = self.copy(self.expr(s.end)[0])  # evaluated once, before the first iteration
         self.flush_traps()
+        trips = tiles.full_trips(s)
+        if trips is not None:  # short and constant: one copy of the body per value
+            for v in trips:
+                b.op(f"mov.b32 {i}, {v};")
+                self.block(s.body)
+            return
         b.op(f"mov.b32 {i}, {start};")
         if not s.inclusive and _unrollable(s.body):
             # four iterations per trip while at least four remain, so that ptxas can issue
