@@ -37,19 +37,15 @@ fn gi_fault(site: u32, index: u32, length: u32, index_y: u32) {
 }
 
 fn gi_checked_load_a(i: u32, site: u32) -> f32 {
-    if (!(i < gi_u.gi_len_a)) {
-        gi_fault(site, i, gi_u.gi_len_a, 0u);
-        return f32();
-    }
-    return a[gi_u.gi_off_a + i];
+    let gi_v = a[gi_u.gi_off_a + i];
+    if (!(i < gi_u.gi_len_a)) { gi_fault(site, i, gi_u.gi_len_a, 0u); }
+    return select(f32(), gi_v, i < gi_u.gi_len_a);
 }
 
 fn gi_checked_load_b(i: u32, site: u32) -> f32 {
-    if (!(i < gi_u.gi_len_b)) {
-        gi_fault(site, i, gi_u.gi_len_b, 0u);
-        return f32();
-    }
-    return b[gi_u.gi_off_b + i];
+    let gi_v = b[gi_u.gi_off_b + i];
+    if (!(i < gi_u.gi_len_b)) { gi_fault(site, i, gi_u.gi_len_b, 0u); }
+    return select(f32(), gi_v, i < gi_u.gi_len_b);
 }
 
 fn gi_checked_store_at(i: u32, v: f32, site: u32) {
@@ -326,7 +322,6 @@ fn matmul_fast(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(wo
     gi_checked_store_bt(((bk * 128u) + ((l % 32u) * 4u)) + 1u, vb1, 21u);
     gi_checked_store_bt(((bk * 128u) + ((l % 32u) * 4u)) + 2u, vb2, 22u);
     gi_checked_store_bt(((bk * 128u) + ((l % 32u) * 4u)) + 3u, vb3, 23u);
-    storageBarrier();
     workgroupBarrier();
     let gi_end1: u32 = (k + 7u) / 8u;
     for (var t: u32 = 0u; t < gi_end1; t = t + 1u) {
@@ -470,7 +465,6 @@ fn matmul_fast(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(wo
         gi_checked_store_bt((((1024u - cur) + (bk * 128u)) + ((l % 32u) * 4u)) + 1u, vb1_1, 61u);
         gi_checked_store_bt((((1024u - cur) + (bk * 128u)) + ((l % 32u) * 4u)) + 2u, vb2_1, 62u);
         gi_checked_store_bt((((1024u - cur) + (bk * 128u)) + ((l % 32u) * 4u)) + 3u, vb3_1, 63u);
-        storageBarrier();
         workgroupBarrier();
     }
     let r0: u32 = (row0 + (ty * 4u)) + 0u;
