@@ -258,6 +258,9 @@ def check(cfg: Config, W: dict, backend_dev: gi.Device, steps: int, fusion: bool
             if not np.array_equal(g.view(np.uint32), c.view(np.uint32)):
                 bad = int(np.count_nonzero(g.view(np.uint32) != c.view(np.uint32)))
                 raise AssertionError(f"pos {pos}: {bad} logits differ from the cpu backend's bits")
+    # its background compiles (fusion, specialization) must not run into the timed rows
+    got.scheme.wait_for_fusion()
+    got.scheme.wait_for_specialization()
 
 
 def rate(step, toks: list[int], warmup: int) -> float:

@@ -1,0 +1,64 @@
+"""Where a decode step's device time goes, per kernel (CUDA; needs PyTorch for its profiler).
+
+    python3 benchmarks/decode_profile.py [--tokens 8] [--fusion] [--specialize] [--small]
+
+Records benchmarks/decode.py's step on the cuda device, runs `--tokens` steps under
+`torch.profiler` (CUPTI sees every kernel in the process, ours included) and prints each
+kernel's device time per token, the sum, and the wall time per token.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import goldy_import as gi  # noqa: E402
+from decode import SMALL, STORIES15M, GoldyDecoder, tokens_for, weights  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tokens", type=int, default=8)
+    ap.add_argument("--fusion", action="store_true")
+    ap.add_argument("--specialize", action="store_true")
+    ap.add_argument("--small", action="store_true")
+    a = ap.parse_args()
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    cfg = SMALL if a.small else STORIES15M
+    dec = GoldyDecoder(gi.Device("cuda"), cfg, weights(cfg), a.fusion, a.specialize)
+    toks = tokens_for(cfg, 3 + a.tokens)
+    for pos in range(3):
+        dec.step(toks[pos], pos)
+    if a.fusion or a.specialize:
+        dec.scheme.wait_for_fusion()
+        dec.scheme.wait_for_specialization()
+        dec.step(toks[0], 0)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        t0 = time.perf_counter()
+        for pos in range(3, 3 + a.tokens):
+            dec.step(toks[pos], pos)
+        wall = (time.perf_counter() - t0) / a.tokens
+    rows = []
+    for ev in prof.key_averages():
+        dt = getattr(ev, "device_time_total", None)
+        if dt is None:
+            dt = ev.cuda_time_total
+        if dt:
+            rows.append((dt / a.tokens, ev.count / a.tokens, ev.key))
+    rows.sort(reverse=True)
+    print(f"# {cfg}, {a.tokens} tokens, fusion={a.fusion}, specialization={a.specialize}")
+    print("| kernel | launches/token | us/token |\n|---|---:|---:|")
+    for us, count, key in rows[:25]:
+        print(f"| {key[:60]} | {count:.0f} | {us:.1f} |")
+    print(f"| device total | | {sum(r[0] for r in rows):.1f} |")
+    print(f"| wall per token | | {wall * 1e6:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
