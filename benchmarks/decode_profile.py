@@ -16,7 +16,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import goldy_import as gi  # noqa: E402
-from decode import SMALL, STORIES15M, GoldyDecoder, tokens_for, weights  # noqa: E402
+from decode import SMALL, STORIES15M, GoldyDecoder, settle, tokens_for, weights  # noqa: E402
 
 
 def main() -> None:
@@ -35,9 +35,7 @@ def main() -> None:
     for pos in range(3):
         dec.step(toks[pos], pos)
     if a.fusion or a.specialize:
-        dec.scheme.wait_for_fusion()
-        dec.scheme.wait_for_specialization()
-        dec.step(toks[0], 0)
+        settle(dec, toks[0])
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         t0 = time.perf_counter()

@@ -151,6 +151,7 @@ class Specializer:
         self.active: dict[Any, tuple[tuple, Any]] = {}  # unit -> (key, variant core.Node)
         self.regions: dict[tuple, tuple[Any, list]] = {}  # region -> (fused entry, its sources)
         self.seen: dict[int, tuple] = {}  # id(fused entry) -> region
+        self.by_source: Optional[dict] = None  # (node index, slot) -> [(region, its slot)]; None: rebuild
         self.dynamic: dict[int, set[int]] = {}  # node index -> scalar slots changed since recording
         self.pending: set[tuple] = set()
         self.failed: dict[tuple, str] = {}
@@ -202,6 +203,7 @@ class Specializer:
             self.active.clear()
             self.plans.clear()
             self.regions.clear()
+            self.by_source = None
             self.seen.clear()
             self.version, self.mode = sch._version, mode
             for n in sch.nodes:
@@ -224,6 +226,7 @@ class Specializer:
         u, sources = src
         self.seen[id(entry)] = u
         self.regions[u] = (entry, sources)
+        self.by_source = None
         for i in (u,) + u:  # another fused entry: its variant gets its own dispatch; the nodes no longer run
             self.active.pop(i, None)
         self._plan(u, entry)
@@ -267,10 +270,14 @@ class Specializer:
         dyn = self.dynamic.setdefault(node.index, set())
         new = index not in dyn
         dyn.add(index)
+        if self.by_source is None:  # set_node_param runs per token: no scan of every region's sources
+            self.by_source = {}
+            for u, (_, sources) in self.regions.items():
+                for slot, src in enumerate(sources):
+                    if src is not None and u not in (r for r, _ in self.by_source.get(src, ())):
+                        self.by_source.setdefault(src, []).append((u, slot))
         units = [(node.index, node, index)]
-        for u, (entry, sources) in self.regions.items():
-            if (node.index, index) in sources:
-                units.append((u, entry, sources.index((node.index, index))))
+        units += [(u, self.regions[u][0], slot) for u, slot in self.by_source.get((node.index, index), ())]
         for u, entry, slot in units:
             hit = self.active.get(u)
             if new:
