@@ -61,6 +61,7 @@ import numpy as np
 
 from goldy_import import cache as diskcache
 from goldy_import.codegen.ptx import batch_entry, emit_ptx, entry_name, lanes_entry, lanes_in
+from goldy_import.codegen.ptx.emitter import STATIC_SHARED_BYTES
 from goldy_import.errors import BackendError, BackendUnavailable, BindingError
 from goldy_import.ir import abi as A
 from goldy_import.ir import nodes as N
@@ -443,7 +444,7 @@ class CudaBackend(Backend):
             max_workgroups=(attr("CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X"),
                             attr("CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y"),
                             attr("CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z")),
-            max_workgroup_storage_bytes=48 * 1024,  # static .shared limit without opt-in
+            max_workgroup_storage_bytes=STATIC_SHARED_BYTES,  # static .shared limit without opt-in
             max_buffer_bytes=int(self._cu("cuDeviceTotalMem", self.dev)),
         )
         # A dispatch of at least this many threads uses a kernel's batched entry (BATCH

@@ -20,6 +20,7 @@ from test_importer_fuzz import check, deadline
 
 import goldy_import as gi
 from goldy_import.cli import EMITTERS, main
+from goldy_import.codegen.ptx import emit_ptx
 from goldy_import.codegen.validate import validate
 from goldy_import.errors import CodegenError, TargetUnsupported
 from goldy_import.importer import import_source
@@ -251,3 +252,20 @@ def test_deep_control_flow_runs_everywhere(backend, make):
         assert np.isfinite(out).all()
     else:
         check_against_cpu(backend, src, "k", args, ("over_1d", 300))
+
+
+def test_workgroup_memory_over_ptx_static_limit_is_a_device_limit_not_a_bug(tmp_path, capsys):
+    """64 KiB of workgroup arrays is within the dialect (N <= 16384) but over the 48 KiB a
+    CUDA kernel may declare statically: `--emit ptx` names the kernel and the limit instead
+    of reporting ptxas's rejection as a bug in goldy-import."""
+    src = tmp_path / "big.rs"
+    src.write_text("use goldy::gpu;\n\n#[goldy::compute(workgroup_size = [256, 1, 1])]\n"
+                   "fn big(out: &mut [f32]) {\n    let s = gpu::workgroup_array::<f32, 16384>();\n"
+                   "    let i = gpu::local_id().x;\n    s[i] = 1.0;\n    gpu::workgroup_barrier();\n"
+                   "    out[i] = s[255 - i];\n}\n")
+    assert main([str(src), "--emit", "ptx"]) != 0
+    err = capsys.readouterr().err
+    assert "kernel `big`" in err and "65536 bytes" in err and "49152" in err
+    assert "bug in goldy-import" not in err
+    with pytest.raises(gi.DeviceLimitError, match="49152"):
+        emit_ptx(kernel_ir(src.read_text(), "big"))

@@ -54,7 +54,7 @@ import os
 import re
 from typing import Optional
 
-from goldy_import.errors import BackendError
+from goldy_import.errors import BackendError, DeviceLimitError
 from goldy_import.ir import abi as A
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
@@ -71,6 +71,8 @@ from ..guard import emitter
 from ..names import PTX, Namer, ascii_text, kernel_namer
 from goldy_import.ir.uniformity import Uniformity
 from goldy_import.ir.unroll import vector_groups
+
+STATIC_SHARED_BYTES = 48 * 1024  # .shared a kernel may declare statically (no opt-in)
 
 # PTX ISA version that first supports each target; the default for a target is this
 # minimum, so the module loads on the oldest driver that knows the GPU.
@@ -320,6 +322,11 @@ class _Emitter:
 
     def run(self) -> list[str]:
         k = self.k
+        shared = sum(4 * w.size for w in k.workgroup_arrays)
+        if shared > STATIC_SHARED_BYTES:  # ptxas's own limit: refused here, not as its error
+            raise DeviceLimitError(f"kernel `{k.name}` ({k.source_file}:{k.span.line}): its workgroup arrays use "
+                                   f"{shared} bytes, over the {STATIC_SHARED_BYTES} bytes of static shared memory "
+                                   f"a CUDA kernel may declare")
         params = self.params()
         name = entry_name(k)
         if self.batch > 1:
