@@ -13,7 +13,9 @@ calls after warm-ups; every result checked first):
 - replayed Scheme, per dispatch: a recorded 100-node Scheme's `submit()` divided by 100,
   and with `submit(wait=False)` back to back (`--burst` submits, one wait).
 
-Peers on the cuda backend, where importable: CuPy RawKernel, torch (`y.add_(x, alpha=a)`),
+Peers on the cuda backend, where importable: CuPy RawKernel, the driver floor (cuda-python's
+`cuLaunchKernel` of CuPy's compiled kernel with a prebuilt parameter array: what any Python
+caller pays at least), torch (`y.add_(x, alpha=a)`),
 Triton and Numba (`np.row_stack = np.vstack` first, for Numba on numpy 2), each with its own
 stream synchronize. Peers that are missing print as "-". Timings only: no assertions.
 """
@@ -129,6 +131,25 @@ def cupy_rows(args) -> dict:
     return _peer(args, lambda: k(grid, (256,), (x, y, a, nn)), stream.synchronize)
 
 
+def driver_rows(args) -> dict:
+    """The floor for any Python caller: cuda-python's cuLaunchKernel of CuPy's compiled
+    saxpy with a prebuilt parameter array, nothing else per call."""
+    import ctypes
+
+    import cupy as cp
+
+    from goldy_import.runtime.cuda import _driver
+    drv = _driver()
+    k = cp.RawKernel(CUDA_SAXPY, "saxpy")
+    n = args.n
+    x, y = cp.random.standard_normal(n, dtype=cp.float32), cp.random.standard_normal(n, dtype=cp.float32)
+    vals = [ctypes.c_void_p(x.data.ptr), ctypes.c_void_p(y.data.ptr), ctypes.c_float(0.5), ctypes.c_uint(n)]
+    params = (ctypes.c_void_p * 4)(*[ctypes.addressof(v) for v in vals])
+    fn, stream = drv.CUfunction(k.kernel.ptr), cp.cuda.get_current_stream()
+    st, gx, addr = drv.CUstream(stream.ptr), (n + 255) // 256, ctypes.addressof(params)
+    return _peer(args, lambda: drv.cuLaunchKernel(fn, gx, 1, 1, 256, 1, 1, 0, st, addr, 0), stream.synchronize)
+
+
 def torch_rows(args) -> dict:
     import torch
     x, y = torch.randn(args.n, device="cuda"), torch.randn(args.n, device="cuda")
@@ -197,7 +218,7 @@ def main() -> int:
     print(f"# host overhead per tiny dispatch ({args.n} elements), us, median of {args.reps}: {ours.pop('device')}")
     columns = {"goldy-import": ours}
     if ours.pop("backend") == "cuda":
-        for name, fn in (("CuPy RawKernel", cupy_rows), ("torch", torch_rows), ("Triton", triton_rows),
+        for name, fn in (("CuPy RawKernel", cupy_rows), ("driver floor", driver_rows), ("torch", torch_rows), ("Triton", triton_rows),
                          ("Numba", numba_rows)):
             try:
                 columns[name] = fn(args)
