@@ -15,6 +15,7 @@ from types import TracebackType
 from typing import Callable, Iterator, Optional, ParamSpec, TypeVar
 
 from goldy_import.errors import CodegenError, GoldyError
+from goldy_import.gcpause import gc_paused
 from goldy_import.ir import nodes as N
 
 __all__ = ["emitting", "emitter"]
@@ -25,9 +26,11 @@ R = TypeVar("R")
 
 @contextmanager
 def emitting(kernel: N.Kernel, target: str) -> Iterator[None]:
-    """Run the body as `target`'s emission of `kernel`; see the module docstring."""
+    """Run the body as `target`'s emission of `kernel`; see the module docstring. The
+    garbage collector waits meanwhile (goldy_import/gcpause.py)."""
     try:
-        yield
+        with gc_paused():
+            yield
     except GoldyError:
         raise
     except Exception as e:

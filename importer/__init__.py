@@ -11,6 +11,7 @@ from typing import Optional, Union
 import tree_sitter
 import tree_sitter_rust
 
+from goldy_import.gcpause import gc_paused
 from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 from goldy_import.ir.uniformity import Uniformity
@@ -40,6 +41,11 @@ def import_file(path: Union[str, os.PathLike]) -> ImportResult:
 
 
 def import_source(source: Union[str, bytes], filename: str = "<input>") -> ImportResult:
+    with gc_paused():  # goldy_import/gcpause.py
+        return _import_source(source, filename)
+
+
+def _import_source(source: Union[str, bytes], filename: str) -> ImportResult:
     data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
     src = SourceText(data, filename)
     digest = hashlib.sha256(data).hexdigest()
