@@ -95,18 +95,23 @@ class SlangBackend(Backend):
         order = ["cuda", "vulkan", "cpu"] if device_type == "auto" else [device_type]
         if any(k not in kinds for k in order):
             raise BackendError(f"slang backend: unknown device_type {device_type!r} (cpu, vulkan, cuda or auto)")
-        opts = spy.SlangCompilerOptions({
-            "include_paths": [S.ABI_DIR],
-            # no contraction of a * b + c into an fma (docs/semantics.md, Floats)
-            "floating_point_mode": spy.SlangFloatingPointMode.precise,
-        })
+        def opts(kind: str) -> Any:
+            return spy.SlangCompilerOptions({
+                "include_paths": [S.ABI_DIR],
+                # no contraction of a * b + c into an fma (docs/semantics.md, Floats)
+                "floating_point_mode": spy.SlangFloatingPointMode.precise,
+                # the CPU device compiles through a C++ compiler, whose optimiser takes minutes
+                # on a large unrolled kernel (matmul_fast: 325 s) and a third of the suite's
+                # slang time otherwise; the GPU devices keep Slang's default
+                **({"optimization": spy.SlangOptimizationLevel.none} if kind == "cpu" else {}),
+            })
         cache = cache_dir or os.environ.get("GOLDY_SLANG_CACHE") or _default_shader_cache()
         errors = []
         device: Any = None
         for kind in order:
             try:
                 with slang_log_to_logging(spy):  # its "[WARN] No supported shader model" is no error
-                    device = spy.Device(type=kinds[kind], compiler_options=opts, enable_hot_reload=False,
+                    device = spy.Device(type=kinds[kind], compiler_options=opts(kind), enable_hot_reload=False,
                                         shader_cache_path=cache)
                 self.device_type = kind
                 break
