@@ -255,13 +255,19 @@ def _unshare(stmts: list[N.Stmt], seen: set) -> None:
             _unshare(body, seen)
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}  # per node class (dataclasses.fields is slow per call)
+
+
 def _unshare_fields(node, seen: set) -> None:
-    for f in dataclasses.fields(node):
-        v = getattr(node, f.name)
+    names = _FIELD_NAMES.get(type(node))
+    if names is None:
+        names = _FIELD_NAMES[type(node)] = tuple(f.name for f in dataclasses.fields(node))
+    for name in names:
+        v = getattr(node, name)
         if isinstance(v, N.Expr):
-            setattr(node, f.name, _own(v, seen))
+            setattr(node, name, _own(v, seen))
         elif isinstance(v, list) and v and isinstance(v[0], N.Expr):
-            setattr(node, f.name, [_own(x, seen) for x in v])
+            setattr(node, name, [_own(x, seen) for x in v])
 
 
 def _own(e: N.Expr, seen: set) -> N.Expr:
