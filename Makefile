@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.goldy-setup-done
 
 # Backends (and tools) whose absence is a test failure rather than a skip: CI has all of
-# these, ptxas and IPython from the test extra. torch stays optional (scripts/setup.sh).
+# these, ptxas (with cuobjdump) and IPython from the test extra. torch stays optional (scripts/setup.sh).
 GOLDY_REQUIRE_BACKENDS ?= cpu,wgpu,slang,ptxas,ipython
 export GOLDY_REQUIRE_BACKENDS
 

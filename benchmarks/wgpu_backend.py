@@ -81,9 +81,25 @@ def groups_for(n: int, wg: int, limit: int) -> tuple[int, int, int]:
     return (gx, -(-g // gx), 1)
 
 
-def bench(mib: int, reps: int, adapter: str | None) -> tuple[str, list[tuple[str, str, str]]]:
+def plain_saxpy(be, x: np.ndarray, y: np.ndarray, a: float):
+    """PLAIN_WGSL on the wgpu backend `be`'s device: (x buffer, y buffer, pipeline, bind
+    group, folded grid)."""
     import wgpu
 
+    u, n = wgpu.BufferUsage, x.size
+    xb = be.device.create_buffer_with_data(data=x, usage=u.STORAGE)
+    yb = be.device.create_buffer_with_data(data=y, usage=u.STORAGE | u.COPY_SRC | u.COPY_DST)
+    pb = be.device.create_buffer_with_data(data=np.array([a], np.float32).tobytes() + np.uint32(n).tobytes()
+                                           + bytes(8), usage=u.UNIFORM)
+    pipe = be.device.create_compute_pipeline(layout="auto", compute={
+        "module": be.device.create_shader_module(code=PLAIN_WGSL), "entry_point": "main"})
+    bg = be.device.create_bind_group(layout=pipe.get_bind_group_layout(0), entries=[
+        {"binding": 0, "resource": {"buffer": xb}}, {"binding": 1, "resource": {"buffer": yb}},
+        {"binding": 2, "resource": {"buffer": pb}}])
+    return xb, yb, pipe, bg, groups_for(n, 256, be.dispatch_cap)
+
+
+def bench(mib: int, reps: int, adapter: str | None) -> tuple[str, list[tuple[str, str, str]]]:
     dev = gi.Device("wgpu", **({"adapter": adapter} if adapter else {}))
     be = dev.backend
     n = mib * 1024 * 1024 // 4
@@ -108,17 +124,7 @@ def bench(mib: int, reps: int, adapter: str | None) -> tuple[str, list[tuple[str
     be.free(dst)
 
     # plain WGSL saxpy through raw wgpu-py: the reference for what the emitter costs
-    u = wgpu.BufferUsage
-    xb = be.device.create_buffer_with_data(data=x, usage=u.STORAGE)
-    yb = be.device.create_buffer_with_data(data=y0, usage=u.STORAGE | u.COPY_SRC | u.COPY_DST)
-    pb = be.device.create_buffer_with_data(data=np.array([a], np.float32).tobytes() + np.uint32(n).tobytes()
-                                           + bytes(8), usage=u.UNIFORM)
-    pipe = be.device.create_compute_pipeline(layout="auto", compute={
-        "module": be.device.create_shader_module(code=PLAIN_WGSL), "entry_point": "main"})
-    bg = be.device.create_bind_group(layout=pipe.get_bind_group_layout(0), entries=[
-        {"binding": 0, "resource": {"buffer": xb}}, {"binding": 1, "resource": {"buffer": yb}},
-        {"binding": 2, "resource": {"buffer": pb}}])
-    groups = groups_for(n, 256, be.dispatch_cap)
+    xb, yb, pipe, bg, groups = plain_saxpy(be, x, y0, a)
 
     def plain():
         enc = be.device.create_command_encoder()

@@ -79,20 +79,9 @@ def raw_wgsl_saxpy(dev, x0, y0, a, reps: int, per: int) -> float:
     """GB/s of a hand-written WGSL saxpy through raw wgpu-py (no pinning, no checks; the
     driver may fuse a*x+y), `per` dispatches per submit as above: what the driver does with
     the least code."""
-    import wgpu
-
-    from wgpu_backend import PLAIN_WGSL, groups_for
-    be, u, n = dev.backend, wgpu.BufferUsage, x0.size
-    xb = be.device.create_buffer_with_data(data=x0, usage=u.STORAGE)
-    yb = be.device.create_buffer_with_data(data=y0, usage=u.STORAGE | u.COPY_SRC)
-    pb = be.device.create_buffer_with_data(data=np.array([a], np.float32).tobytes() + np.uint32(n).tobytes()
-                                           + bytes(8), usage=u.UNIFORM)
-    pipe = be.device.create_compute_pipeline(layout="auto", compute={
-        "module": be.device.create_shader_module(code=PLAIN_WGSL), "entry_point": "main"})
-    bg = be.device.create_bind_group(layout=pipe.get_bind_group_layout(0), entries=[
-        {"binding": 0, "resource": {"buffer": xb}}, {"binding": 1, "resource": {"buffer": yb}},
-        {"binding": 2, "resource": {"buffer": pb}}])
-    groups = groups_for(n, 256, be.dispatch_cap)
+    from wgpu_backend import plain_saxpy
+    be, n = dev.backend, x0.size
+    xb, yb, pipe, bg, groups = plain_saxpy(be, x0, y0, a)
 
     def submit(count=per):
         enc = be.device.create_command_encoder()

@@ -23,7 +23,6 @@ Collectives (docs/semantics.md, "Workgroup operations"):
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from typing import Callable, Optional
 

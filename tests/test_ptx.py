@@ -22,28 +22,39 @@ SOURCES = sorted(glob.glob(os.path.join(ROOT, "rust_examples", "*.rs")) +
                  glob.glob(os.path.join(ROOT, "tests", "data", "*.rs")))
 
 
-def find_ptxas() -> str | None:
-    """ptxas from PATH, else from the nvidia-cuda-nvcc wheel in this environment."""
-    exe = shutil.which("ptxas")
+def find_cuda_tool(name: str) -> str | None:
+    """A CUDA binary tool (ptxas, cuobjdump) from PATH, else from the NVIDIA wheels in this
+    environment (nvidia-cuda-nvcc, nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm: the test extra)."""
+    exe = shutil.which(name)
     if exe:
         return exe
     site = sysconfig.get_paths()["purelib"]
-    for cand in glob.glob(os.path.join(site, "nvidia", "*", "bin", "ptxas")) + \
-            glob.glob(os.path.join(site, "nvidia", "cuda_nvcc", "bin", "ptxas")):
+    for cand in glob.glob(os.path.join(site, "nvidia", "*", "bin", name)):
         if os.access(cand, os.X_OK):
             return cand
     return None
 
 
-@pytest.fixture(scope="session")
-def ptxas():
-    exe = find_ptxas()
+def _cuda_tool_or_skip(name: str, wheel: str) -> str:
+    exe = find_cuda_tool(name)
     if exe is None:
         from oracle import required_backends
         if os.environ.get("CI") or "ptxas" in required_backends():
-            pytest.fail("ptxas not found: install the test extra (pip install nvidia-cuda-nvcc)")
-        pytest.skip("ptxas not found (pip install nvidia-cuda-nvcc)")
+            pytest.fail(f"{name} not found: install the test extra (pip install {wheel})")
+        pytest.skip(f"{name} not found (pip install {wheel})")
     return exe
+
+
+@pytest.fixture(scope="session")
+def ptxas():
+    return _cuda_tool_or_skip("ptxas", "nvidia-cuda-nvcc")
+
+
+@pytest.fixture(scope="session")
+def cuobjdump():
+    """Required wherever ptxas is (`GOLDY_REQUIRE_BACKENDS` names them together); `-sass`
+    runs the nvdisasm installed beside it."""
+    return _cuda_tool_or_skip("cuobjdump", "nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm")
 
 
 def good_kernels():

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import struct
 import subprocess
 
@@ -27,7 +26,7 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir.abi import ERROR_WORD
 from goldy_import.ir.pipeline import lower
 from goldy_import.ir.unroll import unroll_factor
-from test_ptx import assemble, ptxas  # noqa: F401  (the fixture)
+from test_ptx import assemble, cuobjdump, ptxas  # noqa: F401  (the fixtures)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 DECODE = os.path.join(ROOT, "benchmarks", "llama_decode.rs")
@@ -268,17 +267,15 @@ def test_kernels_with_collectives_are_left_alone():
     assert not whiles(low) and any(isinstance(s, N.For) for s in N.walk_stmts(low.body))
 
 
-def _sass_ops(cubin: str) -> list[str]:
-    sass = subprocess.run(["cuobjdump", "-sass", cubin], capture_output=True, text=True, check=True).stdout
+def _sass_ops(cuobjdump: str, cubin: str) -> list[str]:
+    sass = subprocess.run([cuobjdump, "-sass", cubin], capture_output=True, text=True, check=True).stdout
     return [m.group(2) for m in re.finditer(r"/\*[0-9a-f]{4}\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9.]*)", sass)]
 
 
 @pytest.mark.parametrize("checks", [True, False])
-def test_gemv_sass_has_the_trips_loads_in_flight(checks, ptxas, tmp_path):  # noqa: F811
-    if shutil.which("cuobjdump") is None:
-        pytest.skip("cuobjdump not found")
+def test_gemv_sass_has_the_trips_loads_in_flight(checks, ptxas, cuobjdump, tmp_path):  # noqa: F811
     assemble(ptxas, ptx_of(DECODE, "matvec", checks), tmp_path)
-    ops = _sass_ops(str(tmp_path / "k.cubin"))
+    ops = _sass_ops(cuobjdump, str(tmp_path / "k.cubin"))
     first = next(i for i, op in enumerate(ops) if op.startswith(("FADD", "FMUL", "FFMA")))
     before = ops[:first]
     # 16 iterations x (w, x): eight 128-bit loads where aligned, and the one-by-one fallbacks

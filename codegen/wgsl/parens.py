@@ -24,12 +24,4 @@ def _strip(e: str) -> str:
     """Drop one pair of enclosing parentheses, for readability at statement level and in
     argument lists. A comparison keeps them: WGSL reads `f(a < b, c > d)` as the template
     list `a<b, c>`."""
-    if e.startswith("(") and e.endswith(")") and not any(c in e for c in _COMPARISON):
-        depth = 0
-        for i, c in enumerate(e):
-            depth += c == "("
-            depth -= c == ")"
-            if depth == 0 and i < len(e) - 1:
-                return e
-        return e[1:-1]
-    return e
+    return e if any(c in e for c in _COMPARISON) else _bare(e)

@@ -60,8 +60,8 @@ def unrolled_for(em, s: N.For, loads: list, maybe_done: bool) -> None:
     em.line("{", s.span)  # the loop variable's scope, as in a `for`
     em.indent += 1
     end = em.fresh("end")
-    em.line(f"let {end}: {t} = {_strip(em.expr(s.end))};", s.span)
-    em.line(f"var {v}: {t} = {_strip(em.expr(s.start))};", s.span)
+    em.line(f"let {end}: {t} = {_bare(em.expr(s.end))};", s.span)
+    em.line(f"var {v}: {t} = {_bare(em.expr(s.start))};", s.span)
     em.line(f"// {UNROLL} iterations at a time, their loads first (codegen/wgsl/unroll.py)")
     em.line("loop {", s.span)
     em.indent += 1
@@ -77,7 +77,7 @@ def unrolled_for(em, s: N.For, loads: list, maybe_done: bool) -> None:
         for ld in loads:
             n = em.names[ld.resource]
             i, r = em.fresh("i"), em.fresh("r")
-            em.line(f"let {i}: {em.ty(ld.index.ty)} = {_strip(em.expr(ld.index))};", ld.span)
+            em.line(f"let {i}: {em.ty(ld.index.ty)} = {_bare(em.expr(ld.index))};", ld.span)
             em.line(f"let {r} = {n}[gi_u.gi_off_{n} + {i}];", ld.span)
             got[id(ld)] = (i, r)
         names.append(jk)
@@ -95,7 +95,3 @@ def unrolled_for(em, s: N.For, loads: list, maybe_done: bool) -> None:
     em.line("}")
     em.indent -= 1
     em.line("}")
-
-
-def _strip(e: str) -> str:
-    return _bare(e)
