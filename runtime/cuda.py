@@ -61,6 +61,7 @@ import numpy as np
 
 from goldy_import import cache as diskcache
 from goldy_import.codegen.ptx import batch_entry, emit_ptx, entry_name, lanes_entry, lanes_in
+from goldy_import.codegen.ptx import pdl
 from goldy_import.codegen.ptx.emitter import STATIC_SHARED_BYTES
 from goldy_import.errors import BackendError, BackendUnavailable, BindingError
 from goldy_import.ir import abi as A
@@ -68,6 +69,7 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir.abi import FAULT_WORDS
 from goldy_import.ir.serialize import to_json
 
+from .cuda_pdl import edge_adder
 from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport, Finished, Limits, ScalarArg,
                       UniformArg)
 
@@ -275,6 +277,7 @@ class CudaCompiled:
     batched: Any = None  # the `batch_entry` function where the kernel is batchable
     lanes: int = 1  # lanes per thread of its lanes entry (codegen/ptx/lanes.py), 1: none
     lanes_fn: Any = None  # that entry, launched with workgroup_size.x / lanes threads
+    dependent: bool = False  # its entries wait for a programmatic predecessor (codegen/ptx/pdl.py)
 
     @property
     def slots(self) -> tuple[int, ...]:  # each IR parameter's first .param
@@ -413,6 +416,7 @@ class CudaBackend(Backend):
             raise BackendUnavailable("the cuda backend needs cuda-python: pip install 'goldy-import[cuda]'")
         self.drv = drv
         self._ok = drv.CUresult.CUDA_SUCCESS
+        self._programmatic = edge_adder(drv)  # None: ordinary graph edges only
         try:
             self._cu("cuInit", 0)
         except RuntimeError as e:  # cuda-python could not load libcuda.so
@@ -589,7 +593,7 @@ class CudaBackend(Backend):
             lanes_fn = self._cu("cuModuleGetFunction", module, lanes_entry(kernel, lanes).encode(), kernel=kernel.name)
         if stored is None:  # only PTX the driver accepted
             diskcache.put("ptx", ptx_key, ptx.encode())
-        return CudaCompiled(kernel, ptx, module, fn, abi, batched, lanes, lanes_fn)
+        return CudaCompiled(kernel, ptx, module, fn, abi, batched, lanes, lanes_fn, pdl.waits(ptx))
 
     def record(self, d: Dispatch) -> None:
         uniforms, ptrs = [], {}
@@ -896,9 +900,17 @@ class CudaBackend(Backend):
                     d.state.block.set(d.state.fault_slot, struct.pack("<Q", self._slot_ptr(faults, n)))
                     d.state.slot_eager = False
                 p = self._node_params(d)
-                deps: Optional[list] = [prev] if prev is not None else None
-                prev = self._cu("cuGraphAddKernelNode", graph, deps, 0 if deps is None else 1, p,
+                # a dispatch whose entry waits for its predecessor may be launched while that
+                # one still runs (runtime/cuda_pdl.py): a programmatic edge, not an ordinary one
+                overlap = prev is not None and d.compiled.dependent and self._programmatic is not None
+                deps: Optional[list] = [prev] if prev is not None and not overlap else None
+                node = self._cu("cuGraphAddKernelNode", graph, deps, 0 if deps is None else 1, p,
                                 kernel=d.kernel.name)
+                if overlap:
+                    err = self._programmatic(graph, prev, node)[0]
+                    if err != self._ok:
+                        self._fail("cuGraphAddDependencies", err, d.kernel.name)
+                prev = node
                 nodes.append(prev)
                 params.append(p)
             exe = self._cu("cuGraphInstantiate", graph, 0, kernel=names)

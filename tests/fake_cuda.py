@@ -58,6 +58,10 @@ class FakeDriver:
     CUfunction_attribute = _Attrs()
     CUpointer_attribute = _Attrs()
     CUstream_flags = SimpleNamespace(CU_STREAM_NON_BLOCKING=1)
+    # graph edge data as cuda-python 13 has it (runtime/cuda_pdl.py)
+    CUgraphEdgeData = SimpleNamespace
+    CUgraphDependencyType = SimpleNamespace(CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC="programmatic")
+    CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC = 1
 
     def __init__(self) -> None:
         self.calls: list[str] = []
@@ -67,6 +71,7 @@ class FakeDriver:
         self.modules: dict[int, str] = {}  # module handle -> PTX text
         self.functions: dict[int, tuple[str, str]] = {}  # function handle -> (name, PTX)
         self.graphs: dict[int, list] = {}
+        self.edges: list[tuple] = []  # (from node, to node, "ordinary" or the edge data's type), in order
         self.execs: dict[int, list] = {}
         self.planned: dict[str, tuple[int, int, int, int]] = {}  # function name -> (site, index, length, y)
         self.launches: list[list[str]] = []  # entry names per graph launch (one name per eager launch)
@@ -247,8 +252,14 @@ class FakeDriver:
     def cuGraphAddKernelNode(self, graph, deps, ndeps, p):
         self.calls.append("cuGraphAddKernelNode")
         h = self._handle()
+        self.edges += [(dep, h, "ordinary") for dep in (deps or [])[:ndeps]]
         self.graphs[graph].append((h, self._node(p)))
         return CUresult.CUDA_SUCCESS, h
+
+    def cuGraphAddDependencies(self, graph, froms, tos, data, n):
+        self.calls.append("cuGraphAddDependencies")
+        self.edges += [(a, b, e.type) for a, b, e in zip(froms[:n], tos[:n], data[:n])]
+        return (CUresult.CUDA_SUCCESS,)
 
     def cuGraphInstantiate(self, graph, flags):
         h = self._handle()

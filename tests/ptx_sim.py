@@ -374,6 +374,9 @@ class Block:
                 state[g] = 2
                 pc[m & ~g] += 1
                 continue
+            if ins.op in ("griddepcontrol.wait", "griddepcontrol.launch_dependents"):
+                pc[m] += 1  # one grid alone: no programmatic predecessor to wait for
+                continue
             if ins.op in ("bar.sync", "barrier.sync"):
                 if ins.guard is not None:
                     raise NotImplementedError("a predicated barrier")

@@ -67,6 +67,7 @@ from . import math as PM
 from .lanes import lanes_for, packed_warp_totals, private_scratch
 from .vectors import vector_let
 from . import tiles
+from . import pdl
 from ..guard import emitter
 from ..names import PTX, Namer, ascii_text, kernel_namer
 from goldy_import.ir.uniformity import Uniformity
@@ -160,14 +161,14 @@ def emit_ptx(kernel: N.Kernel, target: str = "sm_90", ptx_version: Optional[str]
     block (c = `lanes_in(ptx, kernel)`), the kernel's parameters and grid."""
     abi = abi or A.plan(kernel, "ptx")
     version = ptx_version or ptx_version_for(target)
-    _sm(target)
+    dependent = pdl.supported(_sm(target), version)
     kernel = for_target(kernel, "ptx").kernel  # softmax as plain IR around native reductions
     body: list[str] = []
     for b in ([1, batch] if batch > 1 and batchable(kernel) else [1]):
-        body += ([""] if body else []) + _Emitter(kernel, source, abi, b).run()
+        body += ([""] if body else []) + _Emitter(kernel, source, abi, b, pdl=dependent).run()
     lanes = lanes_for(kernel, lane_threads) if lane_threads else 1
     if lanes > 1:
-        body += [""] + _Emitter(kernel, source, abi, 1, lanes).run()
+        body += [""] + _Emitter(kernel, source, abi, 1, lanes, pdl=dependent).run()
     header = [f"// goldy-import PTX for kernel `{kernel.name}` from {kernel.source_file}",
               f".version {version}", f".target {target}", ".address_size 64", ""]
     return ascii_text("\n".join(header + body) + "\n")  # ptxas rejects any non-ASCII byte, comments too
@@ -291,8 +292,10 @@ class _Loop:
 
 
 class _Emitter:
-    def __init__(self, k: N.Kernel, source: Optional[str], abi: A.PtxPlan, batch: int = 1, lanes: int = 1):
+    def __init__(self, k: N.Kernel, source: Optional[str], abi: A.PtxPlan, batch: int = 1, lanes: int = 1,
+                 pdl: bool = False):
         self.k = k
+        self.pdl = pdl  # the programmatic-dependent-launch prologue first (codegen/ptx/pdl.py)
         self.names = kernel_namer(k, PTX)  # ASCII `.param` and `.shared` names (codegen/names.py)
         self.abi = abi
         self.batch = batch
@@ -363,6 +366,8 @@ class _Emitter:
             align = 16 if w.name in self.tiles.vectored else 4  # ld/st.shared.v4 (codegen/ptx/tiles.py)
             out.append(f"\t.shared .align {align} .b8 S_{self.names(w.name)}[{4 * w.size}];")
         out.append("")
+        if self.pdl:
+            out += pdl.PROLOGUE
         out += self.b.lines
         out.append("}")
         return out
