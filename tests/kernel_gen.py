@@ -501,7 +501,7 @@ class _Gen:
         wg = self.wg
         lines = [f"{pad}{s}[lid] = {self.expr(ty, self.max_depth)};", f"{pad}gpu::workgroup_barrier();"]
         for _ in range(self.num(1, 2)):
-            idx = self.pick([f"(lid ^ 1u32)", f"((lid + {self.num(1, wg - 1)}u32) % {wg}u32)",
+            idx = self.pick(["(lid ^ 1u32)", f"((lid + {self.num(1, wg - 1)}u32) % {wg}u32)",
                              f"({wg - 1}u32 - lid)", "0u32", f"((lid * 5u32) % {s}.len())",
                              f"(({self.expr('u32', 1)}) % {wg}u32)"])
             w = self.fresh("w")
