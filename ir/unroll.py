@@ -139,8 +139,7 @@ def trip_of(kernel: N.Kernel, s: N.While) -> Optional[Trip]:
     j, u = c.lhs.lhs.name, int(c.rhs.rhs.value)
     last = s.body[-1] if s.body else None
     if not (isinstance(last, N.Assign) and isinstance(last.target, N.Var) and last.target.name == j
-            and _key(last.value) == _key(N.Binary("u32", last.span, "add", N.Var("u32", last.span, j),
-                                                  N.Const("u32", last.span, u)))):
+            and _plus_const(last.value, j) == u):
         return None
     loads = []
     for x in s.body:
@@ -176,13 +175,12 @@ def _assigns(s: N.Stmt, name: str) -> bool:
                for x in N.walk_stmts([s]))
 
 
-def _key(e) -> tuple:
-    """A structural key of an expression (spans left out)."""
-    if isinstance(e, N.Expr):
-        return (type(e).__name__,) + tuple(_key(getattr(e, f.name)) for f in dataclasses.fields(e) if f.name != "span")
-    if isinstance(e, list):
-        return tuple(_key(x) for x in e)
-    return (e,)
+def _plus_const(e: N.Expr, j: str) -> Optional[int]:
+    """c where `e` is `j + c` (c a constant), else None."""
+    if isinstance(e, N.Binary) and e.op == "add" and isinstance(e.lhs, N.Var) and e.lhs.name == j \
+            and isinstance(e.rhs, N.Const):
+        return int(e.rhs.value)
+    return None
 
 
 def _copy_of(e: N.Expr, j: str) -> Optional[tuple]:
@@ -191,9 +189,9 @@ def _copy_of(e: N.Expr, j: str) -> Optional[tuple]:
     offs: set = set()
 
     def norm(x):
-        if isinstance(x, N.Binary) and x.op == "add" and isinstance(x.lhs, N.Var) and x.lhs.name == j \
-                and isinstance(x.rhs, N.Const):
-            offs.add(int(x.rhs.value))
+        c = _plus_const(x, j) if isinstance(x, N.Expr) else None
+        if c is not None:
+            offs.add(c)
             return ("j",)
         if isinstance(x, N.Var) and x.name == j:
             offs.add(0)

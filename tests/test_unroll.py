@@ -299,3 +299,50 @@ def test_gemv_sass_has_the_trips_loads_in_flight(checks, ptxas, cuobjdump, tmp_p
     # fallback in between (misaligned rows leave for the trips of 8)
     assert sum(op.startswith("LDG.E.128") for op in before) == 32
     assert sum(op.startswith("LDG") and ".128" not in op for op in before) == 0
+
+
+RUNS = {  # body -> the load sites of a trip that are runs of consecutive elements
+    "acc = acc + x[j] * x[n + j];": ["x", "x"],
+    "acc = acc + x[j * 2];": [],  # a stride of two
+    "acc = acc + x[n - j];": [],  # downwards
+    "acc = acc + x[j + n / m];": [],  # the division's check would be skipped
+    "acc = acc + x[j] * x[j + m];": ["x", "x"],
+}
+
+
+@pytest.mark.parametrize("body", sorted(RUNS))
+def test_trip_runs_are_unit_stride_loads_free_of_checks(body):
+    src = f"""
+use goldy::gpu;
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn k(x: &[f32], idx: &[u32], o: &mut [f32], n: u32, m: u32) {{
+    let mut acc = 0.0;
+    for j in 0..n {{ {body} }}
+    o[gpu::global_id().x] = acc;
+}}
+"""
+    low = lower(oracle.kernel_ir(src, "k"), "ptx").kernel
+    t = trip_of(low, whiles(low)[0])
+    assert t is not None and [r.resource for r in t.runs] == RUNS[body]
+    assert len(t.others) + sum(len(r.lets) for r in t.runs) == len(t.loads)
+
+
+@pytest.mark.parametrize("body", sorted(RUNS))
+def test_trip_bodies_bit_exact_in_the_ptx_interpreter(body):
+    src = f"""
+use goldy::gpu;
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn k(x: &[f32], idx: &[u32], o: &mut [f32], n: u32, m: u32) {{
+    let mut acc = 0.0;
+    for j in 0..n {{ {body} }}
+    o[gpu::global_id().x] = acc;
+}}
+"""
+    rng = np.random.default_rng(len(body))
+    n, m = 77, 3
+    x = rng.standard_normal(2 * n + n // m + 1).astype(np.float32)
+    idx = rng.integers(0, 9, 2 * n).astype(np.uint32)
+    o = np.full(64, np.float32(-7.5))
+    want = oracle.run_kernel("cpu", src, "k", [x, idx, o.copy(), n, m], ("groups", (1, 1, 1)))[2]
+    got = ptx_sim.run(ptx_of(src, "k"), "k", [x, idx, o.copy()], {"p3_n": u32(n), "p4_m": u32(m)}, (1, 1, 1))[2]
+    same_bits(got, want, body)
