@@ -39,6 +39,7 @@ import dataclasses
 from typing import Optional
 
 from . import nodes as N
+from .checks import PROVEN
 from .uniformity import SYNC_STATEMENTS
 
 __all__ = ["unroll_loops", "unroll_factor", "trip_of", "Trip", "Run", "MAX_BODY", "MAX_LOADS", "VECTOR"]
@@ -47,6 +48,7 @@ MAX_BODY = 8     # statements of a body worth repeating
 MAX_LOADS = 128  # loads per unrolled trip (registers: one per loaded value, and ptxas -v stays under 255)
 VECTOR = 4       # loads of one buffer a vector load may combine (`ld.global.v4`)
 MIN_TRIP = 8     # the smallest trip after the first (fewer are the emitter's plain loop)
+_TRIPS = "_goldy_unrolled_trips"  # the kernel's trips unroll_loops wrote (kept by deepcopy)
 REGISTERS = 65536  # 32-bit registers for a workgroup (an SM's): half of a thread's share may hold loads
 _SCALARS = ("f32", "u32", "i32", "bool")
 
@@ -108,7 +110,7 @@ class Run:
     resource: str
     index: N.Expr  # copy 0's index
     lets: list
-    check: int
+    check: int  # PROVEN where every copy's access is proven in range
 
 
 @dataclasses.dataclass
@@ -120,6 +122,7 @@ class Trip:
     runs: list
     others: list
     rest: list
+    followed: bool  # written by unroll_loops: shorter trips and the plain loop run what it leaves
 
 
 def trip_of(kernel: N.Kernel, s: N.While) -> Optional[Trip]:
@@ -160,14 +163,17 @@ def trip_of(kernel: N.Kernel, s: N.While) -> Optional[Trip]:
         if got is None:
             continue
         key, off = got
-        sites.setdefault((x.value.resource, key, x.value.check), []).append((off, x))
+        sites.setdefault((x.value.resource, key), []).append((off, x))
     runs, taken = [], set()
-    for (resource, _key_, check), members in sites.items():
+    for (resource, _key_), members in sites.items():
         if u % VECTOR or [off for off, _ in members] != list(range(u)) or not _unit(members[0][1].value.index, j):
             continue
-        runs.append(Run(resource, members[0][1].value.index, [x for _, x in members], check))
+        checks = {x.value.check for _, x in members}
+        runs.append(Run(resource, members[0][1].value.index, [x for _, x in members],
+                        PROVEN if checks == {PROVEN} else max(checks)))
         taken |= {id(x) for _, x in members}
-    return Trip(u, loads, runs, [x for x in loads if id(x) not in taken], s.body[len(loads):])
+    followed = any(w is s for w in kernel.__dict__.get(_TRIPS, ()))
+    return Trip(u, loads, runs, [x for x in loads if id(x) not in taken], s.body[len(loads):], followed)
 
 
 def _assigns(s: N.Stmt, name: str) -> bool:
@@ -301,6 +307,7 @@ class _Unroller:
         while u // 2 >= MIN_TRIP:
             u //= 2
             out.append(self.trip(s, u, j, e))
+        self.k.__dict__.setdefault(_TRIPS, []).extend(x for x in out if isinstance(x, N.While))
         return out + [N.For(sp, s.var, s.ty, N.Var("u32", sp, j), N.Var("u32", sp, e), s.inclusive, s.body)]
 
     def trip(self, s: N.For, u: int, j: str, e: str) -> N.While:

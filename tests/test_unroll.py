@@ -346,3 +346,43 @@ fn k(x: &[f32], idx: &[u32], o: &mut [f32], n: u32, m: u32) {{
     want = oracle.run_kernel("cpu", src, "k", [x, idx, o.copy(), n, m], ("groups", (1, 1, 1)))[2]
     got = ptx_sim.run(ptx_of(src, "k"), "k", [x, idx, o.copy()], {"p3_n": u32(n), "p4_m": u32(m)}, (1, 1, 1))[2]
     same_bits(got, want, body)
+
+
+HAND = """
+use goldy::gpu;
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn hand(x: &[f32], o: &mut [f32], n: u32) {
+    let mut acc = 0.0;
+    let mut j = 0u32;
+    while j < n && n - j >= 16u32 {
+        let a0 = x[j]; let a1 = x[j + 1u32]; let a2 = x[j + 2u32]; let a3 = x[j + 3u32];
+        let a4 = x[j + 4u32]; let a5 = x[j + 5u32]; let a6 = x[j + 6u32]; let a7 = x[j + 7u32];
+        let a8 = x[j + 8u32]; let a9 = x[j + 9u32]; let a10 = x[j + 10u32]; let a11 = x[j + 11u32];
+        let a12 = x[j + 12u32]; let a13 = x[j + 13u32]; let a14 = x[j + 14u32]; let a15 = x[j + 15u32];
+        acc = acc + a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9 + a10 + a11 + a12 + a13 + a14 + a15;
+        j = j + 16u32;
+    }
+    o[gpu::global_id().x] = acc;
+}
+"""
+
+
+@pytest.mark.parametrize("length", [48, 40])
+def test_a_hand_written_trip_runs_all_its_iterations(length):
+    """A loop of the trip's shape that the user wrote gets the vector loads too, but where
+    they may not run (x shorter than the loop: its last trip fails the range test) it loads
+    one by one (out of range: 0, checks off): no shorter trips follow it to run what it
+    would leave."""
+    lowered = lower(oracle.kernel_ir(HAND, "hand"), "ptx", checks=False).kernel
+    t = trip_of(lowered, whiles(lowered)[0])
+    assert t is not None and not t.followed and [r.resource for r in t.runs] == ["x"]
+    x = np.random.default_rng(length).standard_normal(length).astype(np.float32)
+    n = 48
+    padded = np.concatenate([x, np.zeros(n - length, np.float32)])
+    acc = np.float32(0)
+    for v in padded:  # `acc + a0 + a1 + ...`: left to right, Rust's order
+        acc = np.float32(acc + v)
+    want = np.full(64, acc, np.float32)
+    got = ptx_sim.run(emit_ptx(lowered), "hand", [x, np.full(64, np.float32(-7.5))], {"p2_n": u32(n)},
+                      (1, 1, 1))[1]
+    same_bits(got, want, f"hand length={length}")

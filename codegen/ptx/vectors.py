@@ -8,9 +8,10 @@ in range). Where every Run passes, its elements are read U / 4 vectors at a time
 bounds check: none of them can fail, so the checks left (the trip's other loads) report
 the same first failure. Where one fails (a buffer offset or a row length that is not a
 multiple of four, the end of a buffer, a wrapping index), a trip of more than SCALAR_TRIP
-iterations leaves its loop before anything of it ran: the next, shorter trips and the
-plain loop after them run the same iterations in order (ir/unroll.py), and the smallest
-trip runs its loads one by one as written. So the scalar form is written once per loop,
+iterations that ir/unroll.py wrote (`Trip.followed`) leaves its loop before anything of
+it ran: the next, shorter trips and the plain loop after them run the same iterations in
+order; the smallest trip (and a loop of that shape written by hand) runs its loads one by
+one as written. So the scalar form is written once per loop,
 not once per trip (ptxas time). Every load's bounds check waits for one branch after the
 trip's last load (`leading`): the trip's loads are in flight together instead of every
 MAX_PENDING checks ending a basic block.
@@ -49,7 +50,8 @@ def trip(em, t: Trip, brk: str) -> None:
         bases.append(a0)
     em.flush_traps()  # nothing is pending (the Runs' indices carry no checks): no branch
     scalar, loaded = b.label("scalar"), b.label("loaded")
-    b.op(f"@!{fast} bra {brk if t.step > SCALAR_TRIP else scalar};")
+    leave = t.followed and t.step > SCALAR_TRIP
+    b.op(f"@!{fast} bra {brk if leave else scalar};")
     for r, a0 in zip(t.runs, bases):
         nc = ".nc" if r.resource not in em.written else ""
         ty = _PTY[em.k.param(r.resource).ty]
@@ -57,7 +59,7 @@ def trip(em, t: Trip, brk: str) -> None:
             regs = ", ".join(em.local(x.name)[0] for x in r.lets[g * VECTOR:(g + 1) * VECTOR])
             b.op(f"ld.global{nc}.v{VECTOR}.{ty} {{{regs}}}, [{a0}{f'+{16 * g}' if g else ''}];")
     leading(em, t.others)
-    if t.step <= SCALAR_TRIP:
+    if not leave:
         b.op(f"bra.uni {loaded};")
         b.place(scalar)
         leading(em, t.loads)
