@@ -1,9 +1,9 @@
-"""Per-thread loops of loads, unrolled with their loads first (issue 18), for the targets
-that ask for it (ir/targets.py `Target.unroll`; PTX).
+"""Per-thread loops of loads, unrolled with their loads first (issue 18): the one unroller,
+for the targets that ask for it (ir/targets.py `Target.unroll`: PTX 64, WGSL 4).
 
 A loop such as `for j in 0..n { acc = acc + w[i * n + j] * x[j]; }` waits for each
 iteration's loads before the next iteration's: one load in flight per thread, so a row of
-288 costs 288 memory latencies. `unroll_loops(kernel, u)` rewrites such a loop as
+288 costs 288 memory latencies. `unroll_loops(kernel, factor)` rewrites such a loop as
 
     let mut j_u = start;  let e_u = end;
     while j_u < e_u && e_u - j_u >= U {      // `<=` for `..=`: U more iterations all exist
@@ -11,7 +11,8 @@ iteration's loads before the next iteration's: one load in flight per thread, so
         acc = acc + t0 * t1; ... acc = acc + t(2U-2) * t(2U-1);
         j_u = j_u + U;
     }
-    while ... e_u - j_u >= 8 { the same for 8 iterations }   // at most once; 8 <= U / 2
+    while ... e_u - j_u >= U / 2 { the same for U / 2 iterations }   // at most once each,
+    ...                                                         // down to 8 (MIN_TRIP)
     for j in j_u..e_u { original body }     // the rest (`..=` kept), as before
 
 so that the U iterations' loads are issued before any of their uses. What the loop computes
@@ -27,9 +28,15 @@ A loop qualifies when its variable is u32, its body is at most MAX_BODY `let`s a
 assignments (no store, branch, call of a collective, nested loop, `break`) that contain
 loads of scalars, every load is evaluated unconditionally (not under `&&`/`||`'s right operand or a
 `select` arm) with an index free of loads and of names the body changes, and no check
-other than those loads' sits in the body. Kernels with barriers or collectives are left
-alone (their `for` loops feed the PTX lanes entry, codegen/ptx/lanes.py). The emitter may
-combine a trip's loads of one buffer into vector loads (`vector_groups`, codegen/ptx/vectors.py).
+other than those loads' sits in the body. U is at most the target's factor, and at most
+what half of a lane's share of a workgroup's REGISTERS holds (one per loaded value).
+Kernels with barriers or collectives are unrolled only for a target with `unroll_sync`
+(WGSL; on PTX their `for` loops feed the lanes entry, codegen/ptx/lanes.py).
+
+`trip_of` reads a trip back for an emitter: which of its loads form runs of consecutive
+elements (PTX reads those four at a time, codegen/ptx/vectors.py; WGSL writes a trip's
+reads first, codegen/wgsl/unroll.py), and whether this pass wrote it (then shorter trips
+and the plain loop follow it).
 """
 
 from __future__ import annotations

@@ -36,8 +36,8 @@ touch, `lanes.private_scratch`: there the lanes entry's copies share the shuffle
 `lanes.packed_warp_totals`). Accesses ir/checks.py proves in range (`PROVEN`) drop their
 range compare. Buffers the kernel never writes are read with `ld.global.nc`; per-thread
 loops of loads arrive unrolled (ir/unroll.py), a trip's runs of consecutive elements read
-as `ld.global.v4` where one per-trip test allows, its checks in one branch (vectors.py). Where barriers and shuffles may use the aligned forms is
-decided by `ir.uniformity` ("may" mode).
+as `ld.global.v4` where one per-trip test allows, its checks in one branch (vectors.py).
+Where barriers and shuffles may use the aligned forms is decided by `ir.uniformity` ("may" mode).
 
 Element-wise kernels (see `batchable`) also get a batched entry with `emit_ptx(...,
 batch=4)`: each hardware thread runs the threads of 4 consecutive workgroups statement by
