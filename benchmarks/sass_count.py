@@ -1,7 +1,7 @@
 """SASS instructions per element of the kernels that are bound by instruction issue
 (issues 16 and 18), from the PTX this project emits, without a GPU:
 
-    python3 benchmarks/sass_count.py [--arch sm_90] [--kernel chain|softmax|all] [--dump DIR]
+    python3 benchmarks/sass_count.py [--arch sm_90] [--kernel chain|softmax|gemv|all] [--dump DIR]
 
 Each PTX module is assembled with `ptxas -arch=<arch>` and disassembled with `cuobjdump
 -sass` (both on PATH). Two kernels:
@@ -15,7 +15,13 @@ Each PTX module is assembled with `ptxas -arch=<arch>` and disassembled with `cu
   one element per lane) on its lanes entry at runtime/cuda.py's LANE_THREADS threads per
   block: wx / LANE_THREADS elements per thread.
 
-Counted: the hot path, i.e. the entry's instructions from its start to its first
+- `gemv`: benchmarks/llama_decode.rs's `matvec_add` (the decode step's GEMV, one row per
+  thread), universal and specialized to 288 x 768 and 288 x 288: registers and spills
+  (`ptxas -v`), and its main unrolled trip loop (ir/unroll.py): iterations per trip, its
+  global loads, those issued before the trip's first float operation (in flight together),
+  and SASS instructions per iteration (`gemv_report`; the loop body is counted, not a hot path).
+
+Counted (chain, softmax): the hot path, i.e. the entry's instructions from its start to its first
 unpredicated EXIT, without loop bodies (a backward branch's range: the softmax's loops over
 further 1024-wide tiles run 0 times at rows of 1024) and without the rare paths (code a
 forward branch skips that holds an ATOMG or a CALL: the bounds checks' fault reports, which
@@ -187,12 +193,95 @@ def softmax_ptx() -> tuple[str, str, int]:
 KERNELS = {"chain": chain_ptx, "softmax": softmax_ptx}
 
 
+# ---------------------------------------------------------------- gemv (issue 18's decode step)
+
+# benchmarks/llama_decode.rs `matvec_add` as the decode step runs it: universal, and
+# specialized to the w2 shape (288 rows of 768) the way the Scheme bakes it
+GEMV_CASES = (("matvec_add", None), ("matvec_add", (288, 768)), ("matvec_add", (288, 288)))
+
+
+def gemv_ptx(name: str, shape, checks: bool = True) -> str:
+    import goldy_import as gi
+    from goldy_import.codegen.ptx import emit_ptx
+    from goldy_import.ir import pipeline
+    from goldy_import.ir.specialize import specialize
+
+    src = open(os.path.join(HERE, "llama_decode.rs")).read()
+    ir = getattr(gi.load_source(src, "llama_decode.rs"), name).prepare(gi.Device("cpu")).prepared.ir
+    if shape:
+        rows, n = shape
+        ir = specialize(ir, {"rows": rows, "n": n}, {"w": ("len", rows * n), "x": ("len", n), "out": ("len", rows)})
+    return emit_ptx(pipeline.lower(ir, "ptx", checks=checks).kernel)
+
+
+def registers(ptx: str, arch: str) -> tuple[int, int]:
+    """(registers, spill bytes) from `ptxas -v`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "k.ptx")
+        with open(src, "w") as f:
+            f.write(ptx)
+        err = subprocess.run(["ptxas", "-v", f"-arch={arch}", "-o", os.path.join(tmp, "k.cubin"), src],
+                             check=True, capture_output=True, text=True).stderr
+    regs = int(re.search(r"Used (\d+) registers", err).group(1))
+    spill = sum(int(x) for x in re.findall(r"(\d+) bytes spill (?:stores|loads)", err))
+    return regs, spill
+
+
+def gemv_loop(code: list[tuple[int, str]]) -> dict:
+    """The main trip loop of a GEMV (the backward branch's range holding the most 128-bit
+    loads, else the most loads): its loads, loads issued before the first float operation
+    of the trip, float multiplies (= iterations), and instructions per iteration."""
+    best = None
+    for addr, t in code:
+        m = _BRA.match(t)
+        if not m or int(m.group(2), 16) > addr:
+            continue
+        body = [strip_guard(x) for a, x in code if int(m.group(2), 16) <= a <= addr and not x.startswith("NOP")]
+        ldg = [x for x in body if x.startswith("LDG")]
+        key = (sum(".128" in x for x in ldg), len(ldg))
+        if best is None or key > best[0]:
+            best = (key, body)
+    if best is None:
+        return {}
+    body = best[1]
+    first = next((i for i, x in enumerate(body) if x.split()[0].split(".")[0] in ("FADD", "FMUL", "FFMA")), len(body))
+    iters = max(1, sum(x.startswith("FMUL") for x in body))
+    ldg = [x for x in body if x.startswith("LDG")]
+    return {"instructions": len(body), "iterations": iters, "per_iteration": len(body) / iters,
+            "ldg": len(ldg), "ldg128": sum(".128" in x for x in ldg),
+            "in_flight": sum(x.startswith("LDG") for x in body[:first]),
+            "elements_in_flight": sum(4 if ".128" in x else 1 for x in body[:first] if x.startswith("LDG"))}
+
+
+def gemv_report(arch: str, dump: str | None = None) -> list[str]:
+    """Table rows for the decode step's GEMV (`--kernel gemv`)."""
+    rows = ["| kernel | checks | registers | spill bytes | trip: iterations | LDG (128-bit) | "
+            "LDG before the first float op (elements) | SASS per iteration |",
+            "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for name, shape in GEMV_CASES:
+        for checks in (True, False):
+            ptx = gemv_ptx(name, shape, checks)
+            tag = f"{name} {'%dx%d' % shape if shape else 'universal'}"
+            regs, spill = registers(ptx, arch)
+            code = sass(ptx, arch, dump, f"{name}_{'x'.join(map(str, shape or ()))}_{checks}")[name]
+            r = gemv_loop(code)
+            rows.append(f"| {tag} | {'on' if checks else 'off'} | {regs} | {spill} | {r.get('iterations', 0)} | "
+                        f"{r.get('ldg', 0)} ({r.get('ldg128', 0)}) | {r.get('in_flight', 0)} "
+                        f"({r.get('elements_in_flight', 0)}) | {r.get('per_iteration', 0):.2f} |")
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--arch", default="sm_90")
-    ap.add_argument("--kernel", default="all", choices=["all", *KERNELS])
+    ap.add_argument("--kernel", default="all", choices=["all", *KERNELS, "gemv"])
     ap.add_argument("--dump", help="write each kernel's PTX and SASS into this folder")
     args = ap.parse_args()
+    if args.kernel in ("all", "gemv"):
+        print(f"GEMV trip loop ({args.arch}, benchmarks/llama_decode.rs, ptxas + cuobjdump)")
+        print("\n".join(gemv_report(args.arch, args.dump)) + "\n")
+        if args.kernel == "gemv":
+            return 0
     names = list(KERNELS) if args.kernel == "all" else [args.kernel]
     print(f"SASS per element ({args.arch}, ptxas hot path: start to first EXIT, no loop bodies)")
     print("| kernel | entry | elements/thread | static | hot path | per element | us per 64M elements | by class |")

@@ -68,7 +68,7 @@ def _legalize(kernel: N.Kernel, target: str) -> N.Kernel:
     t = targets.target(target)
     if not t.has("float_atomics"):
         _refuse_float_atomics(kernel, t)
-    return unroll_loops(legalize(kernel, t), t.unroll)
+    return unroll_loops(legalize(kernel, t), t.unroll, t.unroll_sync)
 
 
 def _refuse_float_atomics(kernel: N.Kernel, t: targets.Target) -> None:

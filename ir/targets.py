@@ -44,6 +44,7 @@ class Target:
     native: frozenset
     doc: str
     unroll: int = 1  # per-thread loops of loads: iterations per trip, their loads first (ir/unroll.py)
+    unroll_sync: bool = False  # in kernels with barriers or collectives too (PTX: their `for`s feed the lanes entry)
 
     def has(self, feature: str) -> bool:
         if feature not in FEATURES:
@@ -54,10 +55,10 @@ class Target:
 CPU = Target("cpu", _INTRINSICS | {"reduce", "float_atomics"},
              "numpy over every thread of a chunk: the tree runs level by level on whole rows of "
              "workgroups (codegen.cpu.rt.reduce), the same pairs in the same order")
-WGSL = Target("wgsl", _INTRINSICS, "WGSL via wgpu")
+WGSL = Target("wgsl", _INTRINSICS, "WGSL via wgpu", unroll=4, unroll_sync=True)
 PTX = Target("ptx", _INTRINSICS | {"reduce", "float_atomics"},
              "PTX: warp shuffles for the first five tree levels where every lane arrives, each level "
-             "combining the same lanes as the tree, lower lane on the left", unroll=16)
+             "combining the same lanes as the tree, lower lane on the left", unroll=64)
 SLANG = Target("slang", _INTRINSICS, "canonical Slang and its lane-serial CPU form")
 
 TARGETS = {t.name: t for t in (CPU, WGSL, PTX, SLANG)}

@@ -1,9 +1,9 @@
-"""Per-thread loops of loads, unrolled with their loads first (issue 18), for the targets
-that ask for it (ir/targets.py `Target.unroll`; PTX).
+"""Per-thread loops of loads, unrolled with their loads first (issue 18): the one unroller,
+for the targets that ask for it (ir/targets.py `Target.unroll`: PTX 64, WGSL 4).
 
 A loop such as `for j in 0..n { acc = acc + w[i * n + j] * x[j]; }` waits for each
 iteration's loads before the next iteration's: one load in flight per thread, so a row of
-288 costs 288 memory latencies. `unroll_loops(kernel, u)` rewrites such a loop as
+288 costs 288 memory latencies. `unroll_loops(kernel, factor)` rewrites such a loop as
 
     let mut j_u = start;  let e_u = end;
     while j_u < e_u && e_u - j_u >= U {      // `<=` for `..=`: U more iterations all exist
@@ -11,7 +11,8 @@ iteration's loads before the next iteration's: one load in flight per thread, so
         acc = acc + t0 * t1; ... acc = acc + t(2U-2) * t(2U-1);
         j_u = j_u + U;
     }
-    while ... e_u - j_u >= 8 { the same for 8 iterations }   // at most once; 8 <= U / 2
+    while ... e_u - j_u >= U / 2 { the same for U / 2 iterations }   // at most once each,
+    ...                                                         // down to 8 (MIN_TRIP)
     for j in j_u..e_u { original body }     // the rest (`..=` kept), as before
 
 so that the U iterations' loads are issued before any of their uses. What the loop computes
@@ -27,9 +28,15 @@ A loop qualifies when its variable is u32, its body is at most MAX_BODY `let`s a
 assignments (no store, branch, call of a collective, nested loop, `break`) that contain
 loads of scalars, every load is evaluated unconditionally (not under `&&`/`||`'s right operand or a
 `select` arm) with an index free of loads and of names the body changes, and no check
-other than those loads' sits in the body. Kernels with barriers or collectives are left
-alone (their `for` loops feed the PTX lanes entry, codegen/ptx/lanes.py). The emitter may
-combine a trip's loads of one buffer into vector loads (`vector_groups`, codegen/ptx/vectors.py).
+other than those loads' sits in the body. U is at most the target's factor, and at most
+what half of a lane's share of a workgroup's REGISTERS holds (one per loaded value).
+Kernels with barriers or collectives are unrolled only for a target with `unroll_sync`
+(WGSL; on PTX their `for` loops feed the lanes entry, codegen/ptx/lanes.py).
+
+`trip_of` reads a trip back for an emitter: which of its loads form runs of consecutive
+elements (PTX reads those four at a time, codegen/ptx/vectors.py; WGSL writes a trip's
+reads first, codegen/wgsl/unroll.py), and whether this pass wrote it (then shorter trips
+and the plain loop follow it).
 """
 
 from __future__ import annotations
@@ -39,31 +46,42 @@ import dataclasses
 from typing import Optional
 
 from . import nodes as N
+from .checks import PROVEN
 from .uniformity import SYNC_STATEMENTS
 
-__all__ = ["unroll_loops", "unroll_factor", "vector_groups", "MAX_BODY", "MAX_LOADS", "VECTOR"]
+__all__ = ["unroll_loops", "unroll_factor", "trip_of", "Trip", "Run", "MAX_BODY", "MAX_LOADS", "VECTOR"]
 
 MAX_BODY = 8     # statements of a body worth repeating
-MAX_LOADS = 32   # loads per unrolled trip (registers: one per loaded value; ptxas time grows fast past it)
+MAX_LOADS = 128  # loads per unrolled trip (registers: one per loaded value, and ptxas -v stays under 255)
 VECTOR = 4       # loads of one buffer a vector load may combine (`ld.global.v4`)
 MIN_TRIP = 8     # the smallest trip after the first (fewer are the emitter's plain loop)
+_TRIPS = "_goldy_unrolled_trips"  # the kernel's trips unroll_loops wrote (kept by deepcopy)
+REGISTERS = 65536  # 32-bit registers for a workgroup (an SM's): half of a thread's share may hold loads
 _SCALARS = ("f32", "u32", "i32", "bool")
 
 
-def unroll_loops(kernel: N.Kernel, factor: int) -> N.Kernel:
+def unroll_loops(kernel: N.Kernel, factor: int, sync: bool = False) -> N.Kernel:
     """`kernel` with each qualifying loop unrolled by up to `factor`; the input itself when
-    none qualifies (or factor < 2), else a copy."""
-    if factor < 2 or any(isinstance(s, SYNC_STATEMENTS) for s in N.walk_stmts(kernel.body)):
+    none qualifies (or factor < 2), else a copy. `sync`: kernels with barriers or
+    collectives too (ir/targets.py `Target.unroll_sync`)."""
+    if factor < 2 or (not sync and any(isinstance(s, SYNC_STATEMENTS) for s in N.walk_stmts(kernel.body))):
         return kernel
-    if not any(isinstance(s, N.For) and unroll_factor(s, factor) > 1 for s in N.walk_stmts(kernel.body)):
+    threads = _threads(kernel)
+    if not any(isinstance(s, N.For) and unroll_factor(s, factor, threads) > 1 for s in N.walk_stmts(kernel.body)):
         return kernel
     k = copy.deepcopy(kernel)
     _Unroller(k, factor).run()
     return k
 
 
-def unroll_factor(s: N.For, factor: int) -> int:
-    """How many iterations of `s` one trip runs (1: the loop stays as it is)."""
+def _threads(kernel: N.Kernel) -> int:
+    wx, wy, wz = kernel.workgroup_size
+    return wx * wy * wz
+
+
+def unroll_factor(s: N.For, factor: int, threads: int = 1) -> int:
+    """How many iterations of `s` one trip runs (1: the loop stays as it is), in a kernel of
+    `threads` lanes per workgroup (their registers bound the loads a trip holds)."""
     if s.ty != "u32" or not s.body or len(s.body) > MAX_BODY:
         return 1
     if not all(isinstance(x, (N.Let, N.Assign)) and (not isinstance(x, N.Let) or x.value is not None)
@@ -80,46 +98,141 @@ def unroll_factor(s: N.For, factor: int) -> int:
             loads += n
     if not loads:
         return 1
+    budget = min(MAX_LOADS, REGISTERS // max(threads, 1) // 2)
     u = factor
-    while u > 4 and u * loads > MAX_LOADS:
+    while u > 4 and u * loads > budget:
         u //= 2
     trips = _const_trips(s)
     while trips is not None and u > MIN_TRIP and trips < u:
         u //= 2
-    if u * loads > MAX_LOADS or (trips is not None and trips < u):
+    if u * loads > budget or (trips is not None and trips < u):
         return 1
     return u
 
 
-def vector_groups(kernel: N.Kernel, stmts: list[N.Stmt]) -> dict[int, tuple[int, int]]:
-    """Loads an emitter may combine into vector loads: among the leading `let`s of `stmts`
-    whose values are loads of a buffer of 4-byte scalars (an unrolled trip's loads), each
-    buffer's loads in order, in groups of VECTOR. Maps id(let) to (group, place in it).
+@dataclasses.dataclass
+class Run:
+    """The U copies' loads of one load site of a trip, at consecutive elements: copy c
+    reads element `index + c` of `resource` (u32 arithmetic; `lets` in copy order)."""
+    resource: str
+    index: N.Expr  # copy 0's index
+    lets: list
+    check: int  # PROVEN where every copy's access is proven in range
 
-    Only a grouping: whether a group's elements are contiguous, in range and aligned is for
-    the emitter to test at run time (else it loads them one by one). Delaying a group's
-    loads to its last member is safe there: none of the leading lets reads another's name,
-    nor does anything between them run but other such lets (no store)."""
-    run: list[N.Let] = []
-    for s in stmts:
-        if not (isinstance(s, N.Let) and isinstance(s.value, N.Load)):
+
+@dataclasses.dataclass
+class Trip:
+    """An unrolled trip as `unroll_loops` writes it (`trip_of`): its leading loads, those
+    of them that form runs, the others, and the statements after the loads."""
+    step: int
+    loads: list
+    runs: list
+    others: list
+    rest: list
+    followed: bool  # written by unroll_loops: shorter trips and the plain loop run what it leaves
+
+
+def trip_of(kernel: N.Kernel, s: N.While) -> Optional[Trip]:
+    """`s` read as an unrolled trip: `while j < e && e - j >= U { lets of loads; uses;
+    j = j + U }` (`<=` for `..=`), whatever wrote it. A load site forms a Run where its
+    U copies' lets are there in copy order, load a buffer of 4-byte scalars, and copy c's
+    index is copy 0's with `j + c` for `j`, and steps by one element with j: `j`, `j + F`,
+    `F + j` or `j - F` of such, F free of j, of loads and of checks (so computing copy 0's
+    index alone skips nothing that could fault, and copy c's is that plus c, mod 2^32).
+    An emitter may then load a Run's elements four at a time where they are in range and
+    aligned: the values are the same, and no load of a Run can fail there. None when
+    `s` is not such a trip."""
+    c = s.cond
+    if not (isinstance(c, N.Binary) and c.op == "and" and isinstance(c.rhs, N.Binary) and c.rhs.op == "ge"
+            and isinstance(c.rhs.rhs, N.Const) and isinstance(c.lhs, N.Binary) and isinstance(c.lhs.lhs, N.Var)):
+        return None
+    j, u = c.lhs.lhs.name, int(c.rhs.rhs.value)
+    last = s.body[-1] if s.body else None
+    if not (isinstance(last, N.Assign) and isinstance(last.target, N.Var) and last.target.name == j
+            and _plus_const(last.value, j) == u):
+        return None
+    loads = []
+    for x in s.body:
+        if not (isinstance(x, N.Let) and isinstance(x.value, N.Load)):
             break
-        p = kernel.param(s.value.resource)
+        loads.append(x)
+    names = {x.name for x in loads}
+    if any(isinstance(y, N.Var) and y.name in names for x in loads for y in N.walk_expr(x.value)):
+        return None  # a load's index reads another load's value
+    if any(_assigns(x, j) for x in s.body[len(loads):-1]):
+        return None
+    sites: dict = {}
+    for x in loads:
+        p = kernel.param(x.value.resource)
         if p is None or p.category not in N.BUFFER_CATEGORIES or p.ty not in ("f32", "u32", "i32"):
-            break
-        run.append(s)
-    names = {s.name for s in run}
-    if any(isinstance(x, N.Var) and x.name in names for s in run for x in N.walk_expr(s.value)):
-        return {}
-    out: dict[int, tuple[int, int]] = {}
-    groups = 0
-    for resource in dict.fromkeys(s.value.resource for s in run):
-        mine = [s for s in run if s.value.resource == resource]
-        for g in range(len(mine) // VECTOR):
-            for place, s in enumerate(mine[g * VECTOR:(g + 1) * VECTOR]):
-                out[id(s)] = (groups, place)
-            groups += 1
-    return out
+            continue
+        got = _copy_of(x.value.index, j)
+        if got is None:
+            continue
+        key, off = got
+        sites.setdefault((x.value.resource, key), []).append((off, x))
+    runs, taken = [], set()
+    for (resource, _key_), members in sites.items():
+        if u % VECTOR or [off for off, _ in members] != list(range(u)) or not _unit(members[0][1].value.index, j):
+            continue
+        checks = {x.value.check for _, x in members}
+        runs.append(Run(resource, members[0][1].value.index, [x for _, x in members],
+                        PROVEN if checks == {PROVEN} else max(checks)))
+        taken |= {id(x) for _, x in members}
+    followed = any(w is s for w in kernel.__dict__.get(_TRIPS, ()))
+    return Trip(u, loads, runs, [x for x in loads if id(x) not in taken], s.body[len(loads):], followed)
+
+
+def _assigns(s: N.Stmt, name: str) -> bool:
+    return any(isinstance(x, (N.Assign, N.Let)) and (x.name if isinstance(x, N.Let) else _root(x.target)) == name
+               for x in N.walk_stmts([s]))
+
+
+def _plus_const(e: N.Expr, j: str) -> Optional[int]:
+    """c where `e` is `j + c` (c a constant), else None."""
+    if isinstance(e, N.Binary) and e.op == "add" and isinstance(e.lhs, N.Var) and e.lhs.name == j \
+            and isinstance(e.rhs, N.Const):
+        return int(e.rhs.value)
+    return None
+
+
+def _copy_of(e: N.Expr, j: str) -> Optional[tuple]:
+    """(key of `e` with every `j + c` read as `j`, c) when all its uses of j are `j` (c =
+    0) or `j + c` with one constant c; None otherwise."""
+    offs: set = set()
+
+    def norm(x):
+        c = _plus_const(x, j) if isinstance(x, N.Expr) else None
+        if c is not None:
+            offs.add(c)
+            return ("j",)
+        if isinstance(x, N.Var) and x.name == j:
+            offs.add(0)
+            return ("j",)
+        if isinstance(x, N.Expr):
+            return (type(x).__name__,) + tuple(norm(getattr(x, f.name)) for f in dataclasses.fields(x)
+                                               if f.name != "span")
+        if isinstance(x, list):
+            return tuple(norm(y) for y in x)
+        return (x,)
+    key = norm(e)
+    return (key, offs.pop()) if len(offs) == 1 else None
+
+
+def _unit(e: N.Expr, j: str) -> bool:
+    """`e` is j, j + F, F + j or j - F (nested), F free of j, loads and checks; u32."""
+    def free(x):
+        return not any((isinstance(y, N.Var) and y.name == j) or isinstance(y, N.Load)
+                       or getattr(y, "check", -1) >= 0 for y in N.walk_expr(x))
+    if e.ty != "u32":
+        return False
+    if isinstance(e, N.Var):
+        return e.name == j
+    if isinstance(e, N.Binary) and e.op == "add":
+        return (_unit(e.lhs, j) and free(e.rhs)) or (free(e.lhs) and _unit(e.rhs, j))
+    if isinstance(e, N.Binary) and e.op == "sub":
+        return _unit(e.lhs, j) and free(e.rhs)
+    return False
 
 
 def _root(e: N.Expr) -> str:
@@ -182,7 +295,7 @@ class _Unroller:
         out: list[N.Stmt] = []
         for s in stmts:
             if isinstance(s, N.For):
-                u = unroll_factor(s, self.factor)
+                u = unroll_factor(s, self.factor, _threads(self.k))
                 if u > 1:
                     out += self.unrolled(s, u)
                     continue
@@ -201,6 +314,7 @@ class _Unroller:
         while u // 2 >= MIN_TRIP:
             u //= 2
             out.append(self.trip(s, u, j, e))
+        self.k.__dict__.setdefault(_TRIPS, []).extend(x for x in out if isinstance(x, N.While))
         return out + [N.For(sp, s.var, s.ty, N.Var("u32", sp, j), N.Var("u32", sp, e), s.inclusive, s.body)]
 
     def trip(self, s: N.For, u: int, j: str, e: str) -> N.While:

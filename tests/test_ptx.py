@@ -198,11 +198,11 @@ fn sum(x: &[f32], o: &mut [f32], n: u32) {
     o[gpu::global_id().x] = acc;
 }
 """))
-    # the first loop: trips of 16 and of 8 (ir/unroll.py), each group of 4 loads one
-    # ld.global.v4 and its one-by-one fallback, then the rest loop (4 unrolled + 1); the
-    # second loop (a break) only the rest loop's form
-    assert text.count("$L_for4_") == 2 and text.count("ld.global.nc.v4.f32") == 4 + 2
-    assert text.count("ld.global.nc.f32") == 16 + 8 + 4 + 1
+    # the first loop: trips of 64, 32, 16 and 8 (ir/unroll.py), each 4 elements one
+    # ld.global.v4; only the trip of 8 has the one-by-one form (codegen/ptx/vectors.py);
+    # then the rest loop (4 unrolled + 1); the second loop (a break) only the rest loop's form
+    assert text.count("$L_for4_") == 2 and text.count("ld.global.nc.v4.f32") == 16 + 8 + 4 + 2
+    assert text.count("ld.global.nc.f32") == 8 + 4 + 1
 
 
 # ---------------------------------------------------------------- batched entries

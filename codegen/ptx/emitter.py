@@ -35,9 +35,9 @@ bits, and leave the scratch array in the same final state, except one that only 
 touch, `lanes.private_scratch`: there the lanes entry's copies share the shuffles,
 `lanes.packed_warp_totals`). Accesses ir/checks.py proves in range (`PROVEN`) drop their
 range compare. Buffers the kernel never writes are read with `ld.global.nc`; per-thread
-loops of loads arrive unrolled (ir/unroll.py), their loads of one buffer combined into
-`ld.global.v4` where the run allows (vectors.py). Where barriers and shuffles may use the aligned forms is
-decided by `ir.uniformity` ("may" mode).
+loops of loads arrive unrolled (ir/unroll.py), a trip's runs of consecutive elements read
+as `ld.global.v4` where one per-trip test allows, its checks in one branch (vectors.py).
+Where barriers and shuffles may use the aligned forms is decided by `ir.uniformity` ("may" mode).
 
 Element-wise kernels (see `batchable`) also get a batched entry with `emit_ptx(...,
 batch=4)`: each hardware thread runs the threads of 4 consecutive workgroups statement by
@@ -65,13 +65,13 @@ from goldy_import.ir.rules import RULES, call_rule
 
 from . import math as PM
 from .lanes import lanes_for, packed_warp_totals, private_scratch
-from .vectors import vector_let
+from . import vectors
 from . import tiles
 from . import pdl
 from ..guard import emitter
 from ..names import PTX, Namer, ascii_text, kernel_namer
 from goldy_import.ir.uniformity import Uniformity
-from goldy_import.ir.unroll import vector_groups
+from goldy_import.ir.unroll import trip_of
 
 STATIC_SHARED_BYTES = 48 * 1024  # .shared a kernel may declare statically (no opt-in)
 
@@ -318,6 +318,8 @@ class _Emitter:
         self.traps: list[tuple] = []  # out-of-line fault blocks: (label, back, deferred checks)
         self.guards: list[str] = []  # `&&`/`||` left operands under which the code runs
         self.deferred: list[tuple] = []  # failed-check predicates awaiting flush_traps
+        self.max_pending = MAX_PENDING  # (an unrolled trip's loads raise it: vectors.leading)
+        self.trips = 0  # unrolled trips emitted (ir/unroll.py trip_of)
         self.sticky: Optional[list[str]] = None  # inside an unrolled loop: [failed, site, index, length, y]
         self.tiles = tiles.Alignment(k)  # for vector workgroup-array access (codegen/ptx/tiles.py)
 
@@ -360,6 +362,8 @@ class _Emitter:
             out.append(")")
         else:
             out.append(f") .reqntid {wx // self.lanes}, {wy}, {wz}")
+            if self.trips:  # ptxas would interleave a trip's loads with its uses to save registers
+                out.append(".minnctapersm 1")  # (codegen/ptx/vectors.py): let it keep them in flight
         out.append("{")
         out += self.b.decls()
         for w in k.workgroup_arrays:
@@ -684,7 +688,7 @@ class _Emitter:
         for c in self.guards + ([self.pred] if self.pred else []):
             f = self.pred_and(f, c)
         self.deferred.append((f, site, self.snapshot(index), length, self.snapshot(y)))
-        if len(self.deferred) >= MAX_PENDING:
+        if len(self.deferred) >= self.max_pending:
             self.flush_traps()
 
     def snapshot(self, v: str) -> str:
@@ -744,14 +748,9 @@ class _Emitter:
     def block(self, stmts: list[N.Stmt], flush: bool = True) -> None:
         """The statements; deferred checks are flushed at the end unless `flush` is false
         (the unrolled copies of a loop body share one flush)."""
-        vectors = vector_groups(self.k, stmts) if self.batch == 1 and self.lanes == 1 else {}
         i = 0
         while i < len(stmts):
             s = stmts[i]  # a local: an internal error names its Rust line (codegen/guard.py)
-            if id(s) in vectors:
-                vector_let(self, s, *vectors[id(s)])  # an unrolled trip's loads (codegen/ptx/vectors.py)
-                i += 1
-                continue
             n = tiles.vector_group(self, stmts, i)  # consecutive elements as one ld/st.shared.v4
             if not n:
                 self.stmt(s)
@@ -797,7 +796,8 @@ class _Emitter:
             c = self.reg_of(self.expr(s.cond)[0], "p")
             self.flush_traps()
             b.op(f"@!{c} bra {end};")
-            self.loop_body(s.body, top, end)
+            trip = trip_of(self.k, s) if self.batch == 1 and self.lanes == 1 else None
+            self.loop_body(s.body, top, end, trip)
             b.op(f"bra.uni {top};")
             b.place(end)
         elif isinstance(s, N.Loop):
@@ -831,9 +831,13 @@ class _Emitter:
         else:  # the verifier admits nothing else
             raise BackendError(f"PTX emitter: unsupported statement {type(s).__name__}")
 
-    def loop_body(self, body: list[N.Stmt], cont: str, brk: str) -> None:
+    def loop_body(self, body: list[N.Stmt], cont: str, brk: str, trip=None) -> None:
         self.loops.append(_Loop(cont, brk))
-        self.block(body)
+        if trip is not None:  # an unrolled trip (ir/unroll.py): its loads together, as vectors where they may be
+            self.trips += 1
+            vectors.trip(self, trip, brk)
+        else:
+            self.block(body)
         self.loops.pop()
 
     def for_loop(self, s: N.For) -> None:

@@ -1,47 +1,76 @@
-"""Vector loads for an unrolled trip's loads (ir/unroll.py `vector_groups`, issue 18).
+"""An unrolled trip's loads (ir/unroll.py `trip_of`, issue 18): four elements per
+`ld.global.v4` where the trip allows it, all of them in flight together.
 
-Each member of a group is accessed where it stands (index, range test and trapping check
-in evaluation order, so a fault is reported as the scalar code reports it); the last one
-then loads all VECTOR elements with one `ld.global.v4` where, at run time, every member is
-in range, the members' addresses are consecutive and the first is 16-byte aligned (buffer
-offsets, odd row lengths and wrapping indices fail that), and one by one otherwise, each
-under its own range test. Out of range reads 0 either way.
+Per trip, one test: for each Run (a load site whose U copies read consecutive elements
+from copy 0's index on), the first element's address is 16-byte aligned and the last
+index is in range without wrapping past 2^32 (dropped where ir/checks.py proved the site
+in range). Where every Run passes, its elements are read U / 4 vectors at a time, with no
+bounds check: none of them can fail, so the checks left (the trip's other loads) report
+the same first failure. Where one fails (a buffer offset or a row length that is not a
+multiple of four, the end of a buffer, a wrapping index), a trip of more than SCALAR_TRIP
+iterations that ir/unroll.py wrote (`Trip.followed`) leaves its loop before anything of
+it ran: the next, shorter trips and the plain loop after them run the same iterations in
+order; the smallest trip (and a loop of that shape written by hand) runs its loads one by
+one as written. So the scalar form is written once per loop,
+not once per trip (ptxas time). Every load's bounds check waits for one branch after the
+trip's last load (`leading`): the trip's loads are in flight together instead of every
+MAX_PENDING checks ending a basic block.
 """
 
 from __future__ import annotations
 
 from goldy_import.ir import nodes as N
-from goldy_import.ir.unroll import VECTOR
+from goldy_import.ir.checks import PROVEN
+from goldy_import.ir.unroll import VECTOR, Trip
 
-_MOV = {"f32": "mov.f32", "u32": "mov.b32", "i32": "mov.b32"}
-_ZERO = {"f32": "0f00000000", "u32": "0", "i32": "0"}
 _PTY = {"f32": "f32", "u32": "u32", "i32": "u32"}
+SCALAR_TRIP = 8  # trips of up to this many iterations load one by one where they fail the test
 
 
-def vector_let(em, s: N.Let, group: int, place: int) -> None:
-    """Emit `let` member `place` of vector group `group` (emitter `em`, codegen/ptx/emitter.py)."""
-    assert isinstance(s.value, N.Load)
-    em.line_comment(s.span)
-    _space, ok, addr, ty, nc = em.access(s.value.resource, s.value.index, check=s.value.check)
-    pending = em.__dict__.setdefault("_vector_pending", {})
-    members = pending.setdefault(group, [])
-    members.append((em.local(s.name)[0], ok, addr))
-    if place < VECTOR - 1:
+def trip(em, t: Trip, brk: str) -> None:
+    """Emit the body of the trip `t` (emitter `em`, codegen/ptx/emitter.py, plain entry);
+    `brk`: the label after its loop."""
+    b = em.b
+    if not t.runs:
+        leading(em, t.loads)
+        em.block(t.rest)
         return
-    del pending[group]
-    b, a0 = em.b, members[0][2]
-    vec = em.new("p", "setp.eq.u64 {}, {}, 0;", em.new("rd", "and.b64 {}, {}, 15;", a0))
-    for c, (_reg, okc, ad) in enumerate(members):
-        if okc:
-            vec = em.pred_and(vec, okc)
-        if c:
-            step = em.new("rd", "sub.s64 {}, {}, {};", ad, a0)
-            vec = em.pred_and(vec, em.new("p", f"setp.eq.s64 {{}}, {{}}, {4 * c};", step))
-    for reg, _ok, _ad in members:
-        b.op(f"{_MOV[ty]} {reg}, {_ZERO[ty]};")
-    regs = ", ".join(reg for reg, _ok, _ad in members)
-    b.op(f"@{vec} ld.global{nc}.v{VECTOR}.{_PTY[ty]} {{{regs}}}, [{a0}];")
-    scalar = em.new("p", "not.pred {}, {};", vec)
-    for reg, okc, ad in members:
-        one = em.pred_and(scalar, okc) if okc else scalar
-        b.op(f"@{one} ld.global{nc}.{_PTY[ty]} {reg}, [{ad}];")
+    fast, bases = "", []
+    for r in t.runs:
+        em.line_comment(r.lets[0].span)
+        res = em.res[r.resource]
+        idx = em.reg_of(em.expr(r.index)[0], "r")
+        a0 = em.address(res["ptr"], idx, 4)
+        ok = em.new("p", "setp.eq.u64 {}, {}, 0;", em.new("rd", "and.b64 {}, {}, 15;", a0))
+        if r.check != PROVEN:
+            last = em.new("r", f"add.s32 {{}}, {{}}, {t.step - 1};", idx)
+            ok = em.pred_and(ok, em.lt_u(last, res["len"]))
+            ok = em.pred_and(ok, em.new("p", "setp.ge.u32 {}, {}, {};", last, idx))
+        fast = em.pred_and(fast, ok) if fast else ok
+        bases.append(a0)
+    em.flush_traps()  # nothing is pending (the Runs' indices carry no checks): no branch
+    scalar, loaded = b.label("scalar"), b.label("loaded")
+    leave = t.followed and t.step > SCALAR_TRIP
+    b.op(f"@!{fast} bra {brk if leave else scalar};")
+    for r, a0 in zip(t.runs, bases):
+        nc = ".nc" if r.resource not in em.written else ""
+        ty = _PTY[em.k.param(r.resource).ty]
+        for g in range(t.step // VECTOR):
+            regs = ", ".join(em.local(x.name)[0] for x in r.lets[g * VECTOR:(g + 1) * VECTOR])
+            b.op(f"ld.global{nc}.v{VECTOR}.{ty} {{{regs}}}, [{a0}{f'+{16 * g}' if g else ''}];")
+    leading(em, t.others)
+    if not leave:
+        b.op(f"bra.uni {loaded};")
+        b.place(scalar)
+        leading(em, t.loads)
+        b.place(loaded)
+    em.block(t.rest)
+
+
+def leading(em, lets: list[N.Let]) -> None:
+    """The loads one by one, their checks deferred to one branch after the last."""
+    saved, em.max_pending = em.max_pending, max(em.max_pending, len(lets))
+    for x in lets:
+        em.stmt(x)
+    em.flush_traps()
+    em.max_pending = saved

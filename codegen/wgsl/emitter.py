@@ -86,7 +86,7 @@ from ..math_text import WGSL as _MATH_WGSL, WGSL_FLUSHING as _MATH_WGSL_FLUSHING
 from ..guard import emitter
 from .batch import Batched, batched_prologue
 from .parens import _bare, _strip
-from .unroll import hoistable_loads, unrolled_for
+from .unroll import reads_first
 from .library import LIBRARY
 from goldy_import.codegen.ptx.emitter import batchable
 from goldy_import.codegen.names import WGSL, field_namer, kernel_namer
@@ -342,7 +342,7 @@ class _Emitter:
         self.fold_grid = False  # see emit_wgsl_module
         self.batch = 1  # see emit_wgsl_module; the batched entry's copy being emitted (batch.py):
         self.copy_suffix, self.live = "", None  # its ids' suffix, its predicate (None: not batched)
-        self.hoisted: dict = {}  # id(Load) -> (index, read) of an unrolled loop's reads ahead (unroll.py)
+        self.hoisted: dict = {}  # id(Load) -> (index, read) of an unrolled trip's reads ahead (unroll.py)
         self.force_writable = force_writable
         self.abi = abi
         self.structs = {s.name: s for s in k.structs}
@@ -1277,7 +1277,11 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         sp = s.span
         if isinstance(s, N.While):
             self.line(f"while ({_bare(self.expr(s.cond))}) {{", sp)
+            self.indent += 1
+            self.hoisted = reads_first(self, s)  # an unrolled trip's (ir/unroll.py)
+            self.indent -= 1
             self.nested(s.body, s, inner_done)
+            self.hoisted = {}
             self.line("}")
         elif isinstance(s, N.Loop):
             self.line("loop {", sp)
@@ -1290,10 +1294,6 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         return inner_done
 
     def for_stmt(self, s: N.For, maybe_done: bool) -> None:
-        loads = hoistable_loads(self, s)
-        if loads:
-            unrolled_for(self, s, loads, maybe_done)
-            return
         v, t = self.names[s.var], s.ty
         one = const_text(1, t)
         end = self.fresh("end")

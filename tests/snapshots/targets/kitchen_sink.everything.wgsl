@@ -953,32 +953,31 @@ fn everything(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
     let i: u32 = gi_global_id.x;
     let lid: u32 = gi_local_id.x;
     var acc: u32 = 0u;
-    {
-        let gi_end1: u32 = 4u;
-        var j: u32 = 0u;
-        // 4 iterations at a time, their loads first (codegen/wgsl/unroll.py)
-        loop {
-            if (!(j < gi_end1) || bitcast<u32>(gi_end1 - j) < 4u) { break; }
-            let gi_i2: u32 = j;
-            let gi_r3 = data[gi_u.gi_off_data + gi_i2];
-            let gi_j4: u32 = j + 1u;
-            let gi_i5: u32 = gi_j4;
-            let gi_r6 = data[gi_u.gi_off_data + gi_i5];
-            let gi_j7: u32 = j + 2u;
-            let gi_i8: u32 = gi_j7;
-            let gi_r9 = data[gi_u.gi_off_data + gi_i8];
-            let gi_j10: u32 = j + 3u;
-            let gi_i11: u32 = gi_j10;
-            let gi_r12 = data[gi_u.gi_off_data + gi_i11];
-            acc = acc + gi_checked_take_data(gi_r3, gi_i2, 0u);
-            acc = acc + gi_checked_take_data(gi_r6, gi_i5, 0u);
-            acc = acc + gi_checked_take_data(gi_r9, gi_i8, 0u);
-            acc = acc + gi_checked_take_data(gi_r12, gi_i11, 0u);
-            j = j + 4u;
-        }
-        for (; j < gi_end1; j = j + 1u) {
-            acc = acc + gi_checked_load_data(j, 0u);
-        }
+    var j_u: u32 = 0u;
+    let j_end_u: u32 = 4u;
+    while ((j_u < j_end_u) && ((j_end_u - j_u) >= 4u)) {
+        // the trip's reads first (codegen/wgsl/unroll.py)
+        let gi_i1: u32 = j_u;
+        let gi_r2 = data[gi_u.gi_off_data + gi_i1];
+        let gi_i3: u32 = j_u + 1u;
+        let gi_r4 = data[gi_u.gi_off_data + gi_i3];
+        let gi_i5: u32 = j_u + 2u;
+        let gi_r6 = data[gi_u.gi_off_data + gi_i5];
+        let gi_i7: u32 = j_u + 3u;
+        let gi_r8 = data[gi_u.gi_off_data + gi_i7];
+        let ld_u: u32 = gi_checked_take_data(gi_r2, gi_i1, 0u);
+        let ld_u2: u32 = gi_checked_take_data(gi_r4, gi_i3, 0u);
+        let ld_u3: u32 = gi_checked_take_data(gi_r6, gi_i5, 0u);
+        let ld_u4: u32 = gi_checked_take_data(gi_r8, gi_i7, 0u);
+        acc = acc + ld_u;
+        acc = acc + ld_u2;
+        acc = acc + ld_u3;
+        acc = acc + ld_u4;
+        j_u = j_u + 4u;
+    }
+    let gi_end9: u32 = j_end_u;
+    for (var j: u32 = j_u; j < gi_end9; j = j + 1u) {
+        acc = acc + gi_checked_load_data(j, 0u);
     }
     var f: f32 = 0.0f;
     var w: i32 = 10i;
@@ -994,15 +993,15 @@ fn everything(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
     loop {
         break;
     }
-    let gi_end13: u32 = 3u;
+    let gi_end10: u32 = 3u;
     var q: u32 = 0u;
-    if (q <= gi_end13) {
+    if (q <= gi_end10) {
         loop {
             f = gi_fadd_res_f32(gi_pa_f32(f), gi_pb_f32(gi_u32_to_f32(q)));
             continuing {
-                let gi_last14 = q == gi_end13;
+                let gi_last11 = q == gi_end10;
                 q = q + 1u;
-                break if gi_last14;
+                break if gi_last11;
             }
         }
     }
@@ -1032,8 +1031,8 @@ fn everything(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
     gi_store_scratch(sum1_lane, gi_load_scratch(lid));
     storageBarrier();
     workgroupBarrier();
-    let gi_end15: u32 = 8u;
-    for (var sum1_level: u32 = 0u; sum1_level < gi_end15; sum1_level = sum1_level + 1u) {
+    let gi_end12: u32 = 8u;
+    for (var sum1_level: u32 = 0u; sum1_level < gi_end12; sum1_level = sum1_level + 1u) {
         let sum1_step: u32 = gi_shl_u32(1u, sum1_level);
         if ((sum1_lane & (gi_shl_u32(sum1_step, 1u) - 1u)) == 0u) {
             gi_store_scratch(sum1_lane, gi_fadd_res_f32(gi_pa_f32(gi_load_scratch(sum1_lane)), gi_pb_f32(gi_load_scratch(sum1_lane + sum1_step))));
@@ -1049,8 +1048,8 @@ fn everything(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(l
     gi_store_scratch(max2_lane, total);
     storageBarrier();
     workgroupBarrier();
-    let gi_end16: u32 = 8u;
-    for (var max2_level: u32 = 0u; max2_level < gi_end16; max2_level = max2_level + 1u) {
+    let gi_end13: u32 = 8u;
+    for (var max2_level: u32 = 0u; max2_level < gi_end13; max2_level = max2_level + 1u) {
         let max2_step: u32 = gi_shl_u32(1u, max2_level);
         if ((max2_lane & (gi_shl_u32(max2_step, 1u) - 1u)) == 0u) {
             gi_store_scratch(max2_lane, gi_max_f32(gi_load_scratch(max2_lane), gi_load_scratch(max2_lane + max2_step)));

@@ -129,8 +129,25 @@ fn matmul(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(workgro
         gi_checked_store_ta((ty * 16u) + tx, va, 2u);
         gi_checked_store_tb((ty * 16u) + tx, vb, 3u);
         workgroupBarrier();
-        let gi_end2: u32 = 16u;
-        for (var j: u32 = 0u; j < gi_end2; j = j + 1u) {
+        var j_u: u32 = 0u;
+        let j_end_u: u32 = 16u;
+        while ((j_u < j_end_u) && ((j_end_u - j_u) >= 4u)) {
+            let ld_u: f32 = gi_checked_load_ta((ty * 16u) + j_u, 4u);
+            let ld_u2: f32 = gi_checked_load_tb((j_u * 16u) + tx, 5u);
+            let ld_u3: f32 = gi_checked_load_ta((ty * 16u) + (j_u + 1u), 4u);
+            let ld_u4: f32 = gi_checked_load_tb(((j_u + 1u) * 16u) + tx, 5u);
+            let ld_u5: f32 = gi_checked_load_ta((ty * 16u) + (j_u + 2u), 4u);
+            let ld_u6: f32 = gi_checked_load_tb(((j_u + 2u) * 16u) + tx, 5u);
+            let ld_u7: f32 = gi_checked_load_ta((ty * 16u) + (j_u + 3u), 4u);
+            let ld_u8: f32 = gi_checked_load_tb(((j_u + 3u) * 16u) + tx, 5u);
+            acc = gi_fadd_res_f32(gi_pa_f32(acc), gi_fmul_res_f32(gi_pa_f32(ld_u), gi_pb_f32(ld_u2)));
+            acc = gi_fadd_res_f32(gi_pa_f32(acc), gi_fmul_res_f32(gi_pa_f32(ld_u3), gi_pb_f32(ld_u4)));
+            acc = gi_fadd_res_f32(gi_pa_f32(acc), gi_fmul_res_f32(gi_pa_f32(ld_u5), gi_pb_f32(ld_u6)));
+            acc = gi_fadd_res_f32(gi_pa_f32(acc), gi_fmul_res_f32(gi_pa_f32(ld_u7), gi_pb_f32(ld_u8)));
+            j_u = j_u + 4u;
+        }
+        let gi_end2: u32 = j_end_u;
+        for (var j: u32 = j_u; j < gi_end2; j = j + 1u) {
             acc = gi_fadd_res_f32(gi_pa_f32(acc), gi_fmul_res_f32(gi_pa_f32(gi_checked_load_ta((ty * 16u) + j, 4u)), gi_pb_f32(gi_checked_load_tb((j * 16u) + tx, 5u))));
         }
         workgroupBarrier();

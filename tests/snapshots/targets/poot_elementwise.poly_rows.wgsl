@@ -45,10 +45,6 @@ fn gi_checked_load_x(i: u32, site: u32) -> f32 {
     return select(f32(), gi_v, i < gi_u.gi_len_x);
 }
 
-fn gi_load_coeffs(i: u32) -> f32 {
-    return select(f32(), coeffs[gi_u.gi_off_coeffs + i], i < gi_u.gi_len_coeffs);
-}
-
 fn gi_pa_f32(x: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x) ^ gi_u.gi_zero_a);
 }
@@ -69,6 +65,10 @@ fn gi_fadd_res_f32(a: f32, b: f32) -> f32 {
     return gi_pc_f32(a + b);
 }
 
+fn gi_load_coeffs(i: u32) -> f32 {
+    return select(f32(), coeffs[gi_u.gi_off_coeffs + i], i < gi_u.gi_len_coeffs);
+}
+
 fn gi_checked_store_out(i: u32, v: f32, site: u32) {
     if (!(i < gi_u.gi_len_out)) {
         gi_fault(site, i, gi_u.gi_len_out, 0u);
@@ -86,8 +86,38 @@ fn poly_rows(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(wo
         let v: f32 = gi_checked_load_x((row * n) + col, 0u);
         var acc: f32 = 0.0f;
         var power: f32 = 1.0f;
-        let gi_end1: u32 = gi_u.gi_len_coeffs;
-        for (var _k: u32 = 0u; _k < gi_end1; _k = _k + 1u) {
+        var _k_u: u32 = 0u;
+        let _k_end_u: u32 = gi_u.gi_len_coeffs;
+        while ((_k_u < _k_end_u) && ((_k_end_u - _k_u) >= 4u)) {
+            // the trip's reads first (codegen/wgsl/unroll.py)
+            let gi_i1: u32 = _k_u;
+            let gi_r2 = coeffs[gi_u.gi_off_coeffs + gi_i1];
+            let gi_i3: u32 = _k_u + 1u;
+            let gi_r4 = coeffs[gi_u.gi_off_coeffs + gi_i3];
+            let gi_i5: u32 = _k_u + 2u;
+            let gi_r6 = coeffs[gi_u.gi_off_coeffs + gi_i5];
+            let gi_i7: u32 = _k_u + 3u;
+            let gi_r8 = coeffs[gi_u.gi_off_coeffs + gi_i7];
+            let ld_u: f32 = select(f32(), gi_r2, gi_i1 < gi_u.gi_len_coeffs);
+            let ld_u2: f32 = select(f32(), gi_r4, gi_i3 < gi_u.gi_len_coeffs);
+            let ld_u3: f32 = select(f32(), gi_r6, gi_i5 < gi_u.gi_len_coeffs);
+            let ld_u4: f32 = select(f32(), gi_r8, gi_i7 < gi_u.gi_len_coeffs);
+            let c_u: f32 = ld_u;
+            acc = gi_fadd_res_f32(gi_pa_f32(acc), gi_fmul_res_f32(gi_pa_f32(c_u), gi_pb_f32(power)));
+            power = gi_fmul_res_f32(gi_pa_f32(power), gi_pb_f32(v));
+            let c_u2: f32 = ld_u2;
+            acc = gi_fadd_res_f32(gi_pa_f32(acc), gi_fmul_res_f32(gi_pa_f32(c_u2), gi_pb_f32(power)));
+            power = gi_fmul_res_f32(gi_pa_f32(power), gi_pb_f32(v));
+            let c_u3: f32 = ld_u3;
+            acc = gi_fadd_res_f32(gi_pa_f32(acc), gi_fmul_res_f32(gi_pa_f32(c_u3), gi_pb_f32(power)));
+            power = gi_fmul_res_f32(gi_pa_f32(power), gi_pb_f32(v));
+            let c_u4: f32 = ld_u4;
+            acc = gi_fadd_res_f32(gi_pa_f32(acc), gi_fmul_res_f32(gi_pa_f32(c_u4), gi_pb_f32(power)));
+            power = gi_fmul_res_f32(gi_pa_f32(power), gi_pb_f32(v));
+            _k_u = _k_u + 4u;
+        }
+        let gi_end9: u32 = _k_end_u;
+        for (var _k: u32 = _k_u; _k < gi_end9; _k = _k + 1u) {
             let c: f32 = gi_load_coeffs(_k);
             acc = gi_fadd_res_f32(gi_pa_f32(acc), gi_fmul_res_f32(gi_pa_f32(c), gi_pb_f32(power)));
             power = gi_fmul_res_f32(gi_pa_f32(power), gi_pb_f32(v));

@@ -87,8 +87,21 @@ fn wg_reduce(@builtin(global_invocation_id) gi_global_id: vec3<u32>, @builtin(lo
     workgroupBarrier();
     if (lane == 0u) {
         var acc: f32 = 0.0f;
-        let gi_end1: u32 = WORKGROUP_SIZE;
-        for (var j: u32 = 0u; j < gi_end1; j = j + 1u) {
+        var j_u: u32 = 0u;
+        let j_end_u: u32 = WORKGROUP_SIZE;
+        while ((j_u < j_end_u) && ((j_end_u - j_u) >= 4u)) {
+            let ld_u: f32 = gi_checked_load_lds0(j_u, 0u);
+            let ld_u2: f32 = gi_checked_load_lds0(j_u + 1u, 0u);
+            let ld_u3: f32 = gi_checked_load_lds0(j_u + 2u, 0u);
+            let ld_u4: f32 = gi_checked_load_lds0(j_u + 3u, 0u);
+            acc = gi_fadd_res_f32(gi_pa_f32(acc), gi_pb_f32(ld_u));
+            acc = gi_fadd_res_f32(gi_pa_f32(acc), gi_pb_f32(ld_u2));
+            acc = gi_fadd_res_f32(gi_pa_f32(acc), gi_pb_f32(ld_u3));
+            acc = gi_fadd_res_f32(gi_pa_f32(acc), gi_pb_f32(ld_u4));
+            j_u = j_u + 4u;
+        }
+        let gi_end1: u32 = j_end_u;
+        for (var j: u32 = j_u; j < gi_end1; j = j + 1u) {
             acc = gi_fadd_res_f32(gi_pa_f32(acc), gi_pb_f32(gi_checked_load_lds0(j, 0u)));
         }
         gi_checked_store_out(gi_workgroup_id.x, acc, 1u);
