@@ -112,6 +112,8 @@ def hot_path(code: list[tuple[int, str]]) -> list[str]:
         target = int(m.group(2), 16)
         if target <= addr:
             skip.append((target, addr))  # a loop body
+        elif target > code[end - 1][0] if end else True:
+            continue  # out of the hot path (the batched entry's general path): not a skip
         elif m.group(1) and _rare([t2 for a, t2 in code[:end] if addr < a < target]):
             skip.append((addr + 1, target - 1))  # the branch itself stays
     return [t for addr, t in code[:end]
@@ -126,7 +128,8 @@ def _rare(skipped: list[str]) -> bool:
     ops = [strip_guard(t).split()[0] for t in skipped]
     if any(op.startswith(("ATOMG", "CALL")) for op in ops):
         return True
-    return len(ops) >= 16 and all(classify(op) in ("fp32", "int", "conv", "pred", "move", "mufu") for op in ops)
+    return len(ops) >= 16 and all(classify(op) in ("fp32", "int", "conv", "pred", "move", "mufu", "branch", "sync")
+                                  and op != "EXIT" for op in ops)
 
 
 _BRA = re.compile(r"(@!?U?P\w+\s+)?BRA(?:\.\S+)?\s+(?:`\(\.L_x_\d+\)\s*)?(0x[0-9a-f]+)")

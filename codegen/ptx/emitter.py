@@ -63,6 +63,7 @@ from goldy_import.ir.checks import PROVEN
 from goldy_import.ir.pipeline import for_target
 from goldy_import.ir.rules import RULES, call_rule
 
+from . import batched
 from . import math as PM
 from .lanes import lanes_for, packed_warp_totals, private_scratch
 from .vectors import vector_let
@@ -331,7 +332,11 @@ class _Emitter:
         name = entry_name(k)
         if self.batch > 1:
             name = batch_entry(k, self.batch)
-            self.batched_prologue()
+            contiguous = batched.plan(k, self.batch)  # codegen/ptx/batched.py: own-index kernels
+            if contiguous is not None:
+                batched.contiguous_entry(self, contiguous)
+            else:
+                self.batched_prologue()
             self.batched_block(k.body, list(self.valid))
         elif self.lanes > 1:
             name = lanes_entry(k, self.lanes)
