@@ -156,12 +156,14 @@ class _Fast:
         hw = em.new("r", f"mad.lo.s32 {{}}, {{}}, {wx}, {{}};", ctaid[0], tid)
         g0 = em.new("r", f"mul.lo.s32 {{}}, {{}}, {n};", hw)
         nw = [groups, em._sreg("%nctaid.y"), em._sreg("%nctaid.z")]
-        em.copies = []
-        for j in range(n):
-            gid = g0 if j == 0 else em.new("r", f"add.s32 {{}}, {{}}, {j};", g0)
-            em.copies.append(({}, {"num_workgroups": nw, "workgroup_size": [str(wx), "1", "1"],
-                                   "global_id": [gid, ctaid[1], ctaid[2]]}))
-        em.alive, em.masks = [None] * n, {}
+
+        def copies() -> None:  # each path its own ids: the general path's are not live in the fast one
+            em.copies = []
+            for j in range(n):
+                gid = g0 if j == 0 else em.new("r", f"add.s32 {{}}, {{}}, {j};", g0)
+                em.copies.append(({}, {"num_workgroups": nw, "workgroup_size": [str(wx), "1", "1"],
+                                       "global_id": [gid, ctaid[1], ctaid[2]]}))
+            em.alive, em.masks = [None] * n, {}
         b.comment(f"{n} consecutive threads per hardware thread (codegen/ptx/batched.py)")
         # the fast path: every copy live (h < groups * wx / n), aligned, in range
         ok = em.lt_u(hw, em.new("r", f"mul.lo.s32 {{}}, {{}}, {wx // n};", groups))
@@ -177,6 +179,7 @@ class _Fast:
                 ok = em.pred_and(ok, em.lt_u(last, em.res[name]["len"]))
         self.slow = b.label("general")
         b.op(f"@!{ok} bra {self.slow};")
+        copies()
         self.addr = {name: em.address(em.res[name]["ptr"], g0, 4) for name in self.pl.buffers}
         saved_m = em.m
         em.m = _Ops(b)
@@ -197,13 +200,14 @@ class _Fast:
         # a grid of 2^32 threads)
         b.place(self.slow)
         b.comment("the general path: each copy under its predicate")
+        copies()
         h64 = em.new("rd", f"mul.wide.u32 {{}}, {{}}, {n};", hw)
         total = em.new("rd", f"mul.wide.u32 {{}}, {{}}, {wx};", groups)
         em.valid = []
         for j in range(n):
             gj = h64 if j == 0 else em.new("rd", f"add.s64 {{}}, {{}}, {j};", h64)
             em.valid.append(em.new("p", "setp.lt.u64 {}, {}, {};", gj, total))
-        em.alive, em.masks, em.current_line = [None] * n, {}, 0
+        em.current_line = 0
 
     # ------------------------------------------------------------ per copy
 
@@ -262,12 +266,13 @@ class _Fast:
         send the thread to the general path."""
         em, b = self.em, self.b
         all_true, none_true, agree = self.condition(s.cond)
-        if not agree:
-            agreed = em.new("p", "or.pred {}, {}, {};", all_true, none_true)
-            b.op(f"@!{agreed} bra {self.slow};")
         em.flush_traps()
         els, end = b.label("else"), b.label("endif")
-        b.op(f"@!{all_true} bra {els};")
+        if agree:
+            b.op(f"@!{all_true} bra {els};")
+        else:
+            b.op(f"@{none_true} bra {els};")
+            b.op(f"@!{all_true} bra {self.slow};")
         e1 = self.walk(s.then_body, effects)
         b.op(f"bra.uni {end};")
         b.place(els)
@@ -293,8 +298,14 @@ class _Fast:
             other = cond.rhs if op == cond.op else cond.lhs
             if op and not any(isinstance(x, N.Builtin) or (isinstance(x, N.Var) and x.name in em.k.locals)
                               for x in N.walk_expr(other)):
-                # the copies' ids increase by one: the first and the last decide
-                first, last = value(0), value(self.n - 1)
+                # the copies' ids increase by one: the first and the last decide (a full
+                # thread's last id, g0 + n - 1, does not wrap: compare g0 with C - (n - 1))
+                first = value(0)
+                if isinstance(other, N.Const) and int(other.value) >= self.n - 1:
+                    g0 = em.copies[0][1]["global_id"][0]
+                    last = em.new("p", f"setp.{op}.u32 {{}}, {{}}, {int(other.value) - (self.n - 1)};", g0)
+                else:
+                    last = value(self.n - 1)
                 up, down = (last, first) if op in ("lt", "le") else (first, last)
                 return up, em.new("p", "not.pred {}, {};", down), False
         for j in range(self.n):
