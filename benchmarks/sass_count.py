@@ -16,7 +16,8 @@ Each PTX module is assembled with `ptxas -arch=<arch>` and disassembled with `cu
   block: wx / LANE_THREADS elements per thread.
 
 Counted: the hot path, i.e. the entry's instructions from its start to its first
-unpredicated EXIT, without loop bodies (a backward branch's range: the softmax's loops over
+unpredicated EXIT (a branch past it, e.g. to the batched entry's general path, leaves the
+hot path and skips nothing), without loop bodies (a backward branch's range: the softmax's loops over
 further 1024-wide tiles run 0 times at rows of 1024) and without the rare paths (code a
 forward branch skips that holds an ATOMG or a CALL: the bounds checks' fault reports, which
 ptxas moves inline, and div.rn's slow path; or 16 or more instructions of pure arithmetic:

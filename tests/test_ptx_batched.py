@@ -34,6 +34,13 @@ fn chain(x: &[f32], y: &mut [f32], n: u32, a: f32, b: f32) {
 }
 
 #[goldy::compute(workgroup_size = [256, 1, 1])]
+fn early(x: &[f32], y: &mut [f32], n: u32, flag: u32) {
+    let i = gpu::global_id().x;
+    if i >= n { return; }
+    if flag > 0u32 { y[i] = x[i] * 2.0; } else { y[i] = x[i] + 1.0; }
+}
+
+#[goldy::compute(workgroup_size = [256, 1, 1])]
 fn shifted(x: &[f32], y: &mut [f32], n: u32) {
     let i = gpu::global_id().x;
     if i + 1 < n { y[i] = x[i + 1]; }
@@ -138,4 +145,22 @@ def test_specialized_fused_chain_takes_the_vector_path_with_the_oracles_bits():
     scalars["p_groups_x"] = u32(groups)
     poison = np.full(n, 0x7FBADBAD, np.uint32).view(np.float32)
     got = ptx_sim.run(ptx, entry, [x0, poison], scalars, (-(-groups // 4), 1, 1), block=(256, 1, 1))[1]
+    same_bits(got, want)
+
+
+@pytest.mark.parametrize("flag", [0, 1])
+@pytest.mark.parametrize("n", [2048, 1030])
+def test_early_return_and_a_uniform_if_else(flag, n):
+    """`if i >= n { return; }` is expected false for every copy (threads past the end take
+    the general path); a condition the same for every copy branches to either body."""
+    kernel = lower(oracle.kernel_ir(CHAIN, "early"), "ptx", checks=True).kernel
+    assert plan(kernel, 4) is not None
+    ptx = emit_ptx(kernel, batch=4)
+    x = inputs(n, n + flag)
+    want = oracle.run_kernel("cpu", CHAIN, "early", [x, np.zeros(n, np.float32), n, flag], ("over_1d", n))[1]
+    poison = np.full(n, 0x7FBADBAD, np.uint32).view(np.float32)
+    groups = -(-n // 256)
+    scalars = {"p2_n": u32(n), "p3_flag": u32(flag), "p_groups_x": u32(groups)}
+    got = ptx_sim.run(ptx, batch_entry(kernel, 4), [x, poison], scalars, (-(-groups // 4), 1, 1),
+                      block=(256, 1, 1))[1]
     same_bits(got, want)

@@ -178,7 +178,7 @@ class _Fast:
             for name in self.pl.unproven:
                 ok = em.pred_and(ok, em.lt_u(last, em.res[name]["len"]))
         self.slow = b.label("general")
-        b.op(f"@!{ok} bra {self.slow};")
+        self.pending: Optional[str] = ok  # bail-out conditions not yet branched on (`bail`)
         copies()
         self.addr = {name: em.address(em.res[name]["ptr"], g0, 4) for name in self.pl.buffers}
         saved_m = em.m
@@ -187,6 +187,7 @@ class _Fast:
         em.use_copy = self.use_copy
         try:
             self.walk(k.body, False)
+            self.flush_bail()
             em.flush_traps()
             b.op("ret;")
             for label, back, lines in self.rare:
@@ -227,6 +228,7 @@ class _Fast:
         for s in stmts:
             em.line_comment(s.span)
             if isinstance(s, N.Return):  # every copy returns
+                self.flush_bail()
                 em.flush_traps()
                 b.op("ret;")
                 return effects
@@ -234,12 +236,17 @@ class _Fast:
                 if _pure(s.cond) and not effects:
                     effects = self.branch(s, effects)
                 else:  # each copy under its condition (no `return` inside: `plan`)
+                    self.flush_bail()
                     live = em.new("p", "setp.eq.u32 {}, 0, 0;")
                     em.alive, em.masks = [None] * self.n, {}
                     em.batched_block([s], [live] * self.n)
                     effects = effects or _effects([s])
                 continue
-            self.hoist(N.stmt_exprs(s))
+            exprs = N.stmt_exprs(s)
+            if isinstance(s, N.Store) or _checks(exprs) or any(
+                    isinstance(x, (N.Load, N.Call)) for e in exprs for x in N.walk_expr(e)):
+                self.flush_bail()  # before memory is touched or a fault could be recorded
+            self.hoist(exprs)
             if isinstance(s, N.Store):
                 vals = []
                 for j in range(self.n):
@@ -262,23 +269,37 @@ class _Fast:
         return effects
 
     def branch(self, s: N.If, effects: bool) -> bool:
-        """All copies through the `then` or all through the `else`; copies that disagree
-        send the thread to the general path."""
+        """A condition the same for every copy branches where there is an `else`; one that
+        may differ between them, or a guard without `else`, is expected to hold for all
+        copies (not to hold for any where its body is just `return`, an early exit): the
+        other threads, e.g. past the end, take the general path."""
         em, b = self.em, self.b
         all_true, none_true, agree = self.condition(s.cond)
-        em.flush_traps()
+        if not agree or not s.else_body:  # (a uniform guard: false, the general path does nothing either)
+            early = bool(s.then_body) and all(isinstance(x, N.Return) for x in s.then_body)
+            self.bail(none_true if early else all_true)
+            return self.walk(s.else_body if early else s.then_body, effects)
+        self.flush_bail()
         els, end = b.label("else"), b.label("endif")
-        if agree:
-            b.op(f"@!{all_true} bra {els};")
-        else:
-            b.op(f"@{none_true} bra {els};")
-            b.op(f"@!{all_true} bra {self.slow};")
+        b.op(f"@!{all_true} bra {els};")
         e1 = self.walk(s.then_body, effects)
+        self.flush_bail()
         b.op(f"bra.uni {end};")
         b.place(els)
         e2 = self.walk(s.else_body, effects)
+        self.flush_bail()
         b.place(end)
         return e1 or e2
+
+    def bail(self, pred: str) -> None:
+        """The thread takes the general path unless `pred`: deferred to the next memory
+        access, branch or `return` (`flush_bail`), so that the tests share one branch."""
+        self.pending = pred if self.pending is None else self.em.pred_and(self.pending, pred)
+
+    def flush_bail(self) -> None:
+        if self.pending is not None:
+            self.b.op(f"@!{self.pending} bra {self.slow};")
+            self.pending = None
 
     def condition(self, cond: N.Expr) -> tuple[str, str, bool]:
         """(all copies true, no copy true, whether the copies always agree)."""
