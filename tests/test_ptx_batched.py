@@ -41,6 +41,12 @@ fn early(x: &[f32], y: &mut [f32], n: u32, flag: u32) {
 }
 
 #[goldy::compute(workgroup_size = [256, 1, 1])]
+fn after_store(x: &[f32], y: &mut [f32], z: &mut [f32], n: u32) {
+    let i = gpu::global_id().x;
+    if i < n { y[i] = x[i] + 1.0; z[i] = (-x[i]).exp(); }
+}
+
+#[goldy::compute(workgroup_size = [256, 1, 1])]
 fn shifted(x: &[f32], y: &mut [f32], n: u32) {
     let i = gpu::global_id().x;
     if i + 1 < n { y[i] = x[i + 1]; }
@@ -85,7 +91,14 @@ def test_own_index_kernels_take_the_contiguous_layout_others_keep_theirs():
     fast = fast[fast.index("consecutive threads"):]
     assert fast.count("ld.global.nc.v4.f32") == 1 and fast.count("st.global.v4.f32") == 1
     assert "ld.global.nc.f32" not in fast and "st.global.f32" not in fast
-    # the copies' exp rare paths: one branch for all four, to a block after the fast path's `ret`
+    # before any store, a copy's rare exp input sends the thread to the general path: no
+    # rare-path code in the fast path, one branch (at the store) for every bail-out test
+    assert "$L_rare" not in fast and "$L_skip" not in fast
+    assert len(re.findall(r"bra \$L_general", fast)) == 2  # before the load, and after the exps
+    after = lower(oracle.kernel_ir(CHAIN, "after_store"), "ptx", checks=True).kernel
+    body = emit_ptx(after, batch=4).split(f".entry {batch_entry(after, 4)}(")[1]
+    fast = body[body.index("consecutive threads"):re.search(r"\$L_general_\d+:", body).start()]
+    # after a store: the copies' exp rare paths share one branch, to a block after the `ret`
     assert len(re.findall(r"@%p\d+ bra \$L_rare", fast)) == 1
     assert fast.index("bra.uni $L_common") > fast.index("ret;")
     shifted = lower(oracle.kernel_ir(CHAIN, "shifted"), "ptx", checks=True).kernel
@@ -164,3 +177,19 @@ def test_early_return_and_a_uniform_if_else(flag, n):
     got = ptx_sim.run(ptx, batch_entry(kernel, 4), [x, poison], scalars, (-(-groups // 4), 1, 1),
                       block=(256, 1, 1))[1]
     same_bits(got, want)
+
+
+@pytest.mark.parametrize("n", [2048, 1030])
+def test_rare_paths_after_a_store_give_the_oracles_bits(n):
+    kernel = lower(oracle.kernel_ir(CHAIN, "after_store"), "ptx", checks=True).kernel
+    ptx = emit_ptx(kernel, batch=4)
+    x = inputs(n, n)
+    x[300:310] = [100.0, -100.0, np.nan, 87.0, -87.0, 0.0, 3.0, -3.0, 89.0, -104.0]  # a thread of 4 rare copies too
+    zero = np.zeros(n, np.float32)
+    want = oracle.run_kernel("cpu", CHAIN, "after_store", [x, zero, zero, n], ("over_1d", n))
+    poison = np.full(n, 0x7FBADBAD, np.uint32).view(np.float32)
+    groups = -(-n // 256)
+    got = ptx_sim.run(ptx, batch_entry(kernel, 4), [x, poison.copy(), poison.copy()],
+                      {"p3_n": u32(n), "p_groups_x": u32(groups)}, (-(-groups // 4), 1, 1), block=(256, 1, 1))
+    same_bits(got[1], want[1])
+    same_bits(got[2], want[2])

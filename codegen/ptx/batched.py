@@ -167,7 +167,9 @@ class _Fast:
         b.comment(f"{n} consecutive threads per hardware thread (codegen/ptx/batched.py)")
         # the fast path: every copy live (h < groups * wx / n), aligned, in range
         ok = em.lt_u(hw, em.new("r", f"mul.lo.s32 {{}}, {{}}, {wx // n};", groups))
-        ptrs = [em.res[name]["ptr"] for name in self.pl.buffers]
+        # each buffer's address, 16 * h bytes in: aligned where its base is
+        self.addr = {name: em.address(em.res[name]["ptr"], g0, 4) for name in self.pl.buffers}
+        ptrs = list(self.addr.values())
         acc = ptrs[0]
         for p in ptrs[1:]:
             acc = em.new("rd", "or.b64 {}, {}, {};", acc, p)
@@ -180,7 +182,6 @@ class _Fast:
         self.slow = b.label("general")
         self.pending: Optional[str] = ok  # bail-out conditions not yet branched on (`bail`)
         copies()
-        self.addr = {name: em.address(em.res[name]["ptr"], g0, 4) for name in self.pl.buffers}
         saved_m = em.m
         em.m = _Ops(b)
         em.expr = self.expr  # memoised per copy: the vector loads and hoisted calls
@@ -246,7 +247,7 @@ class _Fast:
             if isinstance(s, N.Store) or _checks(exprs) or any(
                     isinstance(x, (N.Load, N.Call)) for e in exprs for x in N.walk_expr(e)):
                 self.flush_bail()  # before memory is touched or a fault could be recorded
-            self.hoist(exprs)
+            self.hoist(exprs, effects)
             if isinstance(s, N.Store):
                 vals = []
                 for j in range(self.n):
@@ -339,9 +340,10 @@ class _Fast:
 
     # ------------------------------------------------------------ hoisting
 
-    def hoist(self, exprs: list) -> None:
+    def hoist(self, exprs: list, effects: bool) -> None:
         """Before a statement: its buffer loads as one vector load per access, then its
-        math-library calls (innermost first) for all copies, their rare paths on one branch."""
+        math-library calls (innermost first) for all copies, their rare paths on one branch
+        (before any effect, to the general path: `hoist_call`)."""
         nodes = [x for e in exprs for x in N.walk_expr(e)]
         for x in nodes:
             if isinstance(x, N.Load) and id(x) not in self.memo[0]:
@@ -353,9 +355,12 @@ class _Fast:
             if any((isinstance(y, N.Load) and id(y) not in self.memo[0]) for a in x.args for y in N.walk_expr(a)) \
                     or _checks(x.args):
                 continue
-            self.hoist_call(x)
+            self.hoist_call(x, effects)
 
-    def hoist_call(self, call: N.Call) -> None:
+    def hoist_call(self, call: N.Call, effects: bool) -> None:
+        """The call for every copy; where a copy's input is rare (`Ops.when`), a thread that
+        has not written anything yet takes the general path (no reconvergence in the fast
+        path), else one branch for all copies goes to a block after the fast path."""
         em, b = self.em, self.b
         rare: list[tuple[str, list[str]]] = []
         for j in range(self.n):
@@ -374,6 +379,9 @@ class _Fast:
         anyp = rare[0][0]
         for p, _ in rare[1:]:
             anyp = em.new("p", "or.pred {}, {}, {};", anyp, p)
+        if not effects:
+            self.bail(em.new("p", "not.pred {}, {};", anyp))
+            return
         label, back = b.label("rare"), b.label("common")
         b.op(f"@{anyp} bra {label};")
         b.place(back)
