@@ -1,7 +1,7 @@
 """SASS instructions per element of the kernels that are bound by instruction issue
 (issues 16 and 18), from the PTX this project emits, without a GPU:
 
-    python3 benchmarks/sass_count.py [--arch sm_90] [--kernel chain|softmax|all] [--dump DIR]
+    python3 benchmarks/sass_count.py [--arch sm_90] [--kernel chain|softmax|all] [--dump DIR] [--batch N]
 
 Each PTX module is assembled with `ptxas -arch=<arch>` and disassembled with `cuobjdump
 -sass` (both on PATH). Two kernels:
@@ -10,7 +10,8 @@ Each PTX module is assembled with `ptxas -arch=<arch>` and disassembled with `cu
   fused with its temporaries elided and specialized, the region the H200 row "automatic
   fusion + temporaries + specialization" runs; built on the cpu backend (the fused region
   and its variant are target independent) and lowered for PTX here. Its batched entry is
-  what a large dispatch launches: 4 elements per thread.
+  what a large dispatch launches: runtime/cuda.py's BATCH elements per thread (`--batch N`
+  counts the entry a BATCH of N would give).
 - `softmax`: benchmarks/cuda_backend.py's `row_softmax` (`workgroup_softmax_in_place::<1024>`,
   one element per lane) on its lanes entry at runtime/cuda.py's LANE_THREADS threads per
   block: wx / LANE_THREADS elements per thread.
@@ -153,8 +154,9 @@ def count(ptx: str, entry: str, per_thread: int, arch: str = "sm_90", dump: str 
 # ---------------------------------------------------------------- the kernels
 
 
-def chain_ptx(n: int = 1 << 16) -> tuple[str, str, int]:
-    """(PTX, batched entry, elements per thread) of the fused, specialized 4-stage chain."""
+def chain_ptx(n: int = 1 << 16, batch: int = 0) -> tuple[str, str, int]:
+    """(PTX, batched entry, elements per thread) of the fused, specialized 4-stage chain
+    (`batch`: elements per thread, runtime/cuda.py's BATCH unless given)."""
     import numpy as np
 
     import fusion as F
@@ -170,7 +172,8 @@ def chain_ptx(n: int = 1 << 16) -> tuple[str, str, int]:
     fused = [pk for pk in dev._variants.entries.values() if pk.kdef.name.startswith("fused_")]
     assert len(fused) == 1, [pk.kdef.name for pk in dev._variants.entries.values()]
     kernel = pipeline.lower(fused[0].kdef.ir, "ptx", checks=True).kernel
-    return emit_ptx(kernel, batch=BATCH, lane_threads=LANE_THREADS), batch_entry(kernel, BATCH), BATCH
+    batch = batch or BATCH
+    return emit_ptx(kernel, batch=batch, lane_threads=LANE_THREADS), batch_entry(kernel, batch), batch
 
 
 def softmax_ptx() -> tuple[str, str, int]:
@@ -196,13 +199,15 @@ def main() -> int:
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--kernel", default="all", choices=["all", *KERNELS])
     ap.add_argument("--dump", help="write each kernel's PTX and SASS into this folder")
+    ap.add_argument("--batch", type=int, default=0, help="chain: elements per thread of the batched entry "
+                    "(default: runtime/cuda.py's BATCH)")
     args = ap.parse_args()
     names = list(KERNELS) if args.kernel == "all" else [args.kernel]
     print(f"SASS per element ({args.arch}, ptxas hot path: start to first EXIT, no loop bodies)")
     print("| kernel | entry | elements/thread | static | hot path | per element | us per 64M elements | by class |")
     print("|---|---|---:|---:|---:|---:|---:|---|")
     for name in names:
-        ptx, entry, per = KERNELS[name]()
+        ptx, entry, per = chain_ptx(batch=args.batch) if name == "chain" else KERNELS[name]()
         r = count(ptx, entry, per, args.arch, args.dump)
         by = ", ".join(f"{k} {v:.1f}" for k, v in r["classes"].items())
         us = (1 << 26) * r["per_element"] / ISSUE_RATE * 1e6

@@ -47,6 +47,20 @@ fn after_store(x: &[f32], y: &mut [f32], z: &mut [f32], n: u32) {
 }
 
 #[goldy::compute(workgroup_size = [256, 1, 1])]
+fn data_if(x: &[f32], y: &mut [f32], n: u32) {
+    let i = gpu::global_id().x;
+    if i < n {
+        if x[i] > 0.0 { y[i] = x[i] * 3.0; } else { y[i] = -x[i]; }
+    }
+}
+
+#[goldy::compute(workgroup_size = [256, 1, 1])]
+fn ints(a: &[u32], b: &mut [i32], n: u32) {
+    let i = gpu::global_id().x;
+    if i < n { b[i] = ((a[i] * 3u32) ^ (a[i] >> 2u32)) as i32; }
+}
+
+#[goldy::compute(workgroup_size = [256, 1, 1])]
 fn shifted(x: &[f32], y: &mut [f32], n: u32) {
     let i = gpu::global_id().x;
     if i + 1 < n { y[i] = x[i + 1]; }
@@ -193,3 +207,23 @@ def test_rare_paths_after_a_store_give_the_oracles_bits(n):
                       {"p3_n": u32(n), "p_groups_x": u32(groups)}, (-(-groups // 4), 1, 1), block=(256, 1, 1))
     same_bits(got[1], want[1])
     same_bits(got[2], want[2])
+
+
+@pytest.mark.parametrize("name", ["data_if", "ints"])
+@pytest.mark.parametrize("n", [2048, 1030])
+def test_data_dependent_if_and_integer_buffers(name, n):
+    """An `if` on loaded data: each copy under its condition, its loads vectors all the
+    same; u32 and i32 buffers through .v4.u32."""
+    kernel = lower(oracle.kernel_ir(CHAIN, name), "ptx", checks=True).kernel
+    assert plan(kernel, 4) is not None
+    ptx = emit_ptx(kernel, batch=4)
+    assert ".v4." in ptx
+    rng = np.random.default_rng(n)
+    x = inputs(n, n) if name == "data_if" else rng.integers(0, 2**32, n, dtype=np.uint32)
+    out = np.zeros(n, np.float32 if name == "data_if" else np.int32)
+    want = oracle.run_kernel("cpu", CHAIN, name, [x, out, n], ("over_1d", n))[1]
+    poison = np.full(n, 0x7FBADBAD, np.uint32).view(out.dtype)
+    groups = -(-n // 256)
+    got = ptx_sim.run(ptx, batch_entry(kernel, 4), [x, poison], {"p2_n": u32(n), "p_groups_x": u32(groups)},
+                      (-(-groups // 4), 1, 1), block=(256, 1, 1))[1]
+    same_bits(got.view(np.float32), want.view(np.float32))

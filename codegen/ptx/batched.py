@@ -238,6 +238,7 @@ class _Fast:
                     effects = self.branch(s, effects)
                 else:  # each copy under its condition (no `return` inside: `plan`)
                     self.flush_bail()
+                    self.hoist([s.cond], effects)  # its loads as vectors all the same
                     live = em.new("p", "setp.eq.u32 {}, 0, 0;")
                     em.alive, em.masks = [None] * self.n, {}
                     em.batched_block([s], [live] * self.n)
