@@ -120,12 +120,13 @@ def test_own_index_kernels_take_the_contiguous_layout_others_keep_theirs():
     assert "consecutive threads" not in emit_ptx(shifted, batch=4)
 
 
-@pytest.mark.parametrize("checks", [True, False])
+@pytest.mark.parametrize("checks, batch", [(True, 4), (False, 4), (True, 8)])
 @pytest.mark.parametrize("n, offset", [(4096, 0), (3109, 0), (3109, 1), (1030, 3)])
-def test_batched_chain_gives_the_oracles_bits(checks, n, offset, monkeypatch):
+def test_batched_chain_gives_the_oracles_bits(checks, batch, n, offset, monkeypatch):
     """`offset` elements into their storage, the buffers are not 16-byte aligned (every
     thread takes the general path); n = 3109 leaves a thread with 1 live copy of 4."""
-    kernel, ptx = chain_ptx(checks)
+    kernel = lower(oracle.kernel_ir(CHAIN, "chain"), "ptx", checks=checks).kernel
+    ptx = emit_ptx(kernel, batch=batch)
     x = inputs(n, n + offset)
     want = oracle.run_kernel("cpu", CHAIN, "chain", [x, np.zeros(n, np.float32), n, 1.25, -0.5], ("over_1d", n))[1]
     if offset:
@@ -137,8 +138,8 @@ def test_batched_chain_gives_the_oracles_bits(checks, n, offset, monkeypatch):
     groups = -(-n // 256)
     scalars = {"p0_x_len": u32(n), "p1_y_len": u32(n), "p2_n": u32(n), "p3_a": f32(1.25), "p4_b": f32(-0.5),
                "p_groups_x": u32(groups)}
-    got = ptx_sim.run(ptx, batch_entry(kernel, 4), [pad(x), pad(poison.view(np.float32))], scalars,
-                      (-(-groups // 4), 1, 1), block=(256, 1, 1))[1]
+    got = ptx_sim.run(ptx, batch_entry(kernel, batch), [pad(x), pad(poison.view(np.float32))], scalars,
+                      (-(-groups // batch), 1, 1), block=(256, 1, 1))[1]
     same_bits(got[offset:offset + n], want)
     assert (got[offset + n:].view(np.uint32) == 0).all()  # nothing past the end
 
@@ -227,3 +228,61 @@ def test_data_dependent_if_and_integer_buffers(name, n):
     got = ptx_sim.run(ptx, batch_entry(kernel, 4), [x, poison], {"p2_n": u32(n), "p_groups_x": u32(groups)},
                       (-(-groups // 4), 1, 1), block=(256, 1, 1))[1]
     same_bits(got.view(np.float32), want.view(np.float32))
+
+
+# ---------------------------------------------------------------- on the GPU (skips without one)
+
+
+@pytest.fixture
+def cuda_batched():
+    """The cuda device with every dispatch on the batched entry."""
+    dev = oracle.device("cuda")
+    saved, dev.backend.batch_min_threads = dev.backend.batch_min_threads, 0
+    yield dev
+    dev.backend.batch_min_threads = saved
+
+
+@pytest.mark.parametrize("n", [1, 1030, 256 * 4 * 9 + 3, 1 << 20])
+def test_cuda_batched_kernels_match_cpu(cuda_batched, n):
+    x = inputs(n, n) if n > 20 else np.linspace(-100, 100, n).astype(np.float32)
+    zero = np.zeros(n, np.float32)
+    oracle.check_against_cpu("cuda", CHAIN, "chain", [x, zero, n, 1.25, -0.5], ("over_1d", n))
+    oracle.check_against_cpu("cuda", CHAIN, "early", [x, zero, n - n // 3, 1], ("over_1d", n))
+    oracle.check_against_cpu("cuda", CHAIN, "after_store", [x, zero, zero, n], ("over_1d", n))
+    oracle.check_against_cpu("cuda", CHAIN, "data_if", [x, zero, n], ("over_1d", n))
+    a = np.random.default_rng(n).integers(0, 2**32, n, dtype=np.uint32)
+    oracle.check_against_cpu("cuda", CHAIN, "ints", [a, np.zeros(n, np.int32), n], ("over_1d", n))
+
+
+@pytest.mark.parametrize("offset", [0, 1, 3])
+def test_cuda_batched_views_not_16_byte_aligned(cuda_batched, offset):
+    import goldy_import as gi
+    n = 256 * 4 * 5 + 7
+    x0 = inputs(n, offset)
+    want = oracle.run_kernel("cpu", CHAIN, "chain", [x0, np.zeros(n, np.float32), n, 1.25, -0.5], ("over_1d", n))[1]
+    dev = cuda_batched
+    xs = dev.buffer(np.concatenate([np.zeros(offset, np.float32), x0]))
+    ys = dev.buffer(np.full(n + offset, np.nan, np.float32))
+    pk = gi.load_source(CHAIN, "t.rs").chain.prepare(dev)
+    scheme = gi.Scheme(dev)
+    pk.record(scheme, "chain", xs.view(offset, n), ys.view(offset, n), n, 1.25, -0.5).over_1d(n)
+    scheme.submit()
+    same_bits(ys.numpy()[offset:], want)
+
+
+def test_cuda_specialized_fused_chain_matches_cpu(cuda_batched):
+    """benchmarks/fusion.py's chain, fused, temporaries elided and specialized, as the
+    H200 benchmark runs it (the batched entry), against the CPU backend's bits."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+    import fusion as F
+    import goldy_import as gi
+
+    n = 256 * 4 * 33 + 5
+    x0 = inputs(n, 11)
+    outs = []
+    for dev in (gi.Device("cpu"), cuda_batched):
+        mod = gi.load_source(F.RUST, "fusion_bench.rs")
+        x, y = dev.buffer(x0), dev.buffer(np.full(n, np.nan, np.float32))
+        F.chain_schemes(dev, mod, x, y, n)
+        outs.append(y.numpy())
+    same_bits(outs[1], outs[0])
