@@ -10,13 +10,15 @@ hardware thread runs which logical thread is not observable (emitter.batchable).
 A thread whose copies are all live, whose buffers are 16-byte aligned and in range for
 all copies (lengths only where ir/checks.py did not prove the accesses) runs the fast path:
 the body once for all copies without predicates, each buffer's elements read with one
-`ld.global(.nc).v4` and written with one `st.global.v4` at an address computed once; an
-`if` whose condition reads no memory, reached before any store or recorded check, branches
-for all copies together when they agree and sends the thread to the general path (from
-the start: nothing has been written) when they do not; a math-library call whose rare
-inputs take a branch (`Ops.when`, e.g. exp beyond |x| >= 86) is evaluated for all copies
-first and their rare paths share one branch to an out-of-line block. Every other thread,
-and an `if` after a store, runs the general predicated path (emitter.batched_block). The
+`ld.global(.nc).v4` and written with one `st.global.v4` at an address computed once. Before
+any store or recorded check the thread may still leave for the general path (from the
+start: nothing has been written), and does where an `if` whose condition reads no memory
+does not go the expected way for all its copies (true; false where its body is an early
+`return`; a condition the same for every copy, with an `else`, branches instead), or where
+a copy's input to a math-library call is rare (`Ops.when`, e.g. exp beyond |x| >= 86); the
+tests share one branch, placed before the next memory access. After a store, an `if` runs
+each copy under its condition (emitter.batched_block) and the copies' rare paths share one
+branch to an out-of-line block. Every other thread runs the general predicated path. The
 values are computed by the same sequences, so the bits are those of the plain entry.
 """
 
@@ -96,13 +98,16 @@ def _shape_ok(stmts: list, effects: bool) -> Optional[bool]:
 def plan(k: N.Kernel, batch: int) -> Optional[Plan]:
     """The contiguous layout's facts for a batchable kernel, None where it does not apply."""
     wx = k.workgroup_size[0]
-    if (batch % 4 and batch != 2) or wx % batch or not set(k.builtins) <= {"global_id", "num_workgroups", "workgroup_size"}:
+    if (batch % 4 and batch != 2) or wx % batch:  # whole .v4 (or .v2) accesses per thread
+        return None
+    if not set(k.builtins) <= {"global_id", "num_workgroups", "workgroup_size"}:
         return None
     stmts = list(N.walk_stmts(k.body))
     assigned = {x.name for s in stmts if isinstance(s, N.Assign) for x in N.walk_expr(s.target)
                 if isinstance(x, N.Var)}
+    lets = [s.name for s in stmts if isinstance(s, N.Let)]
     own = {s.name for s in stmts if isinstance(s, N.Let) and not s.mutable and s.value is not None
-           and _is_gid_x(s.value) and s.name not in assigned}
+           and _is_gid_x(s.value) and s.name not in assigned and lets.count(s.name) == 1}
     buffers: list = []
     unproven: list = []
     accesses = [(x.resource, x.index, x.check) for x in _exprs(k.body) if isinstance(x, N.Load)]
