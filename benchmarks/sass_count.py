@@ -1,7 +1,7 @@
 """SASS instructions per element of the kernels that are bound by instruction issue
 (issues 16 and 18), from the PTX this project emits, without a GPU:
 
-    python3 benchmarks/sass_count.py [--arch sm_90] [--kernel chain|softmax|gemv|all] [--dump DIR]
+    python3 benchmarks/sass_count.py [--arch sm_90] [--kernel chain|softmax|gemv|all] [--dump DIR] [--batch N]
 
 Each PTX module is assembled with `ptxas -arch=<arch>` and disassembled with `cuobjdump
 -sass` (both on PATH). Two kernels:
@@ -10,7 +10,8 @@ Each PTX module is assembled with `ptxas -arch=<arch>` and disassembled with `cu
   fused with its temporaries elided and specialized, the region the H200 row "automatic
   fusion + temporaries + specialization" runs; built on the cpu backend (the fused region
   and its variant are target independent) and lowered for PTX here. Its batched entry is
-  what a large dispatch launches: 4 elements per thread.
+  what a large dispatch launches: runtime/cuda.py's BATCH elements per thread (`--batch N`
+  counts the entry a BATCH of N would give).
 - `softmax`: benchmarks/cuda_backend.py's `row_softmax` (`workgroup_softmax_in_place::<1024>`,
   one element per lane) on its lanes entry at runtime/cuda.py's LANE_THREADS threads per
   block: wx / LANE_THREADS elements per thread.
@@ -22,7 +23,8 @@ Each PTX module is assembled with `ptxas -arch=<arch>` and disassembled with `cu
   and SASS instructions per iteration (`gemv_report`; the loop body is counted, not a hot path).
 
 Counted (chain, softmax): the hot path, i.e. the entry's instructions from its start to its first
-unpredicated EXIT, without loop bodies (a backward branch's range: the softmax's loops over
+unpredicated EXIT (a branch past it, e.g. to the batched entry's general path, leaves the
+hot path and skips nothing), without loop bodies (a backward branch's range: the softmax's loops over
 further 1024-wide tiles run 0 times at rows of 1024) and without the rare paths (code a
 forward branch skips that holds an ATOMG or a CALL: the bounds checks' fault reports, which
 ptxas moves inline, and div.rn's slow path; or 16 or more instructions of pure arithmetic:
@@ -118,6 +120,8 @@ def hot_path(code: list[tuple[int, str]]) -> list[str]:
         target = int(m.group(2), 16)
         if target <= addr:
             skip.append((target, addr))  # a loop body
+        elif target > code[end - 1][0] if end else True:
+            continue  # out of the hot path (the batched entry's general path): not a skip
         elif m.group(1) and _rare([t2 for a, t2 in code[:end] if addr < a < target]):
             skip.append((addr + 1, target - 1))  # the branch itself stays
     return [t for addr, t in code[:end]
@@ -132,7 +136,8 @@ def _rare(skipped: list[str]) -> bool:
     ops = [strip_guard(t).split()[0] for t in skipped]
     if any(op.startswith(("ATOMG", "CALL")) for op in ops):
         return True
-    return len(ops) >= 16 and all(classify(op) in ("fp32", "int", "conv", "pred", "move", "mufu") for op in ops)
+    return len(ops) >= 16 and all(classify(op) in ("fp32", "int", "conv", "pred", "move", "mufu", "branch", "sync")
+                                  and op != "EXIT" for op in ops)
 
 
 _BRA = re.compile(r"(@!?U?P\w+\s+)?BRA(?:\.\S+)?\s+(?:`\(\.L_x_\d+\)\s*)?(0x[0-9a-f]+)")
@@ -155,8 +160,9 @@ def count(ptx: str, entry: str, per_thread: int, arch: str = "sm_90", dump: str 
 # ---------------------------------------------------------------- the kernels
 
 
-def chain_ptx(n: int = 1 << 16) -> tuple[str, str, int]:
-    """(PTX, batched entry, elements per thread) of the fused, specialized 4-stage chain."""
+def chain_ptx(n: int = 1 << 16, batch: int = 0) -> tuple[str, str, int]:
+    """(PTX, batched entry, elements per thread) of the fused, specialized 4-stage chain
+    (`batch`: elements per thread, runtime/cuda.py's BATCH unless given)."""
     import numpy as np
 
     import fusion as F
@@ -172,7 +178,8 @@ def chain_ptx(n: int = 1 << 16) -> tuple[str, str, int]:
     fused = [pk for pk in dev._variants.entries.values() if pk.kdef.name.startswith("fused_")]
     assert len(fused) == 1, [pk.kdef.name for pk in dev._variants.entries.values()]
     kernel = pipeline.lower(fused[0].kdef.ir, "ptx", checks=True).kernel
-    return emit_ptx(kernel, batch=BATCH, lane_threads=LANE_THREADS), batch_entry(kernel, BATCH), BATCH
+    batch = batch or BATCH
+    return emit_ptx(kernel, batch=batch, lane_threads=LANE_THREADS), batch_entry(kernel, batch), batch
 
 
 def softmax_ptx() -> tuple[str, str, int]:
@@ -276,6 +283,8 @@ def main() -> int:
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--kernel", default="all", choices=["all", *KERNELS, "gemv"])
     ap.add_argument("--dump", help="write each kernel's PTX and SASS into this folder")
+    ap.add_argument("--batch", type=int, default=0, help="chain: elements per thread of the batched entry "
+                    "(default: runtime/cuda.py's BATCH)")
     args = ap.parse_args()
     if args.kernel in ("all", "gemv"):
         print(f"GEMV trip loop ({args.arch}, benchmarks/llama_decode.rs, ptxas + cuobjdump)")
@@ -287,7 +296,7 @@ def main() -> int:
     print("| kernel | entry | elements/thread | static | hot path | per element | us per 64M elements | by class |")
     print("|---|---|---:|---:|---:|---:|---:|---|")
     for name in names:
-        ptx, entry, per = KERNELS[name]()
+        ptx, entry, per = chain_ptx(batch=args.batch) if name == "chain" else KERNELS[name]()
         r = count(ptx, entry, per, args.arch, args.dump)
         by = ", ".join(f"{k} {v:.1f}" for k, v in r["classes"].items())
         us = (1 << 26) * r["per_element"] / ISSUE_RATE * 1e6

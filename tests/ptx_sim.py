@@ -196,9 +196,10 @@ class Block:
             self.put(a[0], self.val(a[1], 64), m)
         elif base == "mov":
             self.put(a[0], self.val(a[1]), m)
-        elif op in ("add.s64", "mul.lo.s64", "sub.s64", "and.b64"):
+        elif op in ("add.s64", "mul.lo.s64", "sub.s64", "and.b64", "or.b64"):
             x, y = self.val(a[1], 64), self.val(a[2], 64)
-            self.put(a[0], {"add": np.add, "mul": np.multiply, "sub": np.subtract, "and": np.bitwise_and}[base](x, y), m)
+            self.put(a[0], {"add": np.add, "mul": np.multiply, "sub": np.subtract, "and": np.bitwise_and,
+                            "or": np.bitwise_or}[base](x, y), m)
         elif op == "mul.wide.u32":
             self.put(a[0], self.val(a[1]).astype(np.uint64) * self.val(a[2]).astype(np.uint64), m)
         elif parts[-1] == "f32" and base in ("add", "sub", "mul", "div", "max", "min", "sqrt", "neg", "abs", "fma"):
@@ -210,9 +211,10 @@ class Block:
             self.put(a[0], r, m)
         elif base in ("add", "sub", "mul", "mad", "and", "or", "xor", "not", "shl", "shr", "max", "min", "neg", "div", "rem"):
             self.int_op(base, parts, a, m)
-        elif base == "setp" and parts[2] in ("u64", "s64") and parts[1] in ("eq", "ne"):
+        elif base == "setp" and (parts[2] == "u64" or (parts[2] == "s64" and parts[1] in ("eq", "ne"))):
             x, y = self.val(a[1], 64), self.val(a[2], 64)
-            self.put(a[0], (x == y) if parts[1] == "eq" else (x != y), m)
+            self.put(a[0], {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+                            "gt": np.greater, "ge": np.greater_equal}[parts[1]](x, y), m)
         elif base == "setp":
             self.put(a[0], self.compare(parts[1], parts[2], self.val(a[1]), self.val(a[2])), m)
         elif base == "selp":

@@ -232,14 +232,18 @@ def test_batched_entry_assembles_with_the_extra_param(kernel, ptxas, tmp_path):
 def test_batched_saxpy_issues_every_copy_load_before_any_store():
     from goldy_import.codegen.ptx import batch_entry
     text = emit_ptx(k(SAXPY), batch=4).split(f".entry {batch_entry(k(SAXPY), 4)}(")[1]
-    body = text[text.index("statement by statement"):]
+    # saxpy reads and writes at its own index: copy j is logical thread 4 * (ctaid.x * 256 +
+    # tid.x) + j (codegen/ptx/batched.py); full, aligned threads take one vector per buffer
+    fast = text[text.index("consecutive threads"):text.index("the general path")]
+    assert fast.count("ld.global.nc.v4.f32") == 1 and fast.count("ld.global.v4.f32") == 1
+    assert fast.count("st.global.v4.f32") == 1 and "@%p" not in fast.split("ld.global")[1]
+    body = text[text.index("the general path"):]
     first_store = body.index("st.global")
     assert body[:first_store].count("ld.global.nc.f32") == 4 and body[:first_store].count("ld.global.f32") == 4
     assert body.count("st.global.f32") == 4
-    # copy j is workgroup ctaid.x * 4 + j, valid below p_groups_x; its `if` is predication
-    prologue = text[:text.index("statement by statement")]
-    assert re.findall(r"add\.s32 %r\d+, %r\d+, (\d);", prologue) == ["0", "1", "2", "3"]
-    assert prologue.count("setp.lt.u32") == 4 and "ld.param.u32 %r2, [p_groups_x];" in prologue
+    # the general path: copy j valid below p_groups_x * 256 (64-bit); its `if` is predication
+    assert re.findall(r"add\.s64 %rd\d+, %rd\d+, (\d);", body) == ["1", "2", "3"]
+    assert body.count("setp.lt.u64") == 4 and "ld.param.u32 %r2, [p_groups_x];" in text
     assert len(re.findall(r"@%p\d+ st\.global\.f32", body)) == 4 and "bra" not in body
 
 

@@ -42,7 +42,10 @@ Where barriers and shuffles may use the aligned forms is decided by `ir.uniformi
 Element-wise kernels (see `batchable`) also get a batched entry with `emit_ptx(...,
 batch=4)`: each hardware thread runs the threads of 4 consecutive workgroups statement by
 statement, with `if`s as predication, so 4 independent loads per thread are in flight;
-runtime/cuda.py launches it for large dispatches. Collective kernels that qualify get a
+runtime/cuda.py launches it for large dispatches. Where every buffer access is at the
+thread's own index, the copies are consecutive threads instead, and full, aligned threads
+run a fast path with vector loads and stores and no per-copy predicates
+(codegen/ptx/batched.py). Collective kernels that qualify get a
 lanes entry with `emit_ptx(..., lane_threads=128)`, each thread running several lanes of
 the workgroup the same way (codegen/ptx/lanes.py). Short constant loops are fully unrolled
 and consecutive workgroup-array elements read or written as vectors (codegen/ptx/tiles.py).
@@ -63,6 +66,7 @@ from goldy_import.ir.checks import PROVEN
 from goldy_import.ir.pipeline import for_target
 from goldy_import.ir.rules import RULES, call_rule
 
+from . import batched
 from . import math as PM
 from .lanes import lanes_for, packed_warp_totals, private_scratch
 from . import vectors
@@ -153,7 +157,8 @@ def emit_ptx(kernel: N.Kernel, target: str = "sm_90", ptx_version: Optional[str]
     without it the kernel's own lines carried in the IR do (never the file). With `batch`
     above 1, a `batchable` kernel gets a second entry, `batch_entry(kernel, batch)`, in
     which each hardware thread runs the threads of `batch` consecutive workgroups in lock
-    step (workgroup x ids b*batch + j); it takes one more `.param .u32` after the kernel's,
+    step (workgroup x ids b*batch + j; consecutive threads for own-index kernels,
+    codegen/ptx/batched.py); it takes one more `.param .u32` after the kernel's,
     the number of workgroups along x, and is launched with ceil(that / batch) blocks.
     `abi`: the kernel's `ir.abi.plan(kernel, "ptx")`, where the caller already has it.
     With `lane_threads` (e.g. lanes.LANE_THREADS), a kernel that qualifies (lanes.py) gets
@@ -336,7 +341,11 @@ class _Emitter:
         name = entry_name(k)
         if self.batch > 1:
             name = batch_entry(k, self.batch)
-            self.batched_prologue()
+            contiguous = batched.plan(k, self.batch)  # codegen/ptx/batched.py: own-index kernels
+            if contiguous is not None:
+                batched.contiguous_entry(self, contiguous)
+            else:
+                self.batched_prologue()
             self.batched_block(k.body, list(self.valid))
         elif self.lanes > 1:
             name = lanes_entry(k, self.lanes)
