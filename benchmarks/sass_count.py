@@ -120,13 +120,15 @@ def hot_path(code: list[tuple[int, str]]) -> list[str]:
 
 def _rare(skipped: list[str]) -> bool:
     """Whether code a forward branch skips is a rare path: a fault report or div.rn's slow
-    path (an ATOMG or a CALL), or pure arithmetic (the math library's `when` for rare
-    inputs, e.g. exp beyond |x| >= 86 or NaN: a kernel's own `if` holds memory accesses
-    or is predicated)."""
+    path (an ATOMG or a CALL), or arithmetic and branches without memory or barriers (the
+    math library's `when` for rare inputs, e.g. exp beyond |x| >= 86 or NaN, and the
+    out-of-line rare blocks of codegen/ptx/rare.py: a kernel's own `if` holds memory
+    accesses or is predicated)."""
     ops = [strip_guard(t).split()[0] for t in skipped]
     if any(op.startswith(("ATOMG", "CALL")) for op in ops):
         return True
-    return len(ops) >= 16 and all(classify(op) in ("fp32", "int", "conv", "pred", "move", "mufu") for op in ops)
+    return len(ops) >= 16 and all(classify(op) in ("fp32", "int", "conv", "pred", "move", "mufu", "branch")
+                                  or op.startswith(("BSSY", "BSYNC")) for op in ops)
 
 
 _BRA = re.compile(r"(@!?U?P\w+\s+)?BRA(?:\.\S+)?\s+(?:`\(\.L_x_\d+\)\s*)?(0x[0-9a-f]+)")

@@ -355,8 +355,10 @@ def exp(m: Ops, x):
     p = m.add(h, m.add(hl, m.add(lo, t)))
     # k << 23 is big's bits << 23: MAGIC's bits vanish from the low 9 bits
     fast = m.bitsf(m.iadd(m.fbits(p), m.shl(big, 23)))
-    slow = m.pnot(m.ilt_u(_abs_bits(m, x), m.i(_f32_bits(EXP_FAST))))
-    return m.when(slow, lambda: [_exp_full(m, x)], [fast])[0]
+    def slow(): return m.pnot(m.ilt_u(_abs_bits(m, x), m.i(_f32_bits(EXP_FAST))))
+    # the branch is right for every x (it selects on its own test), so a renderer may run
+    # it for lanes that do not need it (codegen/ptx/rare.py does, out of line)
+    return m.when(slow(), lambda: [m.sel(slow(), _exp_full(m, x), fast)], [fast])[0]
 
 
 def _f32_bits(x: float) -> int:

@@ -126,6 +126,9 @@ class PtxOps(Ops):
 
     def __init__(self, b):
         self.b = b
+        # set by the emitter for a call whose last `when` is its result and a statement's
+        # whole value: (predicate, emit) goes out of line (codegen/ptx/rare.py)
+        self.defer = None
 
     def _un(self, kind: str, text: str, *srcs) -> str:
         d = self.b.reg(kind)
@@ -288,6 +291,14 @@ class PtxOps(Ops):
 
     def when(self, p, fn, defaults):
         outs = [self._copy(self._reg(d, self.b.kind_of(d))) for d in defaults]
+        if self.defer is not None:
+            defer, self.defer = self.defer, None  # only this `when`; those fn() makes stay inline
+
+            def emit():
+                for o, v in zip(outs, fn()):
+                    self.b.op(f"mov.{_MOV[self.b.kind_of(o)]} {o}, {v};")
+            defer(p, emit)
+            return outs
         skip = self.b.label("skip")
         self.b.op(f"@!{p} bra {skip};")
         for o, v in zip(outs, fn()):
