@@ -79,43 +79,80 @@ class Rare:
             em.b.op(f"bra.uni {back};")
 
 
-def _reciprocal(em, b: str) -> tuple[str, str, str, str]:
-    """(yh, yl, b in range, b > 0 and in range) for the divisor b (module docstring)."""
-    new = em.new
-    ab = new("f", "abs.f32 {}, {};", b)
-    nab = new("f", "neg.f32 {}, {};", ab)
-    r0 = new("f", "rcp.approx.ftz.f32 {}, {};", ab)
-    e0 = new("f", "fma.rn.f32 {}, {}, {}, 0f3F800000;", nab, r0)
-    r1 = new("f", "fma.rn.f32 {}, {}, {}, {};", r0, e0, r0)
-    e1 = new("f", "fma.rn.f32 {}, {}, {}, 0f3F800000;", nab, r1)      # exact: 1/|b| - r1 = e1 / |b|
-    toward = new("r", "shr.s32 {}, {}, 31;", new("r", "mov.b32 {}, {};", e1))  # 0: up, -1: down
-    step = new("r", "or.b32 {}, {}, 1;", toward)                           # +1 or -1 in the bits
-    c = new("f", "mov.b32 {}, {};", new("r", "add.s32 {}, {}, {};", new("r", "mov.b32 {}, {};", r1), step))
-    ec = new("f", "fma.rn.f32 {}, {}, {}, 0f3F800000;", nab, c)        # exact too
-    nearer = new("p", "setp.lt.f32 {}, {}, {};", new("f", "abs.f32 {}, {};", ec), new("f", "abs.f32 {}, {};", e1))
-    y = new("f", "selp.f32 {}, {}, {}, {};", c, r1, nearer)                # RN(1/|b|)
-    yh = new("f", "copysign.f32 {}, {}, {};", b, y)
-    nb = new("f", "neg.f32 {}, {};", b)
-    e2 = new("f", "fma.rn.f32 {}, {}, {}, 0f3F800000;", nb, yh)
-    yl = new("f", "mul.rn.f32 {}, {}, {};", e2, yh)
-    lo = new("p", f"setp.ge.f32 {{}}, {{}}, {LO};", ab)
-    ok = new("p", f"setp.le.and.f32 {{}}, {{}}, {HI}, {{}};", ab, lo)
-    pos = new("p", "setp.gt.and.f32 {}, {}, 0f00000000, {};", b, ok)
-    return yh, yl, ok, pos
+def reciprocal(o, b):
+    """(yh, yl): yh = RN(1/b), yh + yl = 1/b (1 + O(2^-47)), for 2^-60 <= |b| <= 2^60, in
+    terms of `o` (`PtxSeq` here; tests/test_ptx_rare.py runs it in numpy)."""
+    ab = o.abs(b)
+    nab = o.neg(ab)
+    r0 = o.rcp(ab)                                  # within 1 ulp (the PTX ISA's bound)
+    r1 = o.fma(r0, o.fma(nab, r0, o.ONE), r0)       # one Newton step: within 1/2 ulp + 2^-46
+    e1 = o.fma(nab, r1, o.ONE)                      # exact: 1/|b| - r1 = e1 / |b|
+    c = o.step_toward(r1, e1)                       # r1's neighbour on 1/|b|'s side
+    ec = o.fma(nab, c, o.ONE)                       # exact too
+    y = o.sel(o.abs_lt(ec, e1), c, r1)              # the nearer of the two: RN(1/|b|)
+    yh = o.copysign(b, y)
+    return yh, o.mul(o.fma(o.neg(b), yh, o.ONE), yh)
+
+
+def quotient(o, a, b, yh, yl):
+    """a / b correctly rounded from b's (yh, yl) where the operands are in range."""
+    q0 = o.fma(a, yh, o.mul(a, yl))                 # within 1/2 ulp + 2^-46 |a/b|
+    return o.fma(o.fma(o.neg(b), q0, a), yh, q0)    # the remainder is exact; one rounding
+
+
+class PtxSeq:
+    """`reciprocal` and `quotient` as PTX instructions of the emitter `em`."""
+
+    ONE = "0f3F800000"
+
+    def __init__(self, em):
+        self.em = em
+
+    def _f(self, text: str, *srcs: str) -> str:
+        return self.em.new("f", text, *srcs)
+
+    def abs(self, a):
+        return self._f("abs.f32 {}, {};", a)
+
+    def neg(self, a):
+        return self._f("neg.f32 {}, {};", a)
+
+    def rcp(self, a):
+        return self._f("rcp.approx.ftz.f32 {}, {};", a)
+
+    def fma(self, a, b, c):
+        return self._f("fma.rn.f32 {}, {}, {}, {};", a, b, c)
+
+    def mul(self, a, b):
+        return self._f("mul.rn.f32 {}, {}, {};", a, b)
+
+    def step_toward(self, x, e):
+        """x (> 0) one ulp up where e >= 0, else one down: the bits plus (e's sign | 1)."""
+        new = self.em.new
+        step = new("r", "or.b32 {}, {}, 1;", new("r", "shr.s32 {}, {}, 31;", new("r", "mov.b32 {}, {};", e)))
+        return self._f("mov.b32 {}, {};", new("r", "add.s32 {}, {}, {};", new("r", "mov.b32 {}, {};", x), step))
+
+    def abs_lt(self, a, b):
+        return self.em.new("p", "setp.lt.f32 {}, {}, {};", self.abs(a), self.abs(b))
+
+    def sel(self, p, a, b):
+        return self._f("selp.f32 {}, {}, {}, {};", a, b, p)
+
+    def copysign(self, sign, mag):
+        return self._f("copysign.f32 {}, {}, {};", sign, mag)
 
 
 def fast_div(em, a: str, b: str) -> tuple[str, str]:
     """(q, rare): q = a / b correctly rounded where `rare` is false (module docstring); the
-    caller defers `div.rn.f32` into q where it is true."""
-    new = em.new
-    yh, yl, b_ok, b_pos = _reciprocal(em, b)
-    nb = new("f", "neg.f32 {}, {};", b)
-    t = new("f", "mul.rn.f32 {}, {}, {};", a, yl)
-    q0 = new("f", "fma.rn.f32 {}, {}, {}, {};", a, yh, t)
-    r = new("f", "fma.rn.f32 {}, {}, {}, {};", nb, q0, a)
-    q = new("f", "fma.rn.f32 {}, {}, {}, {};", r, yh, q0)
-    aa = new("f", "abs.f32 {}, {};", a)
+    caller defers `div.rn.f32` into q where it is true. The part on b alone is the same
+    instructions in every copy: ptxas computes it once."""
+    new, o = em.new, PtxSeq(em)
+    yh, yl = reciprocal(o, b)
+    ab, aa = o.abs(b), o.abs(a)
+    b_ok = new("p", f"setp.le.and.f32 {{}}, {{}}, {HI}, {{}};", ab, new("p", f"setp.ge.f32 {{}}, {{}}, {LO};", ab))
+    b_pos = new("p", "setp.gt.and.f32 {}, {}, 0f00000000, {};", b, b_ok)
     lo = new("p", f"setp.ge.and.f32 {{}}, {{}}, {LO}, {{}};", aa, b_ok)
     ok = new("p", f"setp.le.and.f32 {{}}, {{}}, {HI}, {{}};", aa, lo)
-    zero = new("p", "setp.eq.and.u32 {}, {}, 0, {};", new("r", "mov.b32 {}, {};", a), b_pos)
+    zero = new("p", "setp.eq.and.u32 {}, {}, 0, {};", new("r", "mov.b32 {}, {};", a), b_pos)  # +0 / b > 0
+    q = quotient(o, a, b, yh, yl)
     return q, new("p", "not.pred {}, {};", new("p", "or.pred {}, {}, {};", ok, zero))
