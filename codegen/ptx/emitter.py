@@ -344,8 +344,8 @@ class _Emitter:
             self.prologue()
             self.block(k.body)
         self.b.op("ret;")
+        self.rare.blocks(self)  # first: their checks add fault blocks
         self.fault_blocks()
-        self.rare.blocks(self)
         wx, wy, wz = k.workgroup_size
         out = [f"// {line}" for line in (k.doc or "").splitlines()]
         if self.batch > 1:
@@ -558,13 +558,20 @@ class _Emitter:
                 if s.else_body:
                     self.batched_block(s.else_body, else_p)
             elif isinstance(s, N.Store):
-                pending = []
+                pending, values = [], []
+                early = self.defers(s.value)  # every copy's value and rare path before the checks
+                for j, p in enumerate(preds if early else []):
+                    self.use_copy(j, p)
+                    values.append(self.top_expr(s.value))
+                self.rare.flush(self)
                 for j, p in enumerate(preds):
                     self.use_copy(j, p)
-                    vals = self.top_expr(s.value)
+                    vals = values[j] if early else self.expr(s.value)
                     space, ok, addr, ty, _ = self.access(s.resource, s.index, check=s.check)
                     pending.append((p, space, ok, addr, ty, vals))
-                self.rare.flush(self)
+                if early:  # the failed-check predicates die before the stores' (fewer spilled)
+                    self.pred = None
+                    self.flush_traps()
                 for p, space, ok, addr, ty, vals in pending:
                     self.pred = p
                     self.store_mem(space, ok, addr, ty, vals)
@@ -1213,8 +1220,8 @@ class _Emitter:
             self.top = None
 
     def defers(self, e: Optional[N.Expr]) -> bool:
-        """Whether a statement's whole value `e` may put its rare path out of line: exp, or
-        a division by a divisor every copy shares (the lanes entry)."""
+        """Whether a statement's whole value `e` may put its rare path out of line: exp, a
+        division by a divisor every copy shares (the lanes entry)."""
         if isinstance(e, N.Call):
             return e.func == "exp" and e.ty == "f32"
         return (isinstance(e, N.Binary) and e.op == "div" and e.lhs.ty == e.rhs.ty == "f32" and self.lanes > 1
