@@ -139,3 +139,38 @@ def test_divide_by_a_shared_divisor_in_the_interpreter():
     nan = np.isnan(want)
     assert np.array_equal(np.isnan(got), nan), f"NaN lanes differ (seed {s})"
     same_bits(np.where(nan, 0, got).astype(F), np.where(nan, 0, want).astype(F), f"x / d (seed {s})")
+
+
+EXPS = """
+use goldy::gpu;
+
+#[goldy::compute(workgroup_size = [256, 1, 1])]
+fn exps(x: &[f32], out: &mut [f32]) {
+    let s = gpu::workgroup_array::<f32, 256>();
+    let i = gpu::workgroup_id().x * 256 + gpu::local_id().x;
+    let t = gpu::workgroup_sum::<256>(0.0, s);
+    out[i] = (x[i] - t).exp();
+}
+"""
+
+
+def test_exp_rare_inputs_out_of_line_in_the_interpreter():
+    """exp as a store's whole value in the lanes entry: its rare inputs (|x| >= 86 by one
+    unordered compare, NaN, infinities, overflow, underflow to subnormals and zero) go to
+    one out-of-line block per statement and give the CPU oracle's bits, next to the fast
+    path on the same thread."""
+    k = oracle.kernel_ir(EXPS, "exps")
+    ptx = emit_ptx(k, lane_threads=64)
+    c = lanes_in(ptx, k)
+    assert c == 4 and "$L_rare" in ptx and "setp.geu.f32" in ptx
+    s = seed()
+    rng = np.random.default_rng(s)
+    edge = np.array([0.0, -0.0, 1e-45, -1e-45, 85.99, 86.0, -86.0, 86.01, -86.01, 88.72, 88.73, -87.5, -103.9,
+                     -104.0, -150.0, np.inf, -np.inf, np.nan], F)
+    x = rng.uniform(-120, 100, 4 * 256).astype(F)
+    x[::7] = np.resize(edge, len(x[::7]))
+    want = oracle.run_kernel("cpu", EXPS, "exps", [x.copy(), np.zeros_like(x)], ("groups", (4, 1, 1)))[1]
+    got = ptx_sim.run(ptx, lanes_entry(k, c), [x.copy(), np.full_like(x, np.nan)], {}, (4, 1, 1))[1]
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan), f"NaN lanes differ (seed {s})"
+    same_bits(np.where(nan, 0, got).astype(F), np.where(nan, 0, want).astype(F), f"exp (seed {s})")
