@@ -174,3 +174,37 @@ def test_exp_rare_inputs_out_of_line_in_the_interpreter():
     nan = np.isnan(want)
     assert np.array_equal(np.isnan(got), nan), f"NaN lanes differ (seed {s})"
     same_bits(np.where(nan, 0, got).astype(F), np.where(nan, 0, want).astype(F), f"exp (seed {s})")
+
+
+# ---------------------------------------------------------------- on the CUDA backend
+
+def test_cuda_divide_and_exp_match_the_oracle(monkeypatch):
+    """The same kernels on the CUDA backend's lanes entry (the GPU's own rcp.approx): a
+    divisor per workgroup over 1024 workgroups (random over the fast range, the specials),
+    dividends random, next to midpoints and special; exp's edges. Bit for bit against the
+    CPU oracle, outputs poisoned."""
+    oracle.backend_or_skip("cuda")
+    from goldy_import.runtime import cuda
+    monkeypatch.setattr(cuda, "LANES_FROM", 64)
+    monkeypatch.setattr(oracle.device("cuda").backend, "lanes_min_threads", 0)
+    src = DIVIDE.replace("fn divide", "fn cuda_divide")
+    k = oracle.kernel_ir(src, "cuda_divide")
+    assert lanes_in(emit_ptx(k, lane_threads=cuda.LANE_THREADS), k) == max(1, 256 // cuda.LANE_THREADS)
+    s = seed()
+    rng = np.random.default_rng(s)
+    groups = 1024
+    d = (rng.uniform(1, 2, groups) * 2.0 ** rng.integers(-62, 62, groups) * rng.choice([-1, 1], groups)).astype(F)
+    d[:16] = [0.0, -0.0, 1e-45, 2.0 ** -60, 2.0 ** 60, 2.0 ** 61, 1.0, 3.0, np.inf, -np.inf, np.nan, 3.4e38,
+              1.5e-38, -1.0, 7.0, 1000.0]
+    x = (rng.uniform(1, 2, groups * 256) * 2.0 ** rng.integers(-64, 64, groups * 256)).astype(F)
+    q = (rng.uniform(1, 2, x.size) * 2.0 ** rng.integers(-40, 40, x.size)).astype(F)
+    mid = (q.astype(np.float64) + np.nextafter(q, F(np.inf)).astype(np.float64)) / 2
+    near = (np.repeat(d, 256).astype(np.float64) * mid).astype(F)  # x / d within an ulp of d of a tie
+    x[1::2] = near[1::2]
+    x[::13] = np.resize(np.array([0.0, -0.0, 1e-45, np.inf, np.nan, 2.0 ** -61, 2.0 ** 61], F), len(x[::13]))
+    oracle.check_against_cpu("cuda", src, "cuda_divide", [x, d, np.zeros_like(x)], ("groups", (groups, 1, 1)))
+    src = EXPS.replace("fn exps", "fn cuda_exps")
+    x = rng.uniform(-120, 100, 64 * 256).astype(F)
+    x[::7] = np.resize(np.array([0.0, -0.0, 1e-45, 85.99, 86.0, -86.0, 88.72, 88.73, -103.9, -150.0, np.inf,
+                                 -np.inf, np.nan], F), len(x[::7]))
+    oracle.check_against_cpu("cuda", src, "cuda_exps", [x, np.zeros_like(x)], ("groups", (64, 1, 1)))
