@@ -19,8 +19,9 @@ Counted: the hot path, i.e. the entry's instructions from its start to its first
 unpredicated EXIT, without loop bodies (a backward branch's range: the softmax's loops over
 further 1024-wide tiles run 0 times at rows of 1024) and without the rare paths (code a
 forward branch skips that holds an ATOMG or a CALL: the bounds checks' fault reports, which
-ptxas moves inline, and div.rn's slow path; or 16 or more instructions of pure arithmetic:
-the math library's branch for rare inputs, `Ops.when`). Per element = hot path / elements
+ptxas moves inline, and div.rn's slow path; or 16 or more instructions of arithmetic and
+branches: the math library's branch for rare inputs, `Ops.when`, and the out-of-line rare
+blocks of codegen/ptx/rare.py, wherever ptxas places them). Per element = hot path / elements
 per thread. At the H200's issue rate (132 SMs x 4 schedulers x 32 lanes x 1.98 GHz, about
 33 T thread-instructions/s), 64M elements at N instructions each take N * 2 us.
 """
