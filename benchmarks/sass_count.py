@@ -27,8 +27,9 @@ unpredicated EXIT (a branch past it, e.g. to the batched entry's general path, l
 hot path and skips nothing), without loop bodies (a backward branch's range: the softmax's loops over
 further 1024-wide tiles run 0 times at rows of 1024) and without the rare paths (code a
 forward branch skips that holds an ATOMG or a CALL: the bounds checks' fault reports, which
-ptxas moves inline, and div.rn's slow path; or 16 or more instructions of pure arithmetic:
-the math library's branch for rare inputs, `Ops.when`). Per element = hot path / elements
+ptxas moves inline, and div.rn's slow path; or 16 or more instructions of arithmetic and
+branches: the math library's branch for rare inputs, `Ops.when`, and the out-of-line rare
+blocks of codegen/ptx/rare.py, wherever ptxas places them). Per element = hot path / elements
 per thread. At the H200's issue rate (132 SMs x 4 schedulers x 32 lanes x 1.98 GHz, about
 33 T thread-instructions/s), 64M elements at N instructions each take N * 2 us.
 """
@@ -130,9 +131,10 @@ def hot_path(code: list[tuple[int, str]]) -> list[str]:
 
 def _rare(skipped: list[str]) -> bool:
     """Whether code a forward branch skips is a rare path: a fault report or div.rn's slow
-    path (an ATOMG or a CALL), or pure arithmetic (the math library's `when` for rare
-    inputs, e.g. exp beyond |x| >= 86 or NaN: a kernel's own `if` holds memory accesses
-    or is predicated)."""
+    path (an ATOMG or a CALL), or arithmetic and branches without memory or barriers (the
+    math library's `when` for rare inputs, e.g. exp beyond |x| >= 86 or NaN, and the
+    out-of-line rare blocks of codegen/ptx/rare.py: a kernel's own `if` holds memory
+    accesses or is predicated)."""
     ops = [strip_guard(t).split()[0] for t in skipped]
     if any(op.startswith(("ATOMG", "CALL")) for op in ops):
         return True

@@ -151,6 +151,10 @@ class Ops:
     def isnan(self, a):
         return self.ilt_u(self.i(INF_BITS), self.iand(self.fbits(a), self.i(ABS_MASK)))
 
+    def big_or_nan(self, a, c: float):
+        """|a| >= c or a is NaN (c a positive normal f32), decided on the bits."""
+        return self.pnot(self.ilt_u(self.iand(self.fbits(a), self.i(ABS_MASK)), self.i(_f32_bits(c))))
+
     def u2f_rn(self, a):
         """Any u32 to the nearest f32 (ties to even): both 16-bit halves convert exactly,
         scaling the high one is exact, and the one addition rounds correctly."""
@@ -355,8 +359,10 @@ def exp(m: Ops, x):
     p = m.add(h, m.add(hl, m.add(lo, t)))
     # k << 23 is big's bits << 23: MAGIC's bits vanish from the low 9 bits
     fast = m.bitsf(m.iadd(m.fbits(p), m.shl(big, 23)))
-    slow = m.pnot(m.ilt_u(_abs_bits(m, x), m.i(_f32_bits(EXP_FAST))))
-    return m.when(slow, lambda: [_exp_full(m, x)], [fast])[0]
+    def slow(): return m.big_or_nan(x, EXP_FAST)
+    # the branch is right for every x (it selects on its own test), so a renderer may run
+    # it for lanes that do not need it (codegen/ptx/rare.py does, out of line)
+    return m.when(slow(), lambda: [m.sel(slow(), _exp_full(m, x), fast)], [fast])[0]
 
 
 def _f32_bits(x: float) -> int:

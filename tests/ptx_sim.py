@@ -215,8 +215,16 @@ class Block:
             x, y = self.val(a[1], 64), self.val(a[2], 64)
             self.put(a[0], {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
                             "gt": np.greater, "ge": np.greater_equal}[parts[1]](x, y), m)
+        elif base == "setp" and parts[2] in ("and", "or"):  # setp.cmp.and.ty d, a, b, c
+            r = self.compare(parts[1], parts[3], self.val(a[1]), self.val(a[2]))
+            self.put(a[0], (np.logical_and if parts[2] == "and" else np.logical_or)(r, self.val(a[3])), m)
         elif base == "setp":
             self.put(a[0], self.compare(parts[1], parts[2], self.val(a[1]), self.val(a[2])), m)
+        elif op == "rcp.approx.ftz.f32":
+            self.put(a[0], _b(_rcp_approx(_f(self.val(a[1])))), m)
+        elif op == "copysign.f32":
+            sign, mag = self.val(a[1]), self.val(a[2])
+            self.put(a[0], (mag & _U32(0x7FFFFFFF)) | (sign & _U32(0x80000000)), m)
         elif base == "selp":
             self.put(a[0], np.where(self.val(a[3]), self.val(a[1]), self.val(a[2])), m)
         elif base == "cvt":
@@ -353,13 +361,15 @@ class Block:
     def run(self, descending: bool = False, limit: int = 10_000_000) -> None:
         code, labels = self.e.code, self.e.labels
         pc = np.zeros(self.n, dtype=np.int64)
-        state = np.zeros(self.n, dtype=np.int8)  # 0 running, 1 at a barrier, 2 exited
+        state = np.zeros(self.n, dtype=np.int8)  # 0 running, 1 at a barrier, 2 exited, 3 at a shfl
         warp = np.arange(self.n) // 32
         order = warp if not descending else warp.max() - warp
         for _ in range(limit):
             running = state == 0
             if not running.any():
                 if not (state == 1).any():
+                    if (state == 3).any():
+                        raise AssertionError("shfl.sync with the full mask reached by part of a warp")
                     return
                 state[state == 1] = 0  # every thread not exited waits: the barrier releases
                 continue
@@ -367,6 +377,19 @@ class Block:
             p = pc[running].min()
             m = running & (pc == p)
             ins = code[p]
+            if ins.op.startswith("shfl.sync"):
+                # sm_70 on: a full-mask shfl.sync waits for the warp's other threads (those
+                # on an out-of-line rare path); they must arrive at this same shfl
+                mine = (warp == warp[np.argmax(m)]) & (state != 2)
+                if np.any(mine & (state == 3) & (pc != p)):
+                    raise AssertionError("shfl.sync with the full mask reached by part of a warp")
+                if not np.all((m | (state == 3))[mine]):
+                    state[m] = 3
+                    if not np.any(mine & (state == 0)):
+                        raise AssertionError("shfl.sync with the full mask reached by part of a warp")
+                    continue
+                m = mine
+                state[mine] = 0
             g = m
             if ins.guard is not None:
                 neg, reg = ins.guard
@@ -392,7 +415,39 @@ class Block:
         raise AssertionError("the kernel did not finish")
 
 
+def _rcp_approx(x: np.ndarray) -> np.ndarray:
+    """rcp.approx as the worst the PTX ISA allows (1 ulp): for every other thread the float
+    on the far side of 1/x instead of the nearest (normal x; exact reciprocals kept)."""
+    with np.errstate(all="ignore"):
+        y = np.float32(1) / x
+        resid = 1.0 - x.astype(np.float64) * y.astype(np.float64)  # exact: 1/x - y has its sign times x's
+        toward = np.where((resid > 0) == (x > 0), np.float32(np.inf), np.float32(-np.inf)).astype(np.float32)
+        far = np.nextafter(y, toward)
+    odd = (np.arange(len(x)) % 2 == 1) & (resid != 0) & np.isfinite(y) & (y != 0)
+    return np.where(odd, far, y).astype(np.float32)
+
+
 def _fma(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """f32 fma, one rounding: x * y is exact in f64, the sum exact as s + err (two_sum), and
+    s rounded to f32 unless it is a tie that err breaks."""
+    with np.errstate(all="ignore"):
+        p = x.astype(np.float64) * y.astype(np.float64)
+        zz = z.astype(np.float64)
+        s = p + zz
+        bb = s - p
+        err = (p - (s - bb)) + (zz - bb)
+        r = s.astype(np.float32)
+        other = np.nextafter(r, np.where(s > r.astype(np.float64), np.float32(np.inf), np.float32(-np.inf)).astype(np.float32))
+        tie = (s == (r.astype(np.float64) + other.astype(np.float64)) / 2) & (err != 0)
+        wants_other = tie & ((err > 0) == (other > r))
+        out = np.where(wants_other, other, r).astype(np.float32)
+        bad = ~(np.isfinite(x) & np.isfinite(y) & np.isfinite(z) & np.isfinite(s))
+    if bad.any():
+        out[bad] = _fma_exact(x[bad], y[bad], z[bad])
+    return out
+
+
+def _fma_exact(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> np.ndarray:
     out = np.empty_like(x)
     for i, (a, b, c) in enumerate(zip(x.tolist(), y.tolist(), z.tolist())):
         if not all(np.isfinite([a, b, c])):

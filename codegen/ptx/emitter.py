@@ -72,6 +72,7 @@ from .lanes import lanes_for, packed_warp_totals, private_scratch
 from . import vectors
 from . import tiles
 from . import pdl
+from .rare import Rare, fast_div
 from ..guard import emitter
 from ..names import PTX, Namer, ascii_text, kernel_namer
 from goldy_import.ir.uniformity import Uniformity
@@ -327,6 +328,8 @@ class _Emitter:
         self.trips = 0  # unrolled trips emitted (ir/unroll.py trip_of)
         self.sticky: Optional[list[str]] = None  # inside an unrolled loop: [failed, site, index, length, y]
         self.tiles = tiles.Alignment(k)  # for vector workgroup-array access (codegen/ptx/tiles.py)
+        self.rare = Rare()  # rare paths out of line, one branch per statement (codegen/ptx/rare.py)
+        self.top: Optional[int] = None  # id of the expression that is a statement's whole value
 
     # ------------------------------------------------------------ kernel
 
@@ -355,6 +358,7 @@ class _Emitter:
             self.prologue()
             self.block(k.body)
         self.b.op("ret;")
+        self.rare.blocks(self)  # first: their checks add fault blocks
         self.fault_blocks()
         wx, wy, wz = k.workgroup_size
         out = [f"// {line}" for line in (k.doc or "").splitlines()]
@@ -572,12 +576,20 @@ class _Emitter:
                 if s.else_body:
                     self.batched_block(s.else_body, else_p)
             elif isinstance(s, N.Store):
-                pending = []
+                pending, values = [], []
+                early = self.defers(s.value)  # every copy's value and rare path before the checks
+                for j, p in enumerate(preds if early else []):
+                    self.use_copy(j, p)
+                    values.append(self.top_expr(s.value))
+                self.rare.flush(self)
                 for j, p in enumerate(preds):
                     self.use_copy(j, p)
-                    vals = self.expr(s.value)
+                    vals = values[j] if early else self.expr(s.value)
                     space, ok, addr, ty, _ = self.access(s.resource, s.index, check=s.check)
                     pending.append((p, space, ok, addr, ty, vals))
+                if early:  # the failed-check predicates die before the stores' (fewer spilled)
+                    self.pred = None
+                    self.flush_traps()
                 for p, space, ok, addr, ty, vals in pending:
                     self.pred = p
                     self.store_mem(space, ok, addr, ty, vals)
@@ -599,6 +611,15 @@ class _Emitter:
                 for j in range(self.lanes):
                     self.use_copy(j, None)
                     self.move(self.local(s.target), [r])
+            elif isinstance(s, N.Let) and self.defers(s.value):  # every copy's value, the rare paths, the moves
+                vals = []
+                for j, p in enumerate(preds):
+                    self.use_copy(j, p)
+                    vals.append(self.top_expr(s.value) if s.value is not None else [])
+                self.rare.flush(self)
+                for j, v in enumerate(vals):
+                    self.use_copy(j, None)  # the local is only read under its predicate: no guard needed
+                    self.move(self.local(s.name), v)
             elif isinstance(s, N.Let):
                 for j, p in enumerate(preds):
                     self.use_copy(j, p)
@@ -606,7 +627,19 @@ class _Emitter:
                     vals = self.expr(s.value) if s.value is not None else []
                     self.pred = None  # the local is only read under this predicate: no guard needed
                     self.move(regs, vals)
-            else:  # Assign (batchable() admits nothing else)
+            elif self.defers(s.value):  # Assign (batchable() admits nothing else), as Let
+                vals = []
+                for j, p in enumerate(preds):
+                    self.use_copy(j, p)
+                    vals.append(self.top_expr(s.value))
+                self.rare.flush(self)
+                for j, (p, v) in enumerate(zip(preds, vals)):
+                    self.use_copy(j, p)
+                    root, lanes = self.place(s.target)
+                    regs = self.local(root)
+                    self.move([regs[i] for i in lanes], v)  # checks keep snapshots
+                self.pred = None
+            else:
                 for j, p in enumerate(preds):
                     self.use_copy(j, p)
                     root, lanes = self.place(s.target)
@@ -1196,6 +1229,28 @@ class _Emitter:
         m = getattr(self, "e_" + type(e).__name__)
         return m(e)
 
+    def top_expr(self, e: N.Expr) -> list[str]:
+        """A statement's whole value: its rare path may wait for `self.rare.flush`."""
+        self.top = id(e)
+        try:
+            return self.expr(e)
+        finally:
+            self.top = None
+
+    def defers(self, e: Optional[N.Expr]) -> bool:
+        """Whether a statement's whole value `e` may put its rare path out of line: exp, a
+        division by a divisor every copy shares (the lanes entry)."""
+        if isinstance(e, N.Call):
+            return e.func == "exp" and e.ty == "f32"
+        return (isinstance(e, N.Binary) and e.op == "div" and e.lhs.ty == e.rhs.ty == "f32" and self.lanes > 1
+                and not self.uni.varies(e.rhs))
+
+    def rare_pred(self, p: str) -> str:
+        """`p` where this copy really runs the code (its predicate, `&&`/`||` guards)."""
+        for c in self.guards + ([self.pred] if self.pred else []):
+            p = self.pred_and(p, c)
+        return p
+
     def e_Const(self, e: N.Const) -> list[str]:
         if e.ty == "f32":
             return [PM.fimm(e.value)]
@@ -1307,6 +1362,11 @@ class _Emitter:
         if len(c) == 1 and len(a) > 1:
             c = c * len(a)
         elem = T.elem_of(lt)
+        if self.top == id(e) and self.defers(e):  # a divisor every copy shares (codegen/ptx/rare.py)
+            x, y = self.reg_of(a[0], "f"), self.reg_of(c[0], "f")
+            q, rare = fast_div(self, x, y)
+            self.rare.defer(self, self.rare_pred(rare), lambda: self.b.op(f"div.rn.f32 {q}, {x}, {y};"))
+            return [q]
         return [self.scalar_binary(e.op, elem, x, y, rhs_const=self.const_u32(e.rhs), check=e.check)
                 for x, y in zip(a, c)]
 
@@ -1372,7 +1432,12 @@ class _Emitter:
             return [self.new("f", "sqrt.rn.f32 {}, {};", self.dot(args[0], args[0]))]
         n = max(len(a) for a in args)
         args = [a * n if len(a) == 1 else a for a in args]
-        return [self.scalar_call(f, elem, [a[i] for a in args]) for i in range(n)]
+        if self.top == id(e) and self.defers(e):  # its `when` is its result: out of line
+            self.m.defer = lambda p, emit: self.rare.defer(self, self.rare_pred(p), emit)
+        try:
+            return [self.scalar_call(f, elem, [a[i] for a in args]) for i in range(n)]
+        finally:
+            self.m.defer = None
 
     def dot(self, a: list[str], c: list[str]) -> str:
         acc = self.new("f", "mul.rn.f32 {}, {}, {};", a[0], c[0])

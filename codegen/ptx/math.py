@@ -119,13 +119,17 @@ class PtxOps(Ops):
     Derived operations PTX has as one instruction with exactly the derived semantics (the
     target's declaration): `isnan` (setp.nan), `mulhi_u` (mul.hi.u32), `u2f_rn`/`i2f_rn`
     (cvt.rn.f32.u32/s32: round to nearest even for every input) and `flt_exact`
-    (setp.lt.f32 without .ftz: subnormals compare exactly, NaN gives false). Integer
+    (setp.lt.f32 without .ftz: subnormals compare exactly, NaN gives false), `big_or_nan`
+    (setp.geu.f32 on abs.f32: NaN gives true, ptxas folds the abs into the compare). Integer
     operations on two immediates are folded here (rules applied to constants)."""
 
     exact_subnormal_mul = True  # mul.rn.f32 without .ftz
 
     def __init__(self, b):
         self.b = b
+        # set by the emitter for a call whose last `when` is its result and a statement's
+        # whole value: (predicate, emit) goes out of line (codegen/ptx/rare.py)
+        self.defer = None
 
     def _un(self, kind: str, text: str, *srcs) -> str:
         d = self.b.reg(kind)
@@ -184,6 +188,10 @@ class PtxOps(Ops):
     def isnan(self, a):
         a = self._reg(a, "f")
         return self._un("p", "setp.nan.f32 {}, {}, {};", a, a)
+
+    def big_or_nan(self, a, c):
+        # one compare: unordered-or-greater-equal on |a| (no .ftz: subnormals are exact)
+        return self._un("p", f"setp.geu.f32 {{}}, {{}}, {fimm(c)};", self._un("f", "abs.f32 {}, {};", self._reg(a, "f")))
 
     def sel(self, p, a, b):
         kind = self.b.kind_of(a) if a.startswith("%") else self.b.kind_of(b)
@@ -288,6 +296,14 @@ class PtxOps(Ops):
 
     def when(self, p, fn, defaults):
         outs = [self._copy(self._reg(d, self.b.kind_of(d))) for d in defaults]
+        if self.defer is not None:
+            defer, self.defer = self.defer, None  # only this `when`; those fn() makes stay inline
+
+            def emit():
+                for o, v in zip(outs, fn()):
+                    self.b.op(f"mov.{_MOV[self.b.kind_of(o)]} {o}, {v};")
+            defer(p, emit)
+            return outs
         skip = self.b.label("skip")
         self.b.op(f"@!{p} bra {skip};")
         for o, v in zip(outs, fn()):
