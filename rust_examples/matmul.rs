@@ -48,7 +48,7 @@ fn matmul(a: &[f32], b: &[f32], c: gpu::Scattered<f32>, m: u32, n: u32, k: u32) 
 /// c = a * b like `matmul`, written for speed: each workgroup of 256 threads computes a
 /// 128 x 128 block of c, each thread an 8 x 8 block of it in 64 scalar accumulators
 /// (rows 4 ty + i and 64 + 4 ty + i, columns 4 tx + j and 64 + 4 tx + j, i, j < 4, for
-/// tx = l % 16, ty = l / 16). Launched with `groups((ceil(n / 128), ceil(m / 128), 1))`.
+/// tx, ty < 16 from the thread l, below). Launched with `groups((ceil(n / 128), ceil(m / 128), 1))`.
 /// K advances 8 at a time through two buffers of workgroup memory each (double buffering:
 /// the next 128 x 8 and 8 x 128 tiles are read from global memory while the current ones are
 /// multiplied, one barrier per step); `at` holds a's tile transposed (at[kk * 128 + r] =
@@ -67,8 +67,10 @@ fn matmul_fast(a: &[f32], b: &[f32], c: gpu::Scattered<f32>, m: u32, n: u32, k: 
     let at = gpu::workgroup_array::<f32, 2048>();
     let bt = gpu::workgroup_array::<f32, 2048>();
     let l = gpu::local_id().x;
-    let tx = l % 16;
-    let ty = l / 16;
+    // a warp's 32 threads: 8 x 4 of (tx, ty), so that its reads of a step's row of bt (8
+    // distinct float4) and of at (4) are one shared-memory wavefront each
+    let tx = (l / 32) % 2 * 8 + l % 8;
+    let ty = l / 64 * 4 + (l / 8) % 4;
     let row0 = gpu::workgroup_id().y * 128;
     let col0 = gpu::workgroup_id().x * 128;
     // what this thread stages per step from k = p: a[ar][p + ak + e] and b[p + bk][bc + e],
@@ -89,8 +91,9 @@ fn matmul_fast(a: &[f32], b: &[f32], c: gpu::Scattered<f32>, m: u32, n: u32, k: 
     let mut c60 = 0.0; let mut c61 = 0.0; let mut c62 = 0.0; let mut c63 = 0.0; let mut c64 = 0.0; let mut c65 = 0.0; let mut c66 = 0.0; let mut c67 = 0.0;
     let mut c70 = 0.0; let mut c71 = 0.0; let mut c72 = 0.0; let mut c73 = 0.0; let mut c74 = 0.0; let mut c75 = 0.0; let mut c76 = 0.0; let mut c77 = 0.0;
     // step 0 into buffer 0
-    let ga = ar * k + ak;
-    let gb = bk * n + bc;
+    let mut ga = ar * k + ak;
+    let mut gb = bk * n + bc;
+    let n8 = n * 8;
     let mut va0 = -0.0;
     let mut va1 = -0.0;
     let mut va2 = -0.0;
@@ -134,8 +137,8 @@ fn matmul_fast(a: &[f32], b: &[f32], c: gpu::Scattered<f32>, m: u32, n: u32, k: 
         let nxt = 1024 - cur;
         // the next step's elements (past k: none loaded)
         let p = t * 8 + 8;
-        let ga = ar * k + p + ak;
-        let gb = (p + bk) * n + bc;
+        ga = ga + 8;
+        gb = gb + n8;
         if inside && p + 8 <= k {
             // inside on every side (most steps): 4 + 4 consecutive floats, no test per element
             va0 = a[ga];
