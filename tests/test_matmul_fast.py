@@ -1,8 +1,9 @@
 """rust_examples/matmul.rs's `matmul_fast` (128 x 128 per workgroup, 8 x 8 `mul_add`
 accumulators per thread, double-buffered workgroup tiles): bit for bit the documented fma
-order on every backend, ragged edges included; and the PTX it needs from the emitter
-(codegen/ptx/tiles.py): a fully unrolled inner loop, vector shared-memory loads, no
-checks left on its workgroup arrays, no spills."""
+order on every backend, ragged edges included; a short buffer's one out-of-range access
+reported as the CPU oracle reports it; and the PTX it needs from the emitter
+(codegen/ptx/tiles.py): a fully unrolled inner loop, vector shared-memory loads, vector
+global loads of a step's floats, no checks left on its workgroup arrays, no spills."""
 
 from __future__ import annotations
 
