@@ -1,10 +1,10 @@
 """SASS instructions per element of the kernels that are bound by instruction issue
 (issues 16 and 18), from the PTX this project emits, without a GPU:
 
-    python3 benchmarks/sass_count.py [--arch sm_90] [--kernel chain|softmax|gemv|all] [--dump DIR] [--batch N]
+    python3 benchmarks/sass_count.py [--arch sm_90] [--kernel chain|softmax|gemv|matmul|all] [--dump DIR] [--batch N]
 
 Each PTX module is assembled with `ptxas -arch=<arch>` and disassembled with `cuobjdump
--sass` (both on PATH). Two kernels:
+-sass` (both on PATH). The kernels:
 
 - `chain`: benchmarks/fusion.py's 4-stage chain (affine, silu, mul, clamp), automatically
   fused with its temporaries elided and specialized, the region the H200 row "automatic
@@ -12,6 +12,8 @@ Each PTX module is assembled with `ptxas -arch=<arch>` and disassembled with `cu
   and its variant are target independent) and lowered for PTX here. Its batched entry is
   what a large dispatch launches: runtime/cuda.py's BATCH elements per thread (`--batch N`
   counts the entry a BATCH of N would give).
+- `matmul`: rust_examples/matmul.rs's `matmul_fast`, checked (the default) and unchecked:
+  the SASS of one trip of its k loop (8 steps of k, 512 FFMA per thread), `loop_trip`.
 - `softmax`: benchmarks/cuda_backend.py's `row_softmax` (`workgroup_softmax_in_place::<1024>`,
   one element per lane) on its lanes entry at runtime/cuda.py's LANE_THREADS threads per
   block: wx / LANE_THREADS elements per thread.
@@ -159,6 +161,52 @@ def count(ptx: str, entry: str, per_thread: int, arch: str = "sm_90", dump: str 
             "classes": {k: v / per_thread for k, v in classes.most_common()}}
 
 
+def loop_trip(code: list[tuple[int, str]]) -> list[str]:
+    """One trip of the entry's longest loop as the common case runs it: from its head to
+    its backward branch, unconditional branches taken, a conditional forward branch taken
+    only where it skips nothing but a fault report (an ATOMG and no memory access of the
+    kernel's own): edge paths and fault reports are left out, NOPs too."""
+    loops = [(int(m.group(2), 16), a) for a, t in code if (m := _BRA.match(t)) and int(m.group(2), 16) <= a]
+    head, back = max(loops, key=lambda x: x[1] - x[0])
+    at = {a: i for i, (a, _) in enumerate(code)}
+    i, out = at[head], []
+    while True:
+        addr, t = code[i]
+        if not t.startswith("NOP"):
+            out.append(t)
+        m = _BRA.match(t)
+        if addr == back:
+            return out
+        if m and int(m.group(2), 16) > addr:
+            target = int(m.group(2), 16)
+            ops = [strip_guard(t2).split()[0] for a, t2 in code if addr < a < target]
+            report = any(op.startswith("ATOMG") for op in ops) and not any(
+                op.startswith(("LDG", "LDS", "STS", "BAR")) for op in ops)
+            if not m.group(1) or report:
+                i = at[target]
+                continue
+        i += 1
+
+
+def matmul_trips(arch: str = "sm_90", dump: str | None = None) -> list[dict]:
+    """matmul_fast's k-loop trip, checked and unchecked: instructions by class, registers."""
+    import goldy_import as gi
+    from goldy_import.codegen.ptx import emit_ptx
+    from goldy_import.ir import pipeline
+
+    kdef = gi.load(os.path.join(HERE, "..", "rust_examples", "matmul.rs")).matmul_fast
+    rows = []
+    for checks in (True, False):
+        ir = kdef.prepare(gi.Device("cpu"), checks=checks).prepared.ir
+        ptx = emit_ptx(pipeline.lower(ir, "ptx", checks=checks).kernel)
+        name = f"matmul_fast_{'checked' if checks else 'unchecked'}"
+        trip = loop_trip(sass(ptx, arch, dump, name)["matmul_fast"])
+        ops = Counter(classify(strip_guard(t)) for t in trip)
+        rows.append({"checks": checks, "trip": len(trip), "ffma": sum(strip_guard(t).startswith("FFMA") for t in trip),
+                     "classes": dict(ops.most_common())})
+    return rows
+
+
 # ---------------------------------------------------------------- the kernels
 
 
@@ -283,7 +331,7 @@ def gemv_report(arch: str, dump: str | None = None) -> list[str]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--arch", default="sm_90")
-    ap.add_argument("--kernel", default="all", choices=["all", *KERNELS, "gemv"])
+    ap.add_argument("--kernel", default="all", choices=["all", *KERNELS, "gemv", "matmul"])
     ap.add_argument("--dump", help="write each kernel's PTX and SASS into this folder")
     ap.add_argument("--batch", type=int, default=0, help="chain: elements per thread of the batched entry "
                     "(default: runtime/cuda.py's BATCH)")
@@ -293,6 +341,16 @@ def main() -> int:
         print("\n".join(gemv_report(args.arch, args.dump)) + "\n")
         if args.kernel == "gemv":
             return 0
+    if args.kernel in ("all", "matmul"):
+        print(f"matmul_fast: SASS per trip of the k loop ({args.arch}; common case: no edge, no fault)")
+        print("| checks | per trip | FFMA | other | by class |")
+        print("|---|---:|---:|---:|---|")
+        for r in matmul_trips(args.arch, args.dump):
+            by = ", ".join(f"{k} {v}" for k, v in r["classes"].items())
+            print(f"| {'on' if r['checks'] else 'off'} | {r['trip']} | {r['ffma']} | {r['trip'] - r['ffma']} | {by} |")
+        if args.kernel == "matmul":
+            return 0
+        print()
     names = list(KERNELS) if args.kernel == "all" else [args.kernel]
     print(f"SASS per element ({args.arch}, ptxas hot path: start to first EXIT, no loop bodies)")
     print("| kernel | entry | elements/thread | static | hot path | per element | us per 64M elements | by class |")

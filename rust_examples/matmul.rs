@@ -48,11 +48,14 @@ fn matmul(a: &[f32], b: &[f32], c: gpu::Scattered<f32>, m: u32, n: u32, k: u32) 
 /// c = a * b like `matmul`, written for speed: each workgroup of 256 threads computes a
 /// 128 x 128 block of c, each thread an 8 x 8 block of it in 64 scalar accumulators
 /// (rows 4 ty + i and 64 + 4 ty + i, columns 4 tx + j and 64 + 4 tx + j, i, j < 4, for
-/// tx = l % 16, ty = l / 16). Launched with `groups((ceil(n / 128), ceil(m / 128), 1))`.
+/// tx, ty < 16 from the thread l, below). Launched with `groups((ceil(n / 128), ceil(m / 128), 1))`.
 /// K advances 8 at a time through two buffers of workgroup memory each (double buffering:
 /// the next 128 x 8 and 8 x 128 tiles are read from global memory while the current ones are
 /// multiplied, one barrier per step); `at` holds a's tile transposed (at[kk * 128 + r] =
-/// a[row0 + r][p0 + kk]) so that both inner-loop reads are four consecutive floats.
+/// a[row0 + r][p0 + kk]) so that both inner-loop reads are four consecutive floats. Each
+/// thread stages four consecutive floats of a row of a and four of a row of b per step:
+/// inside the matrix they are read as `x[i]`, `x[i + 1]`, `x[i + 2]`, `x[i + 3]`, which the
+/// CUDA backend loads as one vector where the row allows (codegen/ptx/tiles.py).
 ///
 /// Product order (the same on every backend, so results agree bit for bit): acc starts at
 /// 0.0 and, for p = 0, 1, ..., k - 1 in order, becomes `a[row][p].mul_add(b[p][col], acc)`,
@@ -64,15 +67,21 @@ fn matmul_fast(a: &[f32], b: &[f32], c: gpu::Scattered<f32>, m: u32, n: u32, k: 
     let at = gpu::workgroup_array::<f32, 2048>();
     let bt = gpu::workgroup_array::<f32, 2048>();
     let l = gpu::local_id().x;
-    let tx = l % 16;
-    let ty = l / 16;
+    // a warp's 32 threads: 8 x 4 of (tx, ty), so that its reads of a step's row of bt (8
+    // distinct float4) and of at (4) are one shared-memory wavefront each
+    let tx = (l / 32) % 2 * 8 + l % 8;
+    let ty = l / 64 * 4 + (l / 8) % 4;
     let row0 = gpu::workgroup_id().y * 128;
     let col0 = gpu::workgroup_id().x * 128;
-    // what this thread stages per step: a[ar][p0 + ak + e] and b[p0 + bk][bc + e], e < 4
+    // what this thread stages per step from k = p: a[ar][p + ak + e] and b[p + bk][bc + e],
+    // e < 4, at a[ga + e] and b[gb + e]; into at[sa + 128 e] and bt[sb + e] of a buffer
     let ar = row0 + l / 2;
     let ak = (l % 2) * 4;
     let bk = l / 32;
     let bc = col0 + (l % 32) * 4;
+    let sa = ak * 128 + l / 2;
+    let sb = bk * 128 + (l % 32) * 4;
+    let inside = ar < m && bc + 3 < n;
     let mut c00 = 0.0; let mut c01 = 0.0; let mut c02 = 0.0; let mut c03 = 0.0; let mut c04 = 0.0; let mut c05 = 0.0; let mut c06 = 0.0; let mut c07 = 0.0;
     let mut c10 = 0.0; let mut c11 = 0.0; let mut c12 = 0.0; let mut c13 = 0.0; let mut c14 = 0.0; let mut c15 = 0.0; let mut c16 = 0.0; let mut c17 = 0.0;
     let mut c20 = 0.0; let mut c21 = 0.0; let mut c22 = 0.0; let mut c23 = 0.0; let mut c24 = 0.0; let mut c25 = 0.0; let mut c26 = 0.0; let mut c27 = 0.0;
@@ -82,6 +91,9 @@ fn matmul_fast(a: &[f32], b: &[f32], c: gpu::Scattered<f32>, m: u32, n: u32, k: 
     let mut c60 = 0.0; let mut c61 = 0.0; let mut c62 = 0.0; let mut c63 = 0.0; let mut c64 = 0.0; let mut c65 = 0.0; let mut c66 = 0.0; let mut c67 = 0.0;
     let mut c70 = 0.0; let mut c71 = 0.0; let mut c72 = 0.0; let mut c73 = 0.0; let mut c74 = 0.0; let mut c75 = 0.0; let mut c76 = 0.0; let mut c77 = 0.0;
     // step 0 into buffer 0
+    let mut ga = ar * k + ak;
+    let mut gb = bk * n + bc;
+    let n8 = n * 8;
     let mut va0 = -0.0;
     let mut va1 = -0.0;
     let mut va2 = -0.0;
@@ -90,70 +102,71 @@ fn matmul_fast(a: &[f32], b: &[f32], c: gpu::Scattered<f32>, m: u32, n: u32, k: 
     let mut vb1 = 0.0;
     let mut vb2 = 0.0;
     let mut vb3 = 0.0;
-    if ar < m && 0 + ak + 3 < k && 0 + bk < k && bc + 3 < n {
-        // inside on every side (most of the tiles): no test per element
-        let ia = ar * k + 0 + ak;
-        let ib = (0 + bk) * n + bc;
-        va0 = a[ia + 0];
-        va1 = a[ia + 1];
-        va2 = a[ia + 2];
-        va3 = a[ia + 3];
-        vb0 = b[ib + 0];
-        vb1 = b[ib + 1];
-        vb2 = b[ib + 2];
-        vb3 = b[ib + 3];
+    if inside && 8 <= k {
+        // inside on every side (most steps): 4 + 4 consecutive floats, no test per element
+        va0 = a[ga];
+        va1 = a[ga + 1];
+        va2 = a[ga + 2];
+        va3 = a[ga + 3];
+        vb0 = b[gb];
+        vb1 = b[gb + 1];
+        vb2 = b[gb + 2];
+        vb3 = b[gb + 3];
     } else {
-        if ar < m && 0 + ak + 0 < k { va0 = a[ar * k + 0 + ak + 0]; }
-        if ar < m && 0 + ak + 1 < k { va1 = a[ar * k + 0 + ak + 1]; }
-        if ar < m && 0 + ak + 2 < k { va2 = a[ar * k + 0 + ak + 2]; }
-        if ar < m && 0 + ak + 3 < k { va3 = a[ar * k + 0 + ak + 3]; }
-        if 0 + bk < k && bc + 0 < n { vb0 = b[(0 + bk) * n + bc + 0]; }
-        if 0 + bk < k && bc + 1 < n { vb1 = b[(0 + bk) * n + bc + 1]; }
-        if 0 + bk < k && bc + 2 < n { vb2 = b[(0 + bk) * n + bc + 2]; }
-        if 0 + bk < k && bc + 3 < n { vb3 = b[(0 + bk) * n + bc + 3]; }
+        // an edge: each element on its own; past k a's tile holds -0.0 and b's 0.0
+        if ar < m && ak < k { va0 = a[ga]; }
+        if ar < m && ak + 1 < k { va1 = a[ga + 1]; }
+        if ar < m && ak + 2 < k { va2 = a[ga + 2]; }
+        if ar < m && ak + 3 < k { va3 = a[ga + 3]; }
+        if bk < k && bc < n { vb0 = b[gb]; }
+        if bk < k && bc + 1 < n { vb1 = b[gb + 1]; }
+        if bk < k && bc + 2 < n { vb2 = b[gb + 2]; }
+        if bk < k && bc + 3 < n { vb3 = b[gb + 3]; }
     }
-    at[(ak + 0) * 128 + l / 2] = va0;
-    at[(ak + 1) * 128 + l / 2] = va1;
-    at[(ak + 2) * 128 + l / 2] = va2;
-    at[(ak + 3) * 128 + l / 2] = va3;
-    bt[bk * 128 + (l % 32) * 4 + 0] = vb0;
-    bt[bk * 128 + (l % 32) * 4 + 1] = vb1;
-    bt[bk * 128 + (l % 32) * 4 + 2] = vb2;
-    bt[bk * 128 + (l % 32) * 4 + 3] = vb3;
+    at[sa] = va0;
+    at[sa + 128] = va1;
+    at[sa + 256] = va2;
+    at[sa + 384] = va3;
+    bt[sb] = vb0;
+    bt[sb + 1] = vb1;
+    bt[sb + 2] = vb2;
+    bt[sb + 3] = vb3;
     gpu::workgroup_barrier();
     for t in 0..(k + 7) / 8 {
-        let cur = (t % 2) * 1024; // this step's buffer; the next step's is 1024 - cur
-        // the next step's elements (padding past k: the loads are not taken)
-        let p1 = t * 8 + 8;
-        let mut va0 = -0.0;
-        let mut va1 = -0.0;
-        let mut va2 = -0.0;
-        let mut va3 = -0.0;
-        let mut vb0 = 0.0;
-        let mut vb1 = 0.0;
-        let mut vb2 = 0.0;
-        let mut vb3 = 0.0;
-        if ar < m && p1 + ak + 3 < k && p1 + bk < k && bc + 3 < n {
-            // inside on every side (most of the tiles): no test per element
-            let ia = ar * k + p1 + ak;
-            let ib = (p1 + bk) * n + bc;
-            va0 = a[ia + 0];
-            va1 = a[ia + 1];
-            va2 = a[ia + 2];
-            va3 = a[ia + 3];
-            vb0 = b[ib + 0];
-            vb1 = b[ib + 1];
-            vb2 = b[ib + 2];
-            vb3 = b[ib + 3];
+        let cur = (t & 1) * 1024; // this step's buffer; the next step's is 1024 - cur
+        let nxt = 1024 - cur;
+        // the next step's elements (past k: none loaded)
+        let p = t * 8 + 8;
+        ga = ga + 8;
+        gb = gb + n8;
+        if inside && p + 8 <= k {
+            // inside on every side (most steps): 4 + 4 consecutive floats, no test per element
+            va0 = a[ga];
+            va1 = a[ga + 1];
+            va2 = a[ga + 2];
+            va3 = a[ga + 3];
+            vb0 = b[gb];
+            vb1 = b[gb + 1];
+            vb2 = b[gb + 2];
+            vb3 = b[gb + 3];
         } else {
-            if ar < m && p1 + ak + 0 < k { va0 = a[ar * k + p1 + ak + 0]; }
-            if ar < m && p1 + ak + 1 < k { va1 = a[ar * k + p1 + ak + 1]; }
-            if ar < m && p1 + ak + 2 < k { va2 = a[ar * k + p1 + ak + 2]; }
-            if ar < m && p1 + ak + 3 < k { va3 = a[ar * k + p1 + ak + 3]; }
-            if p1 + bk < k && bc + 0 < n { vb0 = b[(p1 + bk) * n + bc + 0]; }
-            if p1 + bk < k && bc + 1 < n { vb1 = b[(p1 + bk) * n + bc + 1]; }
-            if p1 + bk < k && bc + 2 < n { vb2 = b[(p1 + bk) * n + bc + 2]; }
-            if p1 + bk < k && bc + 3 < n { vb3 = b[(p1 + bk) * n + bc + 3]; }
+            // an edge: each element on its own; past k a's tile holds -0.0 and b's 0.0
+            va0 = -0.0;
+            va1 = -0.0;
+            va2 = -0.0;
+            va3 = -0.0;
+            vb0 = 0.0;
+            vb1 = 0.0;
+            vb2 = 0.0;
+            vb3 = 0.0;
+            if ar < m && p + ak < k { va0 = a[ga]; }
+            if ar < m && p + ak + 1 < k { va1 = a[ga + 1]; }
+            if ar < m && p + ak + 2 < k { va2 = a[ga + 2]; }
+            if ar < m && p + ak + 3 < k { va3 = a[ga + 3]; }
+            if p + bk < k && bc < n { vb0 = b[gb]; }
+            if p + bk < k && bc + 1 < n { vb1 = b[gb + 1]; }
+            if p + bk < k && bc + 2 < n { vb2 = b[gb + 2]; }
+            if p + bk < k && bc + 3 < n { vb3 = b[gb + 3]; }
         }
         for kk in 0..8 {
             let ia = cur + kk * 128 + ty * 4;
@@ -191,14 +204,14 @@ fn matmul_fast(a: &[f32], b: &[f32], c: gpu::Scattered<f32>, m: u32, n: u32, k: 
             c70 = a7.mul_add(b0, c70); c71 = a7.mul_add(b1, c71); c72 = a7.mul_add(b2, c72); c73 = a7.mul_add(b3, c73);
             c74 = a7.mul_add(b4, c74); c75 = a7.mul_add(b5, c75); c76 = a7.mul_add(b6, c76); c77 = a7.mul_add(b7, c77);
         }
-        at[1024 - cur + (ak + 0) * 128 + l / 2] = va0;
-        at[1024 - cur + (ak + 1) * 128 + l / 2] = va1;
-        at[1024 - cur + (ak + 2) * 128 + l / 2] = va2;
-        at[1024 - cur + (ak + 3) * 128 + l / 2] = va3;
-        bt[1024 - cur + bk * 128 + (l % 32) * 4 + 0] = vb0;
-        bt[1024 - cur + bk * 128 + (l % 32) * 4 + 1] = vb1;
-        bt[1024 - cur + bk * 128 + (l % 32) * 4 + 2] = vb2;
-        bt[1024 - cur + bk * 128 + (l % 32) * 4 + 3] = vb3;
+        at[nxt + sa] = va0;
+        at[nxt + sa + 128] = va1;
+        at[nxt + sa + 256] = va2;
+        at[nxt + sa + 384] = va3;
+        bt[nxt + sb] = vb0;
+        bt[nxt + sb + 1] = vb1;
+        bt[nxt + sb + 2] = vb2;
+        bt[nxt + sb + 3] = vb3;
         gpu::workgroup_barrier();
     }
     // rows r of c: 4 ty + i for i < 4, 64 + 4 ty + i - 4 for i >= 4; the same for columns

@@ -1,8 +1,9 @@
 """rust_examples/matmul.rs's `matmul_fast` (128 x 128 per workgroup, 8 x 8 `mul_add`
 accumulators per thread, double-buffered workgroup tiles): bit for bit the documented fma
-order on every backend, ragged edges included; and the PTX it needs from the emitter
-(codegen/ptx/tiles.py): a fully unrolled inner loop, vector shared-memory loads, no
-checks left on its workgroup arrays, no spills."""
+order on every backend, ragged edges included; a short buffer's one out-of-range access
+reported as the CPU oracle reports it; and the PTX it needs from the emitter
+(codegen/ptx/tiles.py): a fully unrolled inner loop, vector shared-memory loads, vector
+global loads of a step's floats, no checks left on its workgroup arrays, no spills."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import re
 
 import numpy as np
 import pytest
+
+import goldy_import as gi
 
 from goldy_import.codegen.cpu.rt import fma
 from goldy_import.codegen.ptx import emit_ptx
@@ -49,11 +52,13 @@ def same_bits(got: np.ndarray, want: np.ndarray, what: str) -> None:
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_matmul_fast_is_the_fma_order(backend):
     """Ragged on every side (m, n past one 128 tile, k not a multiple of the step of 8 and
-    over three steps, so both buffers are reused), fresh random data, poisoned output."""
+    over three steps, so both buffers are reused; 197 x 261 x 75 odd everywhere); rows of a
+    and b that are multiples of 4 (the CUDA backend's vector loads of a step's floats, then
+    the edge path); fresh random data, poisoned output."""
     device(backend)
     s = int(np.random.SeedSequence().entropy % 2**32)
     rng = np.random.default_rng(s)
-    for m, n, k in ((131, 130, 27), (3, 5, 1)):
+    for m, n, k in ((131, 130, 27), (3, 5, 1), (197, 261, 75), (130, 136, 20)):
         a = rng.standard_normal((m, k)).astype(np.float32)
         b = rng.standard_normal((k, n)).astype(np.float32)
         same_bits(run_fast(backend, a, b), fma_order(a, b), f"{backend} {m}x{k} @ {k}x{n} (seed {s})")
@@ -72,6 +77,26 @@ def test_matmul_fast_padding_keeps_negative_zero(backend):
     same_bits(run_fast(backend, a, b), want, f"{backend} -0.0 sums")
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_matmul_fast_fault_on_a_short_buffer(backend):
+    """`a` one element short of m x k: the one access past its end, a[m k - 1], read by one
+    thread in a step inside the matrix (on CUDA its vector load's range test fails and the
+    four floats are read one by one), is the fault reported, as by the CPU oracle."""
+    m, n, k = 130, 136, 16
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal(m * k - 1).astype(np.float32)
+    b = rng.standard_normal(k * n).astype(np.float32)
+    msgs = []
+    for be in ("cpu", backend):
+        device(be)
+        with pytest.raises(gi.KernelFault) as info:
+            run_kernel(be, SRC, "matmul_fast", [a, b, np.zeros(m * n, np.float32), m, n, k],
+                       ("groups", (-(-n // 128), -(-m // 128), 1)))
+        msgs.append(str(info.value))
+    assert f"parameter `a` indexed at {m * k - 1}, but its length is {m * k - 1}" in msgs[0], msgs[0]
+    assert msgs[1] == msgs[0]
+
+
 def test_matmul_fast_ptx(ptxas, tmp_path):  # noqa: F811
     k = next(x for x in import_file(SRC).kernels if x.name == "matmul_fast")
     text = emit_ptx(k)
@@ -79,6 +104,8 @@ def test_matmul_fast_ptx(ptxas, tmp_path):  # noqa: F811
     assert body.count("ld.shared.v4.f32") == 32, "4 vector loads per inner step, 8 steps unrolled"
     assert "ld.shared.f32" not in body
     assert body.count("fma.rn.f32") == 512
+    # a step's 4 + 4 floats of a and b: one vector load each, in the first step and in the loop
+    assert body.count("ld.global.nc.v4.f32") == 4
     assert not re.search(r"setp\.\w+\.u32 %p\d+, %r\d+, 2048;", body), "a check left on a workgroup array"
     log = assemble(ptxas, text, tmp_path)
     assert "0 bytes spill stores, 0 bytes spill loads" in log, log

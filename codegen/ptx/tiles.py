@@ -10,7 +10,15 @@
   of the vector width (`multiple_of`) and the whole group provably in range (then no
   check site is left on it). Workgroup arrays accessed so are declared 16-byte aligned.
 
-Both only change how the same loads, stores and arithmetic are issued: each element is
+- `global_group`: four consecutive statements that read `x[base + c]` ... `x[base + c + 3]`
+  of one buffer of 4-byte scalars into locals (`let v = x[i];` or `v = x[i];`) become one
+  `ld.global.v4` where, at run time, the first index is below `len - 3` (so all four are in
+  range: one range test for the group instead of four, and no trapping check) and the
+  address is 16-byte aligned; otherwise the four statements run as written, one by one,
+  each with its own range test and trapping check, so a fault is reported exactly as
+  without the group (the same first failing access, index and length).
+
+All only change how the same loads, stores and arithmetic are issued: each element is
 read or written once, in the group's place in program order, with the same value, so the
 results are bit for bit those of the statements one by one.
 """
@@ -21,6 +29,7 @@ from dataclasses import fields
 from typing import Optional
 
 from goldy_import.ir import nodes as N
+from goldy_import.ir.checks import PROVEN
 from goldy_import.ir.uniformity import reassigned_locals
 
 MAX_TRIPS = 16
@@ -118,6 +127,8 @@ def vector_group(em, stmts: list[N.Stmt], i: int) -> int:
     s = stmts[i]
     if em.pred is not None or em.lanes > 1:
         return 0
+    if isinstance(s, N.Assign) and isinstance(s.value, N.Load):
+        return global_group(em, stmts, i)
     if isinstance(s, N.Let) and s.value is not None and isinstance(s.value, N.Load):
         res, first = s.value.resource, s.value.index
     elif isinstance(s, N.Store):
@@ -125,7 +136,9 @@ def vector_group(em, stmts: list[N.Stmt], i: int) -> int:
     else:
         return 0
     w = em.k.workgroup_array(res)
-    if w is None or not _pure(first):
+    if w is None:
+        return global_group(em, stmts, i) if isinstance(s, N.Let) else 0
+    if not _pure(first):
         return 0
     base, c0 = _split(first)
     bk = _key(base)
@@ -198,3 +211,74 @@ def _store(em, group: list[N.Store], w: N.WorkgroupArray, first: N.Expr) -> None
         vals.append(em.reg_of(em.expr(g.value)[0], _PTY[w.ty][1]))
     addr = _address(em, w, first)
     em.b.op(f"st.shared.v{len(group)}.{_PTY[w.ty][0]} [{addr}], {{{', '.join(vals)}}};")
+
+
+def global_group(em, stmts: list[N.Stmt], i: int) -> int:
+    """Emit stmts[i:i + 4] as one guarded `ld.global.v4` when they form a group of loads of
+    a buffer (module doc) and return 4; else emit nothing and return 0."""
+    group = stmts[i:i + 4]
+    if len(group) < 4 or em.pred is not None or em.lanes > 1 or em.guards:
+        return 0
+    loads, targets = [], []
+    for g in group:
+        if isinstance(g, N.Let) and isinstance(g.value, N.Load):
+            targets.append(g.name)
+        elif isinstance(g, N.Assign) and isinstance(g.target, N.Var) and isinstance(g.value, N.Load):
+            targets.append(g.target.name)
+        else:
+            return 0
+        loads.append(g.value)
+    res = loads[0].resource
+    r = em.res.get(res)
+    if r is None or r["kind"] != "buffer" or r["param"].ty not in _PTY or em.k.workgroup_array(res) is not None:
+        return 0
+    base, c0 = _split(loads[0].index)
+    bk = _key(base)
+    for j, ld in enumerate(loads):
+        b, c = _split(ld.index)
+        if ld.resource != res or c != c0 + j or _key(b) != bk or not _pure(ld.index):
+            return 0
+    if any(em.k.locals.get(t) not in _PTY for t in targets) or \
+            any(isinstance(x, N.Var) and x.name in targets for x in N.walk_expr(base)):
+        return 0
+    em.flush_traps()  # the group branches: checks deferred before it are taken first
+    for g in group:
+        em.line_comment(g.span)
+    idx = em.reg_of(em.expr(loads[0].index)[0], "r")
+    addr = em.address(r["ptr"], idx, 4)
+    vec = em.new("p", "setp.eq.u64 {}, {}, 0;", em.new("rd", "and.b64 {}, {}, 15;", addr))
+    if any(ld.check != PROVEN for ld in loads):  # idx < len - 3: idx + 0..3 in range, no wrap
+        vec = em.pred_and(vec, em.lt_u(idx, _room(em, r["len"])))
+    b = em.b
+    slow, done = b.label("gscalar"), b.label("gvector")
+    b.op(f"@!{vec} bra {slow};")
+    pty, kind = _PTY[r["param"].ty]
+    regs = [b.reg(kind) for _ in group]
+    nc = ".nc" if res not in em.written else ""
+    b.op(f"ld.global{nc}.v4.{pty} {{{', '.join(regs)}}}, [{addr}];")
+    for t, reg in zip(targets, regs):
+        em.move(em.local(t), [reg])
+    b.op(f"bra.uni {done};")
+    b.place(slow)
+    for g in group:  # as written: each access with its own range test and trapping check
+        em.stmt(g)
+    em.flush_traps()
+    b.place(done)
+    return 4
+
+
+def _room(em, length: str) -> str:
+    """A register holding max(length, 3) - 3, computed once where the entry loads `length`
+    (a loop-invariant that ptxas does not hoist), else here."""
+    cache = em.__dict__.setdefault("_tile_room", {})
+    if length not in cache:
+        t, room = em.b.reg("r"), em.b.reg("r")
+        ops = [f"\tmax.u32 {t}, {em.reg_of(length, 'r')}, 3;", f"\tsub.u32 {room}, {t}, 3;"]
+        at = next((i + 1 for i, line in enumerate(em.b.lines) if line.startswith(f"\tld.param.u32 {length},")), None)
+        if at is None:
+            for op in ops:
+                em.b.op(op.strip())
+            return room  # not cached: this point need not dominate the next use
+        em.b.lines[at:at] = ops
+        cache[length] = room
+    return cache[length]

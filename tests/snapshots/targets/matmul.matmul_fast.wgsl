@@ -197,14 +197,17 @@ fn matmul_fast(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(wo
     let n: u32 = gi_u.n;
     let k: u32 = gi_u.k;
     let l: u32 = gi_local_id.x;
-    let tx: u32 = l % 16u;
-    let ty: u32 = l / 16u;
+    let tx: u32 = (((l / 32u) % 2u) * 8u) + (l % 8u);
+    let ty: u32 = ((l / 64u) * 4u) + ((l / 8u) % 4u);
     let row0: u32 = gi_workgroup_id.y * 128u;
     let col0: u32 = gi_workgroup_id.x * 128u;
     let ar: u32 = row0 + (l / 2u);
     let ak: u32 = (l % 2u) * 4u;
     let bk: u32 = l / 32u;
     let bc: u32 = col0 + ((l % 32u) * 4u);
+    let sa: u32 = (ak * 128u) + (l / 2u);
+    let sb: u32 = (bk * 128u) + ((l % 32u) * 4u);
+    let inside: bool = (ar < m) && ((bc + 3u) < n);
     var c00: f32 = 0.0f;
     var c01: f32 = 0.0f;
     var c02: f32 = 0.0f;
@@ -269,6 +272,9 @@ fn matmul_fast(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(wo
     var c75: f32 = 0.0f;
     var c76: f32 = 0.0f;
     var c77: f32 = 0.0f;
+    var ga: u32 = (ar * k) + ak;
+    var gb: u32 = (bk * n) + bc;
+    let n8: u32 = n * 8u;
     var va0: f32 = -0.0f;
     var va1: f32 = -0.0f;
     var va2: f32 = -0.0f;
@@ -277,121 +283,120 @@ fn matmul_fast(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(wo
     var vb1: f32 = 0.0f;
     var vb2: f32 = 0.0f;
     var vb3: f32 = 0.0f;
-    if ((((ar < m) && (((0u + ak) + 3u) < k)) && ((0u + bk) < k)) && ((bc + 3u) < n)) {
-        let ia: u32 = ((ar * k) + 0u) + ak;
-        let ib: u32 = ((0u + bk) * n) + bc;
-        va0 = gi_checked_load_a(ia + 0u, 0u);
-        va1 = gi_checked_load_a(ia + 1u, 1u);
-        va2 = gi_checked_load_a(ia + 2u, 2u);
-        va3 = gi_checked_load_a(ia + 3u, 3u);
-        vb0 = gi_checked_load_b(ib + 0u, 4u);
-        vb1 = gi_checked_load_b(ib + 1u, 5u);
-        vb2 = gi_checked_load_b(ib + 2u, 6u);
-        vb3 = gi_checked_load_b(ib + 3u, 7u);
+    if (inside && (8u <= k)) {
+        va0 = gi_checked_load_a(ga, 0u);
+        va1 = gi_checked_load_a(ga + 1u, 1u);
+        va2 = gi_checked_load_a(ga + 2u, 2u);
+        va3 = gi_checked_load_a(ga + 3u, 3u);
+        vb0 = gi_checked_load_b(gb, 4u);
+        vb1 = gi_checked_load_b(gb + 1u, 5u);
+        vb2 = gi_checked_load_b(gb + 2u, 6u);
+        vb3 = gi_checked_load_b(gb + 3u, 7u);
     } else {
-        if ((ar < m) && (((0u + ak) + 0u) < k)) {
-            va0 = gi_checked_load_a((((ar * k) + 0u) + ak) + 0u, 8u);
+        if ((ar < m) && (ak < k)) {
+            va0 = gi_checked_load_a(ga, 8u);
         }
-        if ((ar < m) && (((0u + ak) + 1u) < k)) {
-            va1 = gi_checked_load_a((((ar * k) + 0u) + ak) + 1u, 9u);
+        if ((ar < m) && ((ak + 1u) < k)) {
+            va1 = gi_checked_load_a(ga + 1u, 9u);
         }
-        if ((ar < m) && (((0u + ak) + 2u) < k)) {
-            va2 = gi_checked_load_a((((ar * k) + 0u) + ak) + 2u, 10u);
+        if ((ar < m) && ((ak + 2u) < k)) {
+            va2 = gi_checked_load_a(ga + 2u, 10u);
         }
-        if ((ar < m) && (((0u + ak) + 3u) < k)) {
-            va3 = gi_checked_load_a((((ar * k) + 0u) + ak) + 3u, 11u);
+        if ((ar < m) && ((ak + 3u) < k)) {
+            va3 = gi_checked_load_a(ga + 3u, 11u);
         }
-        if (((0u + bk) < k) && ((bc + 0u) < n)) {
-            vb0 = gi_checked_load_b((((0u + bk) * n) + bc) + 0u, 12u);
+        if ((bk < k) && (bc < n)) {
+            vb0 = gi_checked_load_b(gb, 12u);
         }
-        if (((0u + bk) < k) && ((bc + 1u) < n)) {
-            vb1 = gi_checked_load_b((((0u + bk) * n) + bc) + 1u, 13u);
+        if ((bk < k) && ((bc + 1u) < n)) {
+            vb1 = gi_checked_load_b(gb + 1u, 13u);
         }
-        if (((0u + bk) < k) && ((bc + 2u) < n)) {
-            vb2 = gi_checked_load_b((((0u + bk) * n) + bc) + 2u, 14u);
+        if ((bk < k) && ((bc + 2u) < n)) {
+            vb2 = gi_checked_load_b(gb + 2u, 14u);
         }
-        if (((0u + bk) < k) && ((bc + 3u) < n)) {
-            vb3 = gi_checked_load_b((((0u + bk) * n) + bc) + 3u, 15u);
+        if ((bk < k) && ((bc + 3u) < n)) {
+            vb3 = gi_checked_load_b(gb + 3u, 15u);
         }
     }
-    gi_checked_store_at(((ak + 0u) * 128u) + (l / 2u), va0, 16u);
-    gi_checked_store_at(((ak + 1u) * 128u) + (l / 2u), va1, 17u);
-    gi_checked_store_at(((ak + 2u) * 128u) + (l / 2u), va2, 18u);
-    gi_checked_store_at(((ak + 3u) * 128u) + (l / 2u), va3, 19u);
-    gi_checked_store_bt(((bk * 128u) + ((l % 32u) * 4u)) + 0u, vb0, 20u);
-    gi_checked_store_bt(((bk * 128u) + ((l % 32u) * 4u)) + 1u, vb1, 21u);
-    gi_checked_store_bt(((bk * 128u) + ((l % 32u) * 4u)) + 2u, vb2, 22u);
-    gi_checked_store_bt(((bk * 128u) + ((l % 32u) * 4u)) + 3u, vb3, 23u);
+    gi_checked_store_at(sa, va0, 16u);
+    gi_checked_store_at(sa + 128u, va1, 17u);
+    gi_checked_store_at(sa + 256u, va2, 18u);
+    gi_checked_store_at(sa + 384u, va3, 19u);
+    gi_checked_store_bt(sb, vb0, 20u);
+    gi_checked_store_bt(sb + 1u, vb1, 21u);
+    gi_checked_store_bt(sb + 2u, vb2, 22u);
+    gi_checked_store_bt(sb + 3u, vb3, 23u);
     workgroupBarrier();
     let gi_end1: u32 = (k + 7u) / 8u;
     for (var t: u32 = 0u; t < gi_end1; t = t + 1u) {
-        let cur: u32 = (t % 2u) * 1024u;
-        let p1: u32 = (t * 8u) + 8u;
-        var va0_1: f32 = -0.0f;
-        var va1_1: f32 = -0.0f;
-        var va2_1: f32 = -0.0f;
-        var va3_1: f32 = -0.0f;
-        var vb0_1: f32 = 0.0f;
-        var vb1_1: f32 = 0.0f;
-        var vb2_1: f32 = 0.0f;
-        var vb3_1: f32 = 0.0f;
-        if ((((ar < m) && (((p1 + ak) + 3u) < k)) && ((p1 + bk) < k)) && ((bc + 3u) < n)) {
-            let ia_1: u32 = ((ar * k) + p1) + ak;
-            let ib_1: u32 = ((p1 + bk) * n) + bc;
-            va0_1 = gi_checked_load_a(ia_1 + 0u, 24u);
-            va1_1 = gi_checked_load_a(ia_1 + 1u, 25u);
-            va2_1 = gi_checked_load_a(ia_1 + 2u, 26u);
-            va3_1 = gi_checked_load_a(ia_1 + 3u, 27u);
-            vb0_1 = gi_checked_load_b(ib_1 + 0u, 28u);
-            vb1_1 = gi_checked_load_b(ib_1 + 1u, 29u);
-            vb2_1 = gi_checked_load_b(ib_1 + 2u, 30u);
-            vb3_1 = gi_checked_load_b(ib_1 + 3u, 31u);
+        let cur: u32 = (t & 1u) * 1024u;
+        let nxt: u32 = 1024u - cur;
+        let p: u32 = (t * 8u) + 8u;
+        ga = ga + 8u;
+        gb = gb + n8;
+        if (inside && ((p + 8u) <= k)) {
+            va0 = gi_checked_load_a(ga, 24u);
+            va1 = gi_checked_load_a(ga + 1u, 25u);
+            va2 = gi_checked_load_a(ga + 2u, 26u);
+            va3 = gi_checked_load_a(ga + 3u, 27u);
+            vb0 = gi_checked_load_b(gb, 28u);
+            vb1 = gi_checked_load_b(gb + 1u, 29u);
+            vb2 = gi_checked_load_b(gb + 2u, 30u);
+            vb3 = gi_checked_load_b(gb + 3u, 31u);
         } else {
-            if ((ar < m) && (((p1 + ak) + 0u) < k)) {
-                va0_1 = gi_checked_load_a((((ar * k) + p1) + ak) + 0u, 32u);
+            va0 = -0.0f;
+            va1 = -0.0f;
+            va2 = -0.0f;
+            va3 = -0.0f;
+            vb0 = 0.0f;
+            vb1 = 0.0f;
+            vb2 = 0.0f;
+            vb3 = 0.0f;
+            if ((ar < m) && ((p + ak) < k)) {
+                va0 = gi_checked_load_a(ga, 32u);
             }
-            if ((ar < m) && (((p1 + ak) + 1u) < k)) {
-                va1_1 = gi_checked_load_a((((ar * k) + p1) + ak) + 1u, 33u);
+            if ((ar < m) && (((p + ak) + 1u) < k)) {
+                va1 = gi_checked_load_a(ga + 1u, 33u);
             }
-            if ((ar < m) && (((p1 + ak) + 2u) < k)) {
-                va2_1 = gi_checked_load_a((((ar * k) + p1) + ak) + 2u, 34u);
+            if ((ar < m) && (((p + ak) + 2u) < k)) {
+                va2 = gi_checked_load_a(ga + 2u, 34u);
             }
-            if ((ar < m) && (((p1 + ak) + 3u) < k)) {
-                va3_1 = gi_checked_load_a((((ar * k) + p1) + ak) + 3u, 35u);
+            if ((ar < m) && (((p + ak) + 3u) < k)) {
+                va3 = gi_checked_load_a(ga + 3u, 35u);
             }
-            if (((p1 + bk) < k) && ((bc + 0u) < n)) {
-                vb0_1 = gi_checked_load_b((((p1 + bk) * n) + bc) + 0u, 36u);
+            if (((p + bk) < k) && (bc < n)) {
+                vb0 = gi_checked_load_b(gb, 36u);
             }
-            if (((p1 + bk) < k) && ((bc + 1u) < n)) {
-                vb1_1 = gi_checked_load_b((((p1 + bk) * n) + bc) + 1u, 37u);
+            if (((p + bk) < k) && ((bc + 1u) < n)) {
+                vb1 = gi_checked_load_b(gb + 1u, 37u);
             }
-            if (((p1 + bk) < k) && ((bc + 2u) < n)) {
-                vb2_1 = gi_checked_load_b((((p1 + bk) * n) + bc) + 2u, 38u);
+            if (((p + bk) < k) && ((bc + 2u) < n)) {
+                vb2 = gi_checked_load_b(gb + 2u, 38u);
             }
-            if (((p1 + bk) < k) && ((bc + 3u) < n)) {
-                vb3_1 = gi_checked_load_b((((p1 + bk) * n) + bc) + 3u, 39u);
+            if (((p + bk) < k) && ((bc + 3u) < n)) {
+                vb3 = gi_checked_load_b(gb + 3u, 39u);
             }
         }
         let gi_end2: u32 = 8u;
         for (var kk: u32 = 0u; kk < gi_end2; kk = kk + 1u) {
-            let ia_2: u32 = (cur + (kk * 128u)) + (ty * 4u);
-            let ib_2: u32 = (cur + (kk * 128u)) + (tx * 4u);
-            let a0: f32 = gi_checked_load_at(ia_2 + 0u, 40u);
-            let a1: f32 = gi_checked_load_at(ia_2 + 1u, 41u);
-            let a2: f32 = gi_checked_load_at(ia_2 + 2u, 42u);
-            let a3: f32 = gi_checked_load_at(ia_2 + 3u, 43u);
-            let a4: f32 = gi_checked_load_at(ia_2 + 64u, 44u);
-            let a5: f32 = gi_checked_load_at(ia_2 + 65u, 45u);
-            let a6: f32 = gi_checked_load_at(ia_2 + 66u, 46u);
-            let a7: f32 = gi_checked_load_at(ia_2 + 67u, 47u);
-            let b0: f32 = gi_checked_load_bt(ib_2 + 0u, 48u);
-            let b1: f32 = gi_checked_load_bt(ib_2 + 1u, 49u);
-            let b2: f32 = gi_checked_load_bt(ib_2 + 2u, 50u);
-            let b3: f32 = gi_checked_load_bt(ib_2 + 3u, 51u);
-            let b4: f32 = gi_checked_load_bt(ib_2 + 64u, 52u);
-            let b5: f32 = gi_checked_load_bt(ib_2 + 65u, 53u);
-            let b6: f32 = gi_checked_load_bt(ib_2 + 66u, 54u);
-            let b7: f32 = gi_checked_load_bt(ib_2 + 67u, 55u);
+            let ia: u32 = (cur + (kk * 128u)) + (ty * 4u);
+            let ib: u32 = (cur + (kk * 128u)) + (tx * 4u);
+            let a0: f32 = gi_checked_load_at(ia + 0u, 40u);
+            let a1: f32 = gi_checked_load_at(ia + 1u, 41u);
+            let a2: f32 = gi_checked_load_at(ia + 2u, 42u);
+            let a3: f32 = gi_checked_load_at(ia + 3u, 43u);
+            let a4: f32 = gi_checked_load_at(ia + 64u, 44u);
+            let a5: f32 = gi_checked_load_at(ia + 65u, 45u);
+            let a6: f32 = gi_checked_load_at(ia + 66u, 46u);
+            let a7: f32 = gi_checked_load_at(ia + 67u, 47u);
+            let b0: f32 = gi_checked_load_bt(ib + 0u, 48u);
+            let b1: f32 = gi_checked_load_bt(ib + 1u, 49u);
+            let b2: f32 = gi_checked_load_bt(ib + 2u, 50u);
+            let b3: f32 = gi_checked_load_bt(ib + 3u, 51u);
+            let b4: f32 = gi_checked_load_bt(ib + 64u, 52u);
+            let b5: f32 = gi_checked_load_bt(ib + 65u, 53u);
+            let b6: f32 = gi_checked_load_bt(ib + 66u, 54u);
+            let b7: f32 = gi_checked_load_bt(ib + 67u, 55u);
             c00 = gi_fma_f32(a0, b0, c00);
             c01 = gi_fma_f32(a0, b1, c01);
             c02 = gi_fma_f32(a0, b2, c02);
@@ -457,14 +462,14 @@ fn matmul_fast(@builtin(local_invocation_id) gi_local_id: vec3<u32>, @builtin(wo
             c76 = gi_fma_f32(a7, b6, c76);
             c77 = gi_fma_f32(a7, b7, c77);
         }
-        gi_checked_store_at(((1024u - cur) + ((ak + 0u) * 128u)) + (l / 2u), va0_1, 56u);
-        gi_checked_store_at(((1024u - cur) + ((ak + 1u) * 128u)) + (l / 2u), va1_1, 57u);
-        gi_checked_store_at(((1024u - cur) + ((ak + 2u) * 128u)) + (l / 2u), va2_1, 58u);
-        gi_checked_store_at(((1024u - cur) + ((ak + 3u) * 128u)) + (l / 2u), va3_1, 59u);
-        gi_checked_store_bt((((1024u - cur) + (bk * 128u)) + ((l % 32u) * 4u)) + 0u, vb0_1, 60u);
-        gi_checked_store_bt((((1024u - cur) + (bk * 128u)) + ((l % 32u) * 4u)) + 1u, vb1_1, 61u);
-        gi_checked_store_bt((((1024u - cur) + (bk * 128u)) + ((l % 32u) * 4u)) + 2u, vb2_1, 62u);
-        gi_checked_store_bt((((1024u - cur) + (bk * 128u)) + ((l % 32u) * 4u)) + 3u, vb3_1, 63u);
+        gi_checked_store_at(nxt + sa, va0, 56u);
+        gi_checked_store_at((nxt + sa) + 128u, va1, 57u);
+        gi_checked_store_at((nxt + sa) + 256u, va2, 58u);
+        gi_checked_store_at((nxt + sa) + 384u, va3, 59u);
+        gi_checked_store_bt(nxt + sb, vb0, 60u);
+        gi_checked_store_bt((nxt + sb) + 1u, vb1, 61u);
+        gi_checked_store_bt((nxt + sb) + 2u, vb2, 62u);
+        gi_checked_store_bt((nxt + sb) + 3u, vb3, 63u);
         workgroupBarrier();
     }
     let r0: u32 = (row0 + (ty * 4u)) + 0u;
