@@ -280,7 +280,7 @@ class _Fast:
         may differ between them, or a guard without `else`, is expected to hold for all
         copies (not to hold for any where its body is just `return`, an early exit): the
         other threads, e.g. past the end, take the general path."""
-        em, b = self.em, self.b
+        b = self.b
         all_true, none_true, agree = self.condition(s.cond)
         if not agree or not s.else_body:  # (a uniform guard: false, the general path does nothing either)
             early = bool(s.then_body) and all(isinstance(x, N.Return) for x in s.then_body)

@@ -221,7 +221,8 @@ fn gi_exp_f32(x: f32) -> f32 {
         let t102 = select(t99, t101, t100);
         let t103 = (0x7f800000u < t31);
         let t104 = select(t102, x, t103);
-        t34 = t104;
+        let t105 = select(t29, t104, t33);
+        t34 = t105;
     }
     return t34;
 }
