@@ -19,6 +19,7 @@ import numpy as np
 
 from .loops import Span, accumulate, iteration_blocks, uniform_trips  # noqa: F401 (reduction loops in one pass)
 from .math import evaluate as evaluate_math, evaluate_rule
+from .transposed import transposed
 
 TRUE = np.True_
 FALSE = np.False_
@@ -882,11 +883,11 @@ def span(a: np.ndarray, base, J: np.ndarray, chk=None):
         good = 0
     else:
         good = size if d == 0 else min(size, (n - k - first) // d + 1)
-    tail = None
+    tail, covered = None, good  # lanes whose runs are all in range or all past the end
     if good < size:
         start, last = int(flat[good]) + j0, int(flat[-1]) + j0 + k - 1
         if n <= start and last < 1 << 32:  # every run past the end (no u32 wrap-around): all 0
-            tail = np.zeros((k, size - good), a.dtype)
+            tail, covered = np.zeros((k, size - good), a.dtype), size
             bad, idx = TRUE, flat[good:].reshape(1, -1) + J[0, 0]  # an active lane faults at J[0]
         else:
             idx = flat[good:].reshape(1, -1) + J.reshape(k, 1)  # u32 wraps as the SIMT form does
@@ -900,7 +901,8 @@ def span(a: np.ndarray, base, J: np.ndarray, chk=None):
             F, site, m, guards = chk
             _trap((F, site, _flat_tail(m, base.shape, good), [_flat_tail(g, base.shape, good) for g in guards]),
                   bad, idx, n)
-    return Span(a, first, d, good, tail, (k,) + base.shape)
+    tr = transposed(a, b0, d, j0, k, good, covered) if good > 1 else None  # a cached copy, lanes contiguous
+    return Span(a, first, d, good, tail, (k,) + base.shape, tr and (tr[0], j0, tr[1], covered))
 
 
 def _flat_tail(m, shape: tuple, good: int):
