@@ -10,6 +10,7 @@ import pytest
 import goldy_import as gi
 from goldy_import.codegen.cpu import emitter as E
 from goldy_import.codegen.cpu.emitter import emit_cpu
+from goldy_import.errors import BackendError
 
 import kernel_gen as G
 from oracle import kernel_ir, run_kernel
@@ -201,3 +202,190 @@ def test_the_in_order_probe_tells_pairwise_from_sequential():
     for t in col:
         seq = seq + t
     assert seq == 0
+
+
+# Transposed copies (codegen/cpu/transposed.py): a recorded scheme submitted again reads the
+# GEMV operand from a cached copy from its second submit on. Every submit must give the
+# SIMT loop's bits on the data the buffer holds then, whatever wrote it.
+def spans_repeated(monkeypatch, wg: int, rows: int, n: int, w_len: int, off: int = 0, checks: bool = True,
+                   submits: int = 3, between=None, cap=None):
+    """One-pass results (outputs or fault messages) of `submits` submits of one recorded
+    SPANS scheme, the output poisoned before each; `between(i, w_buffer)` runs before
+    submit i; the device (for its cache)."""
+    from goldy_import.codegen.cpu import transposed
+    monkeypatch.setattr(transposed, "MIN_ELEMENTS", 0)
+    r = np.random.default_rng(9)
+    src = SPANS.replace("WG", str(wg))
+    args = [specials(r, w_len), specials(r, n), specials(r, rows)]
+    dev = gi.Device("cpu") if cap is None else gi.Device("cpu", transposed_cache=cap)
+    with trapping_checks(checks):
+        pk = gi.load_source(src, "test_kernel.rs").spans.prepare(dev)
+    w, x, b, out = dev.buffer(args[0]), dev.buffer(args[1]), dev.buffer(args[2]), dev.zeros(4 * rows)
+    s = gi.Scheme(dev)
+    pk.record(s, "spans", w, x, b, out, rows, n, off).over_1d(rows)
+    got = []
+    for i in range(submits):
+        if between is not None:
+            between(i, w)
+        out.write(np.full(4 * rows, np.nan, np.float32))
+        try:
+            s.submit()
+            got.append(out.numpy())
+        except gi.KernelFault as e:
+            got.append(str(e))
+    return got, dev
+
+
+def simt_spans(monkeypatch, wg: int, rows: int, n: int, w: np.ndarray, off: int = 0, checks: bool = True):
+    """The SIMT loop's SPANS output (or fault message) on `w` (x and b as spans_repeated's)."""
+    r = np.random.default_rng(9)
+    specials(r, w.size)
+    args = [w, specials(r, n), specials(r, rows), np.zeros(4 * rows, np.float32), rows, n, off]
+    with trapping_checks(checks):
+        try:
+            return run(SPANS.replace("WG", str(wg)), "spans", args, ("over_1d", rows), False, monkeypatch)[3]
+        except gi.KernelFault as e:
+            return str(e)
+
+
+@pytest.mark.parametrize("wg,rows,n,short,off", [(64, 288, 40, 0, 0), (64, 256, 37, 0, 5), (1, 9, 33, 0, 0),
+                                                 (16, 70, 2, 0, 0), (64, 70, 40, 75, 0), (64, 70, 40, 1, 0),
+                                                 (64, 70, 40, 0, (1 << 32) - 3 * 40)])
+def test_transposed_copies_give_the_simt_bits_on_every_submit(monkeypatch, wg, rows, n, short, off):
+    """Tails (lanes past the rows, runs past the end of `w`, indices wrapping around
+    2^32), specials, faults: submit 1 reads strided, 2 makes the copy, 3 reads it."""
+    w_len = rows * n + 1 - short
+    got, dev = spans_repeated(monkeypatch, wg, rows, n, w_len, off)
+    r = np.random.default_rng(9)
+    want = simt_spans(monkeypatch, wg, rows, n, specials(r, w_len), off)
+    for i, g in enumerate(got):
+        if isinstance(want, str):
+            assert g == want and "`w`" in want, f"submit {i}"
+        else:
+            assert not isinstance(g, str), g
+            assert_bits(g, want, f"spans wg={wg} rows={rows} n={n} short={short} off={off}, submit {i}")
+    if off == 0 and short == 0:
+        assert dev.backend.transposed.bytes > 0, "the copy was not made"
+
+
+def test_a_host_write_between_submits_is_seen(monkeypatch):
+    rows, n = 288, 40
+    fresh = [specials(np.random.default_rng(s), rows * n + 1) for s in (11, 12)]
+
+    def between(i, w):
+        if i in (3, 5):
+            w.write(fresh[i == 5])
+    got, dev = spans_repeated(monkeypatch, 64, rows, n, rows * n + 1, submits=7, between=between)
+    first = simt_spans(monkeypatch, 64, rows, n, specials(np.random.default_rng(9), rows * n + 1))
+    for i, g in enumerate(got):
+        want = first if i < 3 else simt_spans(monkeypatch, 64, rows, n, fresh[i >= 5])
+        assert_bits(g, want, f"submit {i}")
+    assert dev.backend.transposed.bytes > 0
+
+
+def test_a_write_through_a_dlpack_export_is_seen(monkeypatch):
+    rows, n = 288, 40
+    fresh = specials(np.random.default_rng(13), rows * n + 1)
+    views = []
+
+    def between(i, w):
+        if i == 2:
+            views.append(np.from_dlpack(w))  # the buffer's own memory, writable
+        if i == 3:
+            views[0][:] = fresh
+    got, dev = spans_repeated(monkeypatch, 64, rows, n, rows * n + 1, submits=5, between=between)
+    assert_bits(got[4], simt_spans(monkeypatch, 64, rows, n, fresh), "after the write through the export")
+    assert dev.backend.transposed.bytes == 0  # the export dropped the copy, and no new one is made
+
+
+GEMV_RW = """
+use goldy::gpu;
+
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn bump(w: &mut [f32], k: f32) {
+    let i = gpu::global_id().x;
+    if i < w.len() { w[i] = w[i] * 0.75 + k; }
+}
+
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn gemv(w: &[f32], x: &[f32], out: &mut [f32], rows: u32, n: u32) {
+    let i = gpu::global_id().x;
+    if i < rows {
+        let mut acc = 0.0;
+        for j in 0..n { acc = acc + w[i * n + j] * x[j]; }
+        out[i] = acc;
+    }
+}
+
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn gemv_rw(w: &mut [f32], x: &[f32], out: &mut [f32], rows: u32, n: u32) {
+    let i = gpu::global_id().x;
+    if i < rows {
+        let mut a = 0.0;
+        for j in 0..n { a = a + w[i * n + j] * x[j]; }
+        let mut b = 0.0;
+        for j in 0..n { b = b + w[i * n + j] * x[j]; }
+        w[i * n] = a + b;
+        let mut c = 0.0;
+        for j in 0..n { c = c + w[i * n + j] * x[j]; }
+        out[i] = c;
+    }
+}
+"""
+
+
+def test_a_buffer_written_by_the_same_scheme_is_never_read_stale(monkeypatch):
+    """`w` bumped by a dispatch before the GEMV in each submit, and a GEMV writing the
+    matrix it reads between its loops (bound writably: never copied while it runs, though
+    it reads the same rows a second and third time): every submit as numpy's sequential
+    sums of what `w` holds then."""
+    from goldy_import.codegen.cpu import transposed
+    monkeypatch.setattr(transposed, "MIN_ELEMENTS", 0)
+    r = np.random.default_rng(14)
+    rows, n = 200, 48
+    w0, x0 = specials(r, rows * n), r.standard_normal(n).astype(np.float32)
+    dev = gi.Device("cpu")
+    m = gi.load_source(GEMV_RW, "gemv_rw.rs")
+    w, x, out, out2 = dev.buffer(w0), dev.buffer(x0), dev.zeros(rows), dev.zeros(rows)
+    s = gi.Scheme(dev)
+    node = m.bump.prepare(dev).record(s, "bump", w, 0.5).over_1d(rows * n)
+    m.gemv.prepare(dev).record(s, "gemv", w, x, out, rows, n).over_1d(rows)
+    m.gemv.prepare(dev).record(s, "gemv again", w, x, out, rows, n).over_1d(rows)
+    m.gemv_rw.prepare(dev).record(s, "gemv_rw", w, x, out2, rows, n).over_1d(rows)
+
+    def sums(wm):
+        acc = np.zeros(rows, np.float32)
+        with np.errstate(all="ignore"):  # specials: inf - inf
+            for j in range(n):
+                acc = acc + wm.reshape(rows, n)[:, j] * x0[j]
+        return acc
+    host = w0.copy()
+    for i in range(6):
+        k = np.float32(0.5 if i < 4 else 0.25)
+        if i == 4:
+            s.set_node_param(node, "k", 0.25)
+        out.write(np.full(rows, np.nan, np.float32))
+        out2.write(np.full(rows, np.nan, np.float32))
+        s.submit()
+        host = host * np.float32(0.75) + k
+        a = sums(host)
+        assert_bits(out.numpy(), a, f"gemv, submit {i}")
+        host.reshape(rows, n)[:, 0] = a + a
+        assert_bits(out2.numpy(), sums(host), f"gemv_rw, submit {i}")
+        assert_bits(w.numpy(), host, f"gemv_rw's w, submit {i}")
+
+
+def test_the_cache_is_bounded_and_freed_with_its_buffers(monkeypatch):
+    rows, n = 288, 40
+    want = simt_spans(monkeypatch, 64, rows, n, specials(np.random.default_rng(9), rows * n + 1))
+    for cap in (0, 4 * n * rows - 1):  # none; too small for the copy (the strided read stays)
+        got, dev = spans_repeated(monkeypatch, 64, rows, n, rows * n + 1, cap=cap)
+        assert dev.backend.transposed.bytes == 0
+        assert_bits(got[-1], want, f"cap {cap}")
+    kept = []
+    got, dev = spans_repeated(monkeypatch, 64, rows, n, rows * n + 1, between=lambda i, w: kept.append(w))
+    assert dev.backend.transposed.bytes >= 4 * n * rows
+    kept[0].free()
+    assert dev.backend.transposed.bytes == 0
+    with pytest.raises(BackendError, match="transposed_cache"):
+        gi.Device("cpu", transposed_cache=-1)
