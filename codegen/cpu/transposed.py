@@ -40,7 +40,7 @@ TILE_ROWS = 256  # rows transposed at a time (a tile stays in cache: 3x faster t
 class _Owner:
     """The cache state of one allocation (a uint8 numpy array the backend made)."""
 
-    __slots__ = ("ref", "cache", "copies", "seen", "busy", "escaped")
+    __slots__ = ("ref", "cache", "copies", "seen", "busy", "escaped", "views")
 
     def __init__(self, handle: np.ndarray, cache: "TransposedCache"):
         self.ref = weakref.ref(handle, cache._gone(id(handle)))
@@ -49,6 +49,18 @@ class _Owner:
         self.seen: set = set()  # keys read once since the last change
         self.busy = 0  # dispatches running that bind it writably
         self.escaped = False
+        self.views: dict = {}  # id(view) -> (weakref to it, its byte offset): a bound view's, found again
+
+    def offset(self, a: np.ndarray) -> int:
+        """The byte offset of view `a` in the allocation (ndarray.ctypes is slow: memoised)."""
+        v = self.views.get(id(a))
+        if v is not None and v[0]() is a:
+            return v[1]
+        off = a.__array_interface__["data"][0] - self.ref().__array_interface__["data"][0]
+        if len(self.views) > 64:
+            self.views = {i: v for i, v in self.views.items() if v[0]() is not None}
+        self.views[id(a)] = (weakref.ref(a), off)
+        return off
 
     def drop(self) -> None:
         self.cache.bytes -= sum(c.nbytes for c in self.copies.values())
@@ -121,7 +133,7 @@ def transposed(a: np.ndarray, b0: int, d: int, j0: int, k: int, good: int, lanes
     contiguous: the cached transposed copy of `a` read as rows of `d` from `b0 % d`, with
     zero columns after its last whole row. None: not cacheable, or the first read of this
     region since its buffer changed."""
-    if d < 2 or j0 + k > d or good < 2 or k * lanes < MIN_ELEMENTS or a.ndim != 1 or not a.flags.c_contiguous:
+    if d < 2 or j0 + k > d or good < 2 or k * lanes < MIN_ELEMENTS or a.ndim != 1 or a.strides[0] != a.itemsize:
         return None
     owner = a.base
     o = _owner(owner) if owner is not None else None
@@ -132,8 +144,8 @@ def transposed(a: np.ndarray, b0: int, d: int, j0: int, k: int, good: int, lanes
     R = (a.shape[0] - first) // d  # whole rows of the matrix from `first`
     if r + good > R:
         return None
-    start = a.ctypes.data - owner.ctypes.data + first * a.itemsize
-    key = (start, d, R, a.dtype.str)
+    start = o.offset(a) + first * a.itemsize
+    key = (start, d, R, a.dtype)
     t = o.copies.get(key)
     if t is not None and r + lanes <= t.shape[1]:
         return t, r
