@@ -97,13 +97,16 @@ class TransposedCache:
 
 
 def _owner(handle) -> Optional[_Owner]:
+    """The state of the allocation `handle` is, or is a view of (a borrowed DLPack export)."""
+    if isinstance(handle, np.ndarray) and handle.base is not None:
+        handle = handle.base
     o = _OWNERS.get(id(handle))
     return o if o is not None and o.ref() is handle else None
 
 
 def changed(handle) -> None:
     """The allocation's contents changed (or may have): its copies are stale."""
-    o = _OWNERS.get(id(handle))
+    o = _owner(handle)
     if o is not None and (o.copies or o.seen):
         o.drop()
 
@@ -112,7 +115,7 @@ def writing(handles, delta: int) -> None:
     """A dispatch binding `handles` writably starts (`delta` 1: each changes, and is busy
     until it ends) or ends (-1)."""
     for h in handles:
-        o = _OWNERS.get(id(h))
+        o = _owner(h)
         if o is not None:
             if o.copies or o.seen:
                 o.drop()
@@ -121,7 +124,7 @@ def writing(handles, delta: int) -> None:
 
 def escaped(handle) -> None:
     """The allocation's memory was handed out writable: never copy it again."""
-    o = _OWNERS.get(id(handle))
+    o = _owner(handle)
     if o is not None:
         o.drop()
         o.escaped = True
@@ -135,8 +138,7 @@ def transposed(a: np.ndarray, b0: int, d: int, j0: int, k: int, good: int, lanes
     region since its buffer changed."""
     if d < 2 or j0 + k > d or good < 2 or k * lanes < MIN_ELEMENTS or a.ndim != 1 or a.strides[0] != a.itemsize:
         return None
-    owner = a.base
-    o = _owner(owner) if owner is not None else None
+    o = _owner(a)
     if o is None or o.busy or o.escaped:
         return None
     first = b0 % d
