@@ -389,3 +389,56 @@ def test_the_cache_is_bounded_and_freed_with_its_buffers(monkeypatch):
     assert dev.backend.transposed.bytes == 0
     with pytest.raises(BackendError, match="transposed_cache"):
         gi.Device("cpu", transposed_cache=-1)
+
+
+# Gathers on the active lanes alone (rt._ld_lanes): a non-affine run per lane (attention
+# scores: the base jumps from head to head) under a mask that few lanes pass.
+SCORES = """
+use goldy::gpu;
+
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn scores(q: &[f32], k: &[f32], out: gpu::Scattered<f32>, pos: u32, heads: u32, hs: u32, seq: u32, lim: u32) {
+    let g = gpu::global_id().x;
+    let h = g / seq;
+    let t = g % seq;
+    if h < heads && t <= pos {
+        let mut s = 0.0;
+        let mut c = 0.0;
+        for d in 0..hs {
+            s = s + q[h * hs + d] * k[t * heads * hs + h * hs + d];
+            let ok = d < lim && k[(t + 1) * heads * hs + h * hs + d] > 0.0;
+            c = c + if ok { 1.0 } else { 0.5 };
+        }
+        out[g] = s;
+        out[heads * seq + g] = c;
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("checks", [True, False])
+@pytest.mark.parametrize("pos,rows,lim", [(0, 129, 99), (5, 129, 3), (40, 129, 99), (126, 128, 99), (9, 10, 99),
+                                          (9, 10, 0), (9, 10, 7), (100, 127, 99)])
+def test_gathers_on_the_active_lanes_alone_match_the_simt_loop(monkeypatch, checks, pos, rows, lim):
+    """Few lanes active (pos small) and most (pos large); `k` holding `rows` rows, too few
+    for the guarded load of row t + 1 where t = pos (and a little more): the same fault
+    (checks on; only where `d < lim`) or zeros (off) as the SIMT loop."""
+    heads, hs, seq = 3, 20, 128
+    r = np.random.default_rng(15)
+    args = [specials(r, heads * hs), specials(r, rows * heads * hs - (rows == 127)),
+            np.zeros(2 * heads * seq, np.float32), pos, heads, hs, seq, lim]
+    src = SCORES
+    assert "m=m" in emit_cpu(kernel_ir(src, "scores"))  # the mask reaches rt.span
+    got = []
+    with trapping_checks(checks):
+        for one_pass in (True, False):
+            try:
+                got.append(run(src, "scores", args, ("over_1d", heads * seq), one_pass, monkeypatch)[2])
+            except gi.KernelFault as e:
+                got.append(str(e))
+    fast, plain = got
+    if isinstance(plain, str):
+        assert fast == plain and "`k`" in plain
+    else:
+        assert not isinstance(fast, str), fast
+        assert_bits(fast, plain, f"scores pos={pos} rows={rows} lim={lim} checks={checks}")

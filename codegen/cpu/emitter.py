@@ -616,7 +616,8 @@ class _Emitter:
         base = None if lin else span_load(self.k, e, self.span_var)
         if base is not None:  # a run of elements per lane (codegen/cpu/loops.py)
             fn = "rt.span" if e is self.span_operand else "rt.ld_span"
-            return [self.mk(f"{fn}(p_{r}, {self.scalar(base)}, {self.local_names(self.span_var)[0]}{c})")]
+            m = "" if self.M == "None" else f", m={self.M}"  # its lanes (rt._ld_lanes)
+            return [self.mk(f"{fn}(p_{r}, {self.scalar(base)}, {self.local_names(self.span_var)[0]}{c}{m})")]
         a = f"{pre}_lin(p_{r}, G{c})" if lin else f"{pre}(p_{r}, {idx}{c})"
         if p.ty == "bool":
             return [self.mk(f"({a} != {self.const('u32', 0)})")]
