@@ -442,3 +442,43 @@ def test_gathers_on_the_active_lanes_alone_match_the_simt_loop(monkeypatch, chec
     else:
         assert not isinstance(fast, str), fast
         assert_bits(fast, plain, f"scores pos={pos} rows={rows} lim={lim} checks={checks}")
+
+
+GUARDED = """
+use goldy::gpu;
+
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn guarded(w: &[f32], out: gpu::Scattered<f32>, rows: u32, n: u32, lim: u32) {
+    let i = gpu::global_id().x;
+    if i < rows {
+        let mut c = 0.0;
+        for j in 0..n {
+            let ok = j < lim && w[i * n + j] > 0.0;
+            c = c + if ok { 1.0 } else { 0.5 };
+        }
+        out[i] = c;
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("checks", [True, False])
+@pytest.mark.parametrize("w_len,lim", [(68 * 40, 0), (68 * 40, 3), (68 * 40, 99), (70 * 40 - 75, 0), (70 * 40 - 75, 7)])
+def test_a_guarded_span_load_past_the_end_faults_where_the_simt_loop_does(monkeypatch, checks, w_len, lim):
+    """The guard (`j < lim &&`) varies by iteration: the first fault is the first
+    iteration at which it holds on an active lane whose run is past the end."""
+    rows, n = 70, 40
+    args = [specials(np.random.default_rng(16), w_len), np.zeros(rows, np.float32), rows, n, lim]
+    got = []
+    with trapping_checks(checks):
+        for one_pass in (True, False):
+            try:
+                got.append(run(GUARDED, "guarded", args, ("over_1d", rows), one_pass, monkeypatch)[1])
+            except gi.KernelFault as e:
+                got.append(str(e))
+    fast, plain = got
+    if isinstance(plain, str):
+        assert fast == plain and "`w`" in plain
+    else:
+        assert not isinstance(fast, str), fast
+        assert_bits(fast, plain, f"guarded w_len={w_len} lim={lim} checks={checks}")
