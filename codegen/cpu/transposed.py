@@ -13,8 +13,10 @@ each allocation it makes (`TransposedCache.track`) and calls `changed` for every
 sees: `write()` from the host, and before each dispatch every buffer the dispatch binds
 writably (any writable category, whether or not the kernel stores to it); during that
 dispatch those buffers are `busy` (never copied: its own writes would not be seen).
-Memory handed out writably (a zero-copy DLPack export) is `escaped`: never copied again.
-Borrowed memory (DLPack imports, wrapped arrays) is not the backend's, so never tracked.
+Memory handed out writably (a zero-copy DLPack export) is `escaped`: never copied again
+(a borrowed view of it counts as the allocation itself). Other borrowed memory (DLPack
+imports of foreign arrays) is not the backend's, so never tracked. Writing through the raw
+`Buffer.handle` bypasses all of this (docs/api.md says not to).
 
 Cost and memory: a copy is made the second time a dispatch reads the same region of an
 unchanged buffer this way (one-off reads never pay for a transposition), only for regions
@@ -22,7 +24,7 @@ of at least `MIN_ELEMENTS`, and all copies of one backend together take at most 
 bytes (`Device("cpu", transposed_cache=...)`, default `CAP_BYTES`; 0: none). A copy that
 does not fit is not made (that read stays strided): evicting would make a working set
 bigger than the cap transpose on every read, dearer than the strided reads it replaces.
-Copies go when their buffer changes or is garbage-collected.
+Copies go when their buffer changes, is freed or is garbage-collected.
 """
 
 from __future__ import annotations
