@@ -939,5 +939,7 @@ def _lane_cols(m, shape: tuple, cols):
     (1 or k, lanes) array."""
     if m is None or np.ndim(m) == 0:
         return m
+    if m.shape == shape:
+        return m.reshape(1, -1)[:, cols]
     lead = m.shape[0] if np.ndim(m) == 3 else 1
     return np.broadcast_to(m, (lead,) + shape).reshape(lead, -1)[:, cols]
