@@ -19,6 +19,11 @@ as the SIMT loop. A failed trapping check reruns the loop the SIMT way
 (codegen/cpu/emitter.py `s_For`), so the fault reported is the one the SIMT order meets
 first. The SIMT loop stays as the fallback (lane-varying bounds) and as the oracle it is
 tested against (tests/test_cpu_loops.py).
+
+A span of a read-only buffer read again unchanged comes from a transposed copy
+(codegen/cpu/transposed.py): the lanes are then contiguous, and `accumulate` takes wide
+blocks of them (`WIDE_LANES`). A run per lane that is not a span (its start jumps between
+lanes) is gathered on the loop's active lanes alone where few are (`rt._ld_lanes`).
 """
 
 from __future__ import annotations
