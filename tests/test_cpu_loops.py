@@ -482,3 +482,44 @@ def test_a_guarded_span_load_past_the_end_faults_where_the_simt_loop_does(monkey
     else:
         assert not isinstance(fast, str), fast
         assert_bits(fast, plain, f"guarded w_len={w_len} lim={lim} checks={checks}")
+
+
+PUT = """
+use goldy::gpu;
+
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn put(x: &[f32], out: &mut [f32], off: u32) {
+    let i = gpu::global_id().x;
+    if i < x.len() {
+        out[off + i] = x[i] * 2.0;
+        out[i + 7u32] = x[i];
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("checks", [True, False])
+@pytest.mark.parametrize("off", [0, 5, 200 - 70, 200 - 3, 1000, (1 << 32) - 3, (1 << 32) - 200])
+@pytest.mark.parametrize("grid", [("over_1d", 70), ("groups", (2, 2, 1))])
+def test_stores_at_an_offset_plus_global_id_as_slices(monkeypatch, checks, off, grid):
+    """`out[off + i]` (rt.st_lin's `off`) against the general scatter (rt.st): in range,
+    past the end (faults, or dropped), wrapping around 2^32, a 2-D grid."""
+    assert ", off=s_off)" in emit_cpu(kernel_ir(PUT, "put"))
+    r = np.random.default_rng(17)
+    args = [specials(r, 70), specials(r, 200), off]
+    got = []
+    with trapping_checks(checks):
+        for lin in (True, False):
+            with monkeypatch.context() as m:
+                if not lin:
+                    m.setattr(E._Emitter, "lin_offset", lambda self, e: None)
+                try:
+                    got.append(run(PUT, "put", args, grid, True, monkeypatch)[1])
+                except gi.KernelFault as e:
+                    got.append(str(e))
+    fast, plain = got
+    if isinstance(plain, str):
+        assert fast == plain and "`out`" in plain
+    else:
+        assert not isinstance(fast, str), fast
+        assert_bits(fast, plain, f"put off={off} grid={grid} checks={checks}")

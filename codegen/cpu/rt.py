@@ -405,17 +405,19 @@ def st(a: np.ndarray, i, v, m, chk=None) -> None:
         a[ib[ok]] = vb[ok]
 
 
-def st_lin(a: np.ndarray, G: Geometry, v, m, chk=None) -> None:
-    """`a[global_id().x] = v`: a slice assignment when the dispatch is 1-D."""
+def st_lin(a: np.ndarray, G: Geometry, v, m, chk=None, off=None) -> None:
+    """`a[global_id().x] = v`, or `a[off + global_id().x] = v` (u32 `off`, the same on
+    every lane): a slice assignment when the dispatch is 1-D (and no index wraps)."""
     if m is FALSE:
         return
-    if not G.lin1d:
-        st(a, G.gid_x, v, m, chk)
+    if not G.lin1d or (off is not None and int(off) + G.t0 + G.T > 1 << 32):
+        st(a, G.gid_x if off is None else off + G.gid_x, v, m, chk)
         return
-    t0, n = G.t0, a.shape[0]
+    t0, n = G.t0 if off is None else int(off) + G.t0, a.shape[0]
     k = min(G.T, n - t0)
     if k < G.T and chk is not None:
-        _trap(chk, G.gid_x >= n, G.gid_x, n)
+        i = G.gid_x if off is None else off + G.gid_x
+        _trap(chk, i >= n, i, n)
     if k <= 0:
         return
     if k == G.T:
