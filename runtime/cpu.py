@@ -187,7 +187,7 @@ class CpuBackend(Backend):
         return handle
 
     def free(self, handle: Any) -> None:
-        TR.changed(handle)  # its transposed copies now; the array goes when the last view of it does
+        TR.changed(handle)  # its transposed copies go now; the array itself when its last view does
 
     def write(self, handle: np.ndarray, offset: int, data) -> None:
         src = np.frombuffer(data, dtype=np.uint8)
