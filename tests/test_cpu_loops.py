@@ -65,7 +65,10 @@ def test_gemv_loop_is_one_pass_and_exact(monkeypatch, block):
     assert_bits(fast, want, "gemv vs numpy")
 
 
-def test_one_pass_loops_match_the_simt_loop_on_random_kernels(monkeypatch):
+@pytest.mark.parametrize("blocks", ["default", "small"])
+def test_one_pass_loops_match_the_simt_loop_on_random_kernels(monkeypatch, blocks):
+    if blocks == "small":
+        small_blocks(monkeypatch)
     rng = random.Random(20261201)
     used = 0
     for case in range(50):
@@ -155,14 +158,19 @@ def spans_both_ways(monkeypatch, wg: int, rows: int, n: int, w_len: int, off: in
     return got
 
 
+def small_blocks(monkeypatch):
+    """rt.accumulate in many blocks of lanes and iterations, strided or wide."""
+    from goldy_import.codegen.cpu import loops
+    for name, v in (("LANE_TERMS", 64), ("MIN_BLOCK_LANES", 2), ("LEAN_BLOCK_ELEMENTS", 300),
+                    ("WIDE_LANES", 2), ("WIDE_TERMS", 64)):
+        monkeypatch.setattr(loops, name, v)
+
+
 @pytest.mark.parametrize("blocks", ["default", "small"])
 @pytest.mark.parametrize("wg,rows,n", [(64, 288, 40), (64, 256, 37), (1, 9, 33), (16, 70, 1), (64, 1, 50), (1, 1, 20)])
 def test_span_loops_match_the_simt_loop(monkeypatch, blocks, wg, rows, n):
-    from goldy_import.codegen.cpu import loops
     if blocks == "small":  # many blocks of lanes and iterations, a lone lane row merged
-        monkeypatch.setattr(loops, "LANE_TERMS", 64)
-        monkeypatch.setattr(loops, "MIN_BLOCK_LANES", 2)
-        monkeypatch.setattr(loops, "LEAN_BLOCK_ELEMENTS", 300)
+        small_blocks(monkeypatch)
     fast, plain = spans_both_ways(monkeypatch, wg, rows, n, rows * n + 1)
     assert_bits(fast, plain, f"spans wg={wg} rows={rows} n={n} ({blocks} blocks)")
 
@@ -251,9 +259,12 @@ def simt_spans(monkeypatch, wg: int, rows: int, n: int, w: np.ndarray, off: int 
 @pytest.mark.parametrize("wg,rows,n,short,off", [(64, 288, 40, 0, 0), (64, 256, 37, 0, 5), (1, 9, 33, 0, 0),
                                                  (16, 70, 2, 0, 0), (64, 70, 40, 75, 0), (64, 70, 40, 1, 0),
                                                  (64, 70, 40, 0, (1 << 32) - 3 * 40)])
-def test_transposed_copies_give_the_simt_bits_on_every_submit(monkeypatch, wg, rows, n, short, off):
+@pytest.mark.parametrize("blocks", ["default", "small"])
+def test_transposed_copies_give_the_simt_bits_on_every_submit(monkeypatch, wg, rows, n, short, off, blocks):
     """Tails (lanes past the rows, runs past the end of `w`, indices wrapping around
     2^32), specials, faults: submit 1 reads strided, 2 makes the copy, 3 reads it."""
+    if blocks == "small":
+        small_blocks(monkeypatch)
     w_len = rows * n + 1 - short
     got, dev = spans_repeated(monkeypatch, wg, rows, n, w_len, off)
     r = np.random.default_rng(9)

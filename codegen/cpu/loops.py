@@ -40,8 +40,9 @@ BLOCK_ELEMENTS = 1 << 18  # terms per block of iterations: the temporaries stay 
 LEAN_BLOCK_ELEMENTS = 1 << 24
 LANE_TERMS = 1 << 17  # terms per block in `accumulate`: its buffer stays in cache (L2)
 MIN_BLOCK_LANES = 256  # at least so many lanes per block where there are: long inner loops
-# an operand read from a transposed copy (codegen/cpu/transposed.py) is contiguous along
-# the lanes: blocks of up to WIDE_LANES lanes then, and WIDE_TERMS terms
+# without a strided operand (an rt.span view not read from a transposed copy,
+# codegen/cpu/transposed.py) the lanes are contiguous: blocks of up to WIDE_LANES lanes
+# then, and WIDE_TERMS terms
 WIDE_LANES = 1 << 16
 WIDE_TERMS = 1 << 19
 
@@ -239,12 +240,12 @@ def accumulate(acc, count: int, x, op=None, y=None):
         ops = [_rows(o, 0, o.shape[1]) for o in ops]
         return _accumulate_slow(acc, count, ops[0] if op is None else op(ops[0], ops[1]), lanes)
     out = np.empty(lanes, np.float32)
-    if any(isinstance(o, Span) and o.tr is not None for o in ops):
-        per = min(H, max(1, WIDE_LANES // S))  # lane rows per block
-        step = max(1, min(count, WIDE_TERMS // (per * S)))  # iterations per block
-    else:
-        per = min(H, -(-MIN_BLOCK_LANES // S))
-        step = max(1, min(count, LANE_TERMS // (per * S)))
+    if any(isinstance(o, Span) and o.tr is None for o in ops):  # a strided view: blocks it reads in cache
+        per = min(H, -(-MIN_BLOCK_LANES // S))  # lane rows per block
+        step = max(1, min(count, LANE_TERMS // (per * S)))  # iterations per block
+    else:  # contiguous along the lanes (arrays, transposed copies): wide blocks
+        per = min(H, max(1, WIDE_LANES // S))
+        step = max(1, min(count, WIDE_TERMS // (per * S)))
     buf = np.empty((1 + step, min(H, per + 1), S), np.float32)  # row 0: the sum so far
     whole = np.ndim(acc) == 0
     for r0, r1 in _lane_rows(H, per):
