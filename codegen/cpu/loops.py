@@ -225,6 +225,18 @@ def _lane_rows(h: int, per: int):
     return zip(cuts[:-1], cuts[1:])
 
 
+def _lanes(shapes: list) -> tuple:
+    """The (H, S) that (W, S)-broadcastable shapes broadcast to (np.broadcast_shapes,
+    without its cost: a few microseconds per loop)."""
+    h = s = 1
+    for sh in shapes:
+        if len(sh) == 2:
+            h, s = max(h, sh[0]), max(s, sh[1])
+        elif len(sh) == 1:
+            s = max(s, sh[0])
+    return h, s
+
+
 def accumulate(acc, count: int, x, op=None, y=None):
     """`acc + t[0] + t[1] + ...` with t = `op(x, y)` (a numpy ufunc) or `x`, each add rounded
     to f32, left to right per lane: the SIMT loop's bits. A block of lanes and iterations
@@ -234,7 +246,7 @@ def accumulate(acc, count: int, x, op=None, y=None):
     (`IN_ORDER`), from the sum so far (reduce's `initial`, or the buffer's first row).
     One lane: `np.add.accumulate`."""
     ops = [_iteration_major(x)] + ([] if op is None else [_iteration_major(y)])
-    lanes = np.broadcast_shapes(np.shape(acc), *(o.shape[1:] for o in ops))
+    lanes = _lanes([np.shape(acc)] + [o.shape[1:] for o in ops])
     H, S = lanes
     if H * S < 2 or not IN_ORDER:
         ops = [_rows(o, 0, o.shape[1]) for o in ops]

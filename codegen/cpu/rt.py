@@ -879,7 +879,7 @@ def span(a: np.ndarray, base, J: np.ndarray, chk=None, m=None):
     size, k, n, j0 = flat.size, J.shape[0], a.shape[0], int(J[0, 0, 0])
     b0 = int(flat[0])
     d = int(flat[1]) - b0 if size > 1 else 0
-    if d < 0 or int(flat[-1]) != b0 + d * (size - 1) or (size > 2 and not (np.diff(flat) == np.uint32(d)).all()):
+    if d < 0 or int(flat[-1]) != b0 + d * (size - 1) or (size > 2 and not (flat[1:] - flat[:-1] == d).all()):
         return _ld_lanes(a, base, J, chk, m)  # not affine (flat[-1] checked exactly: the u32 diffs do not wrap)
     first = b0 + j0  # element of lane 0 at J[0]; lane l's run is [first + d*l, first + d*l + k)
     if first + k > n:
