@@ -13,6 +13,10 @@ documented there. Everything else is exact.
 Trapping checks: sites marked by ir/checks.py record the first failure of a dispatch (chunk
 order, then statement order, then lowest lane); only lanes that really perform the access
 (active, and past any short-circuiting `&&`/`||`) can fail. `submit` returns FaultReports.
+
+Read-only matrices that loops walk a row per lane (GEMV weights) get a transposed copy kept
+while the buffer is unchanged (codegen/cpu/transposed.py): the backend reports every write
+it makes (`write`, and each dispatch's writable bindings) so a stale copy is never read.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any, Optional
 import numpy as np
 
 from goldy_import.codegen.cpu import rt
+from goldy_import.codegen.cpu import transposed as TR
 from goldy_import.codegen.cpu import CpuKernel, Slot, compile_cpu
 from goldy_import.codegen.cpu.race import compile_racecheck
 from goldy_import.errors import BackendError, GoldyError
@@ -81,6 +86,9 @@ class _Bound:
         params, args = k.params, d.args
         self.R: list[Any] = [getattr(self, "bind_" + s.kind)(s, params[s.param], args[s.param]) for s in ck.slots]
         self.wg, self.groups, self.chunk, self.atomics = k.workgroup_size, tuple(d.groups), chunk_threads, ck.atomics
+        # the allocations bound writably: their transposed copies go before each run (TR.writing)
+        self.writes = tuple({id(a.handle): a.handle for p, a in zip(params, args)
+                             if p.category in N.WRITABLE_CATEGORIES}.values())
         wx, wy, wz = self.wg
         gx, gy, gz = self.groups
         self.single = None
@@ -156,10 +164,14 @@ class CpuBackend(Backend):
     # no hardware grid limit along x (CUDA's 2^31 - 1 keeps thread ids within u32 reach)
     limits = Limits(max_workgroups=(2**31 - 1, 65535, 65535))
 
-    def __init__(self, chunk_threads: int = CHUNK_THREADS, racecheck: Optional[bool] = None):
+    def __init__(self, chunk_threads: int = CHUNK_THREADS, racecheck: Optional[bool] = None,
+                 transposed_cache: int = TR.CAP_BYTES):
         if not isinstance(chunk_threads, int) or chunk_threads < 1:
             raise BackendError(f"cpu backend: chunk_threads must be a positive int, got {chunk_threads!r}")
+        if not isinstance(transposed_cache, int) or isinstance(transposed_cache, bool) or transposed_cache < 0:
+            raise BackendError(f"cpu backend: transposed_cache must be a byte count >= 0, got {transposed_cache!r}")
         self.chunk_threads = chunk_threads
+        self.transposed = TR.TransposedCache(transposed_cache)
         if racecheck is None:
             racecheck = os.environ.get("GOLDY_RACECHECK", "0") not in ("", "0", "false", "off")
         self.racecheck = bool(racecheck)  # runtime/racecheck.py: every dispatch checked for data races
@@ -170,14 +182,22 @@ class CpuBackend(Backend):
 
     # -- memory
     def alloc(self, nbytes: int) -> np.ndarray:
-        return np.zeros(nbytes, dtype=np.uint8)
+        handle = np.zeros(nbytes, dtype=np.uint8)
+        self.transposed.track(handle)
+        return handle
 
     def free(self, handle: Any) -> None:
-        pass  # the array goes when the last view of it does
+        TR.changed(handle)  # its transposed copies go now; the array itself when its last view does
 
     def write(self, handle: np.ndarray, offset: int, data) -> None:
         src = np.frombuffer(data, dtype=np.uint8)
+        TR.changed(handle)
         handle[offset:offset + src.size] = src
+
+    def exported(self, handle: np.ndarray) -> None:
+        """`handle`'s memory was handed out writable (a zero-copy DLPack export): writes
+        to it are no longer seen, so it gets no transposed copies from now on."""
+        TR.escaped(handle)
 
     def read(self, handle: np.ndarray, offset: int, nbytes: int) -> bytes:
         return handle[offset:offset + nbytes].tobytes()
@@ -211,6 +231,8 @@ class CpuBackend(Backend):
                 if d.compiled.race_sites is not None:
                     F = racecheck.RaceFaults(racecheck.tracker_for(d, f"kernel `{d.kernel.name}` (node {n} "
                                                                       f"{d.label or 'unlabelled'!r})"))
+                writes = d.state.writes
+                TR.writing(writes, 1)
                 try:
                     for G in d.state.geometries():
                         fn(G, R, F)
@@ -221,6 +243,8 @@ class CpuBackend(Backend):
                 except Exception as e:
                     raise BackendError(f"cpu backend: kernel `{d.kernel.name}` ({d.label or 'unlabelled'}) "
                                        f"failed: {type(e).__name__}: {e}") from e
+                finally:
+                    TR.writing(writes, -1)
                 if F.hit is not None:
                     site, index, length, index_y = F.hit
                     faults.append(FaultReport(n, site, index, length, index_y))

@@ -232,6 +232,8 @@ def export(buf: "Buffer", *, stream: Any = None, max_version: Any = None, dl_dev
         host = buf.handle[s:e].view(dtype).reshape(_shape(buf))
         if copy:
             host = host.copy()
+        else:  # writable from now on behind the backend's back
+            buf.device.backend.exported(buf.handle)
     else:
         if copy is False:
             raise BufferError(f"{buf!r}: {name} memory is not host-addressable; DLPack export copies it (copy=False)")

@@ -226,6 +226,18 @@ class _Emitter:
             return self.lin.get(e.name)
         return None
 
+    def lin_offset(self, e: N.Expr) -> Optional[N.Expr]:
+        """`o` where `e` is `o + global_id().x` (either order, a wrapping u32 add) and `o`
+        is the same on every lane (a constant or scalar parameter): rt.st_lin's `off`."""
+        if not (isinstance(e, N.Binary) and e.op == "add" and e.ty == "u32" and e.check < 0):
+            return None
+        for here, other in ((e.rhs, e.lhs), (e.lhs, e.rhs)):
+            if self.lin_kind(here) == "g" and (isinstance(other, N.Const) or (
+                    isinstance(other, N.Var) and other.name not in self.k.locals
+                    and getattr(self.k.param(other.name), "category", None) == "scalar")):
+                return other
+        return None
+
     def scalar(self, e: N.Expr) -> str:
         return self.expr(e)[0]
 
@@ -353,6 +365,8 @@ class _Emitter:
             self.emit(f"rt.st_img(p_{r}, iw_{r}, ih_{r}, {x}, {y}, ({', '.join(vs)},), {self.M}{c})")
             return
         lin = self.lin_kind(s.index) == "g"
+        off = None if lin or p.category in N.TENSOR_CATEGORIES else self.lin_offset(s.index)
+        lin = lin or off is not None
         v = self.scalar(s.value)
         if not lin and s.check >= 0:
             # Rust evaluates the assigned value before the place: its faults come first
@@ -364,7 +378,8 @@ class _Emitter:
             v = f"{v}.astype(np.uint32)"
         pre = "rt.st_t" if p.category in N.TENSOR_CATEGORIES else "rt.st"
         if lin:
-            self.emit(f"{pre}_lin(p_{r}, G, {v}, {self.M}{c})")
+            at = "" if off is None else f", off={self.scalar(off)}"  # a[off + global_id().x]
+            self.emit(f"{pre}_lin(p_{r}, G, {v}, {self.M}{c}{at})")
         else:
             self.emit(f"{pre}(p_{r}, {idx}, {v}, {self.M}{c})")
 
@@ -616,7 +631,8 @@ class _Emitter:
         base = None if lin else span_load(self.k, e, self.span_var)
         if base is not None:  # a run of elements per lane (codegen/cpu/loops.py)
             fn = "rt.span" if e is self.span_operand else "rt.ld_span"
-            return [self.mk(f"{fn}(p_{r}, {self.scalar(base)}, {self.local_names(self.span_var)[0]}{c})")]
+            m = "" if self.M == "None" else f", m={self.M}"  # its lanes (rt._ld_lanes)
+            return [self.mk(f"{fn}(p_{r}, {self.scalar(base)}, {self.local_names(self.span_var)[0]}{c}{m})")]
         a = f"{pre}_lin(p_{r}, G{c})" if lin else f"{pre}(p_{r}, {idx}{c})"
         if p.ty == "bool":
             return [self.mk(f"({a} != {self.const('u32', 0)})")]

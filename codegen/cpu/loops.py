@@ -19,6 +19,11 @@ as the SIMT loop. A failed trapping check reruns the loop the SIMT way
 (codegen/cpu/emitter.py `s_For`), so the fault reported is the one the SIMT order meets
 first. The SIMT loop stays as the fallback (lane-varying bounds) and as the oracle it is
 tested against (tests/test_cpu_loops.py).
+
+A span of a read-only buffer read again unchanged comes from a transposed copy
+(codegen/cpu/transposed.py): the lanes are then contiguous, and `accumulate` takes wide
+blocks of them (`WIDE_LANES`). A run per lane that is not a span (its start jumps between
+lanes) is gathered on the loop's active lanes alone where few are (`rt._ld_lanes`).
 """
 
 from __future__ import annotations
@@ -35,6 +40,11 @@ BLOCK_ELEMENTS = 1 << 18  # terms per block of iterations: the temporaries stay 
 LEAN_BLOCK_ELEMENTS = 1 << 24
 LANE_TERMS = 1 << 17  # terms per block in `accumulate`: its buffer stays in cache (L2)
 MIN_BLOCK_LANES = 256  # at least so many lanes per block where there are: long inner loops
+# without a strided operand (an rt.span view not read from a transposed copy,
+# codegen/cpu/transposed.py) the lanes are contiguous: blocks of up to WIDE_LANES lanes
+# then, and WIDE_TERMS terms
+WIDE_LANES = 1 << 16
+WIDE_TERMS = 1 << 19
 
 
 def reduction_accumulators(k: N.Kernel, s: N.Stmt) -> Optional[list[str]]:
@@ -150,21 +160,32 @@ class Span:
     """A load of a run of k elements per lane (rt.span), lanes in flat (W, S) order: lane l
     reads src[first + d*l + j] (j < k) for l < `good` (in range), `tail` (k, size - good)
     holds the rest (rt.ld's zeros past the end) or is None. `rows` gives lane rows
-    [r0, r1) as a (k, r1 - r0, S) array: a strided view where they are all in range."""
+    [r0, r1) as a (k, r1 - r0, S) array: a strided view where they are all in range, read
+    from `tr` = (T, c, r, lanes) where given (codegen/cpu/transposed.py: lane l's run is
+    T[c:c + k, r + l] for l < lanes, the lanes contiguous, zeros past `good`)."""
 
-    __slots__ = ("src", "first", "d", "good", "tail", "shape")
+    __slots__ = ("src", "first", "d", "good", "tail", "shape", "tr")
 
-    def __init__(self, src: np.ndarray, first: int, d: int, good: int, tail: Optional[np.ndarray], shape: tuple):
+    def __init__(self, src: np.ndarray, first: int, d: int, good: int, tail: Optional[np.ndarray], shape: tuple,
+                 tr: Optional[tuple] = None):
         self.src, self.first, self.d, self.good, self.tail, self.shape = src, first, d, good, tail, shape
+        self.tr = tr
+
+    def _runs(self, a: int, b: int) -> np.ndarray:
+        """The runs of lanes [a, b) (all in range) as a (k, b - a) view."""
+        if self.tr is not None:
+            t, c, r, _ = self.tr
+            return t[c:c + self.shape[0], r + a:r + b]
+        return run_view(self.src, self.first + self.d * a, (self.shape[0], b - a), self.d)
 
     def rows(self, r0: int, r1: int) -> np.ndarray:
         k, _, S = self.shape
         a, b, good = r0 * S, r1 * S, self.good
-        if b <= good:
-            return run_view(self.src, self.first + self.d * a, (k, b - a), self.d).reshape(k, r1 - r0, S)
+        if b <= (good if self.tr is None else self.tr[3]):
+            return self._runs(a, b).reshape(k, r1 - r0, S)
         out = np.empty((k, b - a), self.tail.dtype)
         if a < good:
-            out[:, :good - a] = run_view(self.src, self.first + self.d * a, (k, good - a), self.d)
+            out[:, :good - a] = self._runs(a, good)
         out[:, max(0, good - a):] = self.tail[:, max(0, a - good):b - good]
         return out.reshape(k, r1 - r0, S)
 
@@ -204,6 +225,18 @@ def _lane_rows(h: int, per: int):
     return zip(cuts[:-1], cuts[1:])
 
 
+def _lanes(shapes: list) -> tuple:
+    """The (H, S) that (W, S)-broadcastable shapes broadcast to (np.broadcast_shapes,
+    without its cost: a few microseconds per loop)."""
+    h = s = 1
+    for sh in shapes:
+        if len(sh) == 2:
+            h, s = max(h, sh[0]), max(s, sh[1])
+        elif len(sh) == 1:
+            s = max(s, sh[0])
+    return h, s
+
+
 def accumulate(acc, count: int, x, op=None, y=None):
     """`acc + t[0] + t[1] + ...` with t = `op(x, y)` (a numpy ufunc) or `x`, each add rounded
     to f32, left to right per lane: the SIMT loop's bits. A block of lanes and iterations
@@ -213,14 +246,18 @@ def accumulate(acc, count: int, x, op=None, y=None):
     (`IN_ORDER`), from the sum so far (reduce's `initial`, or the buffer's first row).
     One lane: `np.add.accumulate`."""
     ops = [_iteration_major(x)] + ([] if op is None else [_iteration_major(y)])
-    lanes = np.broadcast_shapes(np.shape(acc), *(o.shape[1:] for o in ops))
+    lanes = _lanes([np.shape(acc)] + [o.shape[1:] for o in ops])
     H, S = lanes
     if H * S < 2 or not IN_ORDER:
         ops = [_rows(o, 0, o.shape[1]) for o in ops]
         return _accumulate_slow(acc, count, ops[0] if op is None else op(ops[0], ops[1]), lanes)
     out = np.empty(lanes, np.float32)
-    per = min(H, -(-MIN_BLOCK_LANES // S))  # lane rows per block
-    step = max(1, min(count, LANE_TERMS // (per * S)))  # iterations per block
+    if any(isinstance(o, Span) and o.tr is None for o in ops):  # a strided view: blocks it reads in cache
+        per = min(H, -(-MIN_BLOCK_LANES // S))  # lane rows per block
+        step = max(1, min(count, LANE_TERMS // (per * S)))  # iterations per block
+    else:  # contiguous along the lanes (arrays, transposed copies): wide blocks
+        per = min(H, max(1, WIDE_LANES // S))
+        step = max(1, min(count, WIDE_TERMS // (per * S)))
     buf = np.empty((1 + step, min(H, per + 1), S), np.float32)  # row 0: the sum so far
     whole = np.ndim(acc) == 0
     for r0, r1 in _lane_rows(H, per):

@@ -19,6 +19,7 @@ import numpy as np
 
 from .loops import Span, accumulate, iteration_blocks, uniform_trips  # noqa: F401 (reduction loops in one pass)
 from .math import evaluate as evaluate_math, evaluate_rule
+from .transposed import transposed
 
 TRUE = np.True_
 FALSE = np.False_
@@ -404,17 +405,19 @@ def st(a: np.ndarray, i, v, m, chk=None) -> None:
         a[ib[ok]] = vb[ok]
 
 
-def st_lin(a: np.ndarray, G: Geometry, v, m, chk=None) -> None:
-    """`a[global_id().x] = v`: a slice assignment when the dispatch is 1-D."""
+def st_lin(a: np.ndarray, G: Geometry, v, m, chk=None, off=None) -> None:
+    """`a[global_id().x] = v`, or `a[off + global_id().x] = v` (u32 `off`, the same on
+    every lane): a slice assignment when the dispatch is 1-D (and no index wraps)."""
     if m is FALSE:
         return
-    if not G.lin1d:
-        st(a, G.gid_x, v, m, chk)
+    if not G.lin1d or (off is not None and int(off) + G.t0 + G.T > 1 << 32):
+        st(a, G.gid_x if off is None else off + G.gid_x, v, m, chk)
         return
-    t0, n = G.t0, a.shape[0]
+    t0, n = G.t0 if off is None else int(off) + G.t0, a.shape[0]
     k = min(G.T, n - t0)
     if k < G.T and chk is not None:
-        _trap(chk, G.gid_x >= n, G.gid_x, n)
+        i = G.gid_x if off is None else off + G.gid_x
+        _trap(chk, i >= n, i, n)
     if k <= 0:
         return
     if k == G.T:
@@ -856,37 +859,38 @@ def cmp_lin(G: Geometry, n, op: str):
 _CMP = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal}
 
 
-def ld_span(a: np.ndarray, base, J: np.ndarray, chk=None):
+def ld_span(a: np.ndarray, base, J: np.ndarray, chk=None, m=None):
     """`a[base + J]` (rt.ld's meaning, checks included) for lane-invariant-in-J `base` (u32,
     (W, S)) and an iteration block J (k, 1, 1), as a (k, W, S) array: `span`'s view of `a`
     where every lane's run is in range, else its parts put together."""
-    r = span(a, base, J, chk)
+    r = span(a, base, J, chk, m)
     return r.rows(0, r.shape[1]) if isinstance(r, Span) else r
 
 
-def span(a: np.ndarray, base, J: np.ndarray, chk=None):
+def span(a: np.ndarray, base, J: np.ndarray, chk=None, m=None):
     """`ld_span` for rt.accumulate: where `base` steps by a constant d >= 0 from lane to lane
     (row-major GEMV rows: base = i * n), a Span: the runs of the lanes in range as a strided
     view of `a` (no copy), the lanes past the end through rt.ld's rules (0, and a trap on
-    active lanes, now: in statement order). Otherwise rt.ld's gather."""
+    active lanes, now: in statement order). Otherwise rt.ld's gather (`_ld_lanes`: only on
+    the lanes of the loop's mask `m` where few are active)."""
     if np.ndim(base) != 2 or base.dtype != np.uint32 or a.ndim != 1:
-        return ld(a, base + J, chk)
+        return _ld_lanes(a, base, J, chk, m)
     flat = base.reshape(-1)
     size, k, n, j0 = flat.size, J.shape[0], a.shape[0], int(J[0, 0, 0])
     b0 = int(flat[0])
     d = int(flat[1]) - b0 if size > 1 else 0
-    if d < 0 or int(flat[-1]) != b0 + d * (size - 1) or (size > 2 and not (np.diff(flat) == np.uint32(d)).all()):
-        return ld(a, base + J, chk)  # not affine (flat[-1] checked exactly: the u32 diffs do not wrap)
+    if d < 0 or int(flat[-1]) != b0 + d * (size - 1) or (size > 2 and not (flat[1:] - flat[:-1] == d).all()):
+        return _ld_lanes(a, base, J, chk, m)  # not affine (flat[-1] checked exactly: the u32 diffs do not wrap)
     first = b0 + j0  # element of lane 0 at J[0]; lane l's run is [first + d*l, first + d*l + k)
     if first + k > n:
         good = 0
     else:
         good = size if d == 0 else min(size, (n - k - first) // d + 1)
-    tail = None
+    tail, covered = None, good  # lanes whose runs are all in range or all past the end
     if good < size:
         start, last = int(flat[good]) + j0, int(flat[-1]) + j0 + k - 1
         if n <= start and last < 1 << 32:  # every run past the end (no u32 wrap-around): all 0
-            tail = np.zeros((k, size - good), a.dtype)
+            tail, covered = np.zeros((k, size - good), a.dtype), size
             bad, idx = TRUE, flat[good:].reshape(1, -1) + J[0, 0]  # an active lane faults at J[0]
         else:
             idx = flat[good:].reshape(1, -1) + J.reshape(k, 1)  # u32 wraps as the SIMT form does
@@ -898,11 +902,46 @@ def span(a: np.ndarray, base, J: np.ndarray, chk=None):
                 bad = None
         if bad is not None and chk is not None:  # iteration-major, then lane order: the SIMT loop's first fault
             F, site, m, guards = chk
-            _trap((F, site, _flat_tail(m, base.shape, good), [_flat_tail(g, base.shape, good) for g in guards]),
+            if bad is TRUE and any(np.ndim(g) == 3 for g in guards):  # then the first fault may be past J[0]
+                idx = flat[good:].reshape(1, -1) + J.reshape(k, 1)
+            cols = slice(good, None)
+            _trap((F, site, _lane_cols(m, base.shape, cols), [_lane_cols(g, base.shape, cols) for g in guards]),
                   bad, idx, n)
-    return Span(a, first, d, good, tail, (k,) + base.shape)
+    tr = transposed(a, b0, d, j0, k, good, covered) if good > 1 else None  # a cached copy, lanes contiguous
+    return Span(a, first, d, good, tail, (k,) + base.shape, tr and (tr[0], j0, tr[1], covered))
 
 
-def _flat_tail(m, shape: tuple, good: int):
-    """Lanes [good, ...) of a (W, S)-broadcastable mask or guard, flat, as a (1, lanes) row."""
-    return m if m is None or np.ndim(m) == 0 else np.broadcast_to(m, shape).reshape(1, -1)[:, good:]
+SPARSE_LANES = 4  # `_ld_lanes` gathers the active lanes alone where at most 1 in this many are
+
+
+def _ld_lanes(a: np.ndarray, base, J: np.ndarray, chk, m):
+    """rt.ld's `a[base + J]` as a (k, W, S) array, gathered on the lanes of mask `m` alone
+    where few are active (0 on the others): in a one-pass loop nothing reads a value on an
+    inactive lane (the sums are selected by the same mask), and a check traps on active
+    lanes only, in the same order (iteration, then lane)."""
+    if m is None or np.ndim(m) != 2 or a.ndim != 1 or np.ndim(base) > 2:
+        return ld(a, base + J, chk)
+    shape = np.broadcast_shapes(np.shape(base), m.shape)
+    on = np.flatnonzero(m if m.shape == shape else np.broadcast_to(m, shape))
+    if on.size * SPARSE_LANES > shape[0] * shape[1]:
+        return ld(a, base + J, chk)
+    k = J.shape[0]
+    pick = np.broadcast_to(base, shape).reshape(-1)[on]
+    if chk is not None:  # every lane left is active: the guards alone still say which access
+        F, site, _, guards = chk
+        chk = (F, site, None, [_lane_cols(g, shape, on) for g in guards])
+    out = np.zeros((k, shape[0] * shape[1]), a.dtype)
+    out[:, on] = ld(a, pick.reshape(1, -1) + J.reshape(k, 1), chk)
+    return out.reshape((k,) + shape)
+
+
+def _lane_cols(m, shape: tuple, cols):
+    """Lanes `cols` (a slice or indices of the flat (W, S) lanes) of a mask or guard that
+    broadcasts to (W, S), or to (k, W, S) (a guard that varies with the iteration), as a
+    (1 or k, lanes) array."""
+    if m is None or np.ndim(m) == 0:
+        return m
+    if m.shape == shape:
+        return m.reshape(1, -1)[:, cols]
+    lead = m.shape[0] if np.ndim(m) == 3 else 1
+    return np.broadcast_to(m, (lead,) + shape).reshape(lead, -1)[:, cols]
