@@ -119,7 +119,8 @@ class Device:
         self._eager_faults: list = []  # (Dispatch, FaultReport) of eager launches, raised at the next wait
         self._eager_launches = 0  # eager launches since the last synchronize
         self._frees = 0  # buffers freed so far: a scheme re-checks its buffers when this moves
-        log.info("goldy_import: using %s backend (%s)", name, self.backend.describe())
+        if log.isEnabledFor(logging.INFO):  # (describe() would wait for a device still opening)
+            log.info("goldy_import: using %s backend (%s)", name, self.backend.describe())
 
     @staticmethod
     def _pick_auto() -> str:

@@ -60,14 +60,13 @@ from typing import Any, Optional
 import numpy as np
 
 from goldy_import import cache as diskcache
-from goldy_import.codegen.ptx import batch_entry, emit_ptx, entry_name, lanes_entry, lanes_in
-from goldy_import.codegen.ptx.emitter import STATIC_SHARED_BYTES
 from goldy_import.errors import BackendError, BackendUnavailable, BindingError
 from goldy_import.ir import abi as A
 from goldy_import.ir import nodes as N
 from goldy_import.ir.abi import FAULT_WORDS
 from goldy_import.ir.serialize import to_json
 
+from .cuda_init import OPENED, AfterInit, Opening
 from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport, Finished, Limits, ScalarArg,
                       UniformArg)
 
@@ -92,17 +91,42 @@ def _driver():
         return None
 
 
+# id(driver) -> (a weak reference to it, whether its cuInit succeeded) once this process has
+# called it: a later CudaBackend checks its ordinal at once (or fails at once) instead of at
+# first use
+_KNOWN: dict = {}
+
+
+def _known(drv: Any, ok: Optional[bool] = None) -> Optional[bool]:
+    """Record (`ok` given) or look up whether `drv`'s cuInit succeeded in this process."""
+    if ok is not None:
+        _KNOWN[id(drv)] = (weakref.ref(drv), ok)
+        return ok
+    hit = _KNOWN.get(id(drv))
+    return hit[1] if hit is not None and hit[0]() is drv else None
+
+
+def _ptx() -> Any:
+    """codegen/ptx, imported at the first device (not with this module: its import overlaps
+    the device's opening)."""
+    from goldy_import.codegen import ptx
+    return ptx
+
+
 def available() -> bool:
     """True when cuda-python imports, the driver loads and it reports a GPU."""
     drv = _driver()
     if drv is None:
         return False
     try:
-        if drv.cuInit(0)[0] != drv.CUresult.CUDA_SUCCESS:
+        ok = drv.cuInit(0)[0] == drv.CUresult.CUDA_SUCCESS
+        _known(drv, ok)
+        if not ok:
             return False
         err, n = drv.cuDeviceGetCount()
         return err == drv.CUresult.CUDA_SUCCESS and n > 0
     except Exception:  # no libcuda.so: cuda-python raises RuntimeError
+        _known(drv, False)
         return False
 
 
@@ -407,36 +431,72 @@ class CudaBackend(Backend):
     lowering = "ptx"
     subgroup_width = 32
 
+    # what the driver says, known once the device is open (runtime/cuda_init.py: the first
+    # device of a process opens on a background thread; reading one of these waits for it)
+    dev = AfterInit()
+    ctx = AfterInit()
+    stream = AfterInit()
+    _own_stream = AfterInit()
+    cc = AfterInit()
+    target = AfterInit()
+    device_name = AfterInit()
+    limits = AfterInit()
+    lanes_min_threads = AfterInit()
+    batch_min_threads = AfterInit()
+
     def __init__(self, device: int = 0, target: Optional[str] = None, ptx_version: Optional[str] = None):
         drv = _driver()
         if drv is None:
             raise BackendUnavailable("the cuda backend needs cuda-python: pip install 'goldy-import[cuda]'")
         self.drv = drv
         self._ok = drv.CUresult.CUDA_SUCCESS
+        self.ordinal = device
+        self.ptx_version = ptx_version
+        self._graphs: "OrderedDict[tuple, _Graph]" = OrderedDict()
+        self._modules: list = []
+        self._closed = False
+        self._unwaited = False  # work of ours queued on self.stream since its last synchronize
+        self._launched: dict = {}  # id -> checked Dispatch launched eagerly since the last synchronize
+        self._events: list = []  # idle events for tickets
+        self._packed: dict = {}  # record: (compiled, groups.x, argument ids) -> (values, what holds the ids)
+        self._updates = 0  # update_scalar calls so far (a replay with none since its last skips the version check)
+        self._eager_words_all: "weakref.WeakSet[_Faults]" = weakref.WeakSet()  # freed at close at the latest
+        self._eager_pool = _SlotPool(self)  # eager launches' error words, SLOTS to an allocation
+        initialised = _known(drv)
+        if initialised is False:  # cuInit failed in this process before: open here (raising at once)
+            self.__dict__.update(self._open(device, target))
+            self._opening = OPENED
+            return
+        if initialised:  # cuInit is done: the ordinal is checked now, the context opens in the background
+            self._check_ordinal(device)
+        self._opening = Opening(functools.partial(self._open, device, target), f"CUDA device {device}",
+                                CudaBackend._current)
+        _ptx()  # the PTX emitter's modules load while the driver starts
+
+    def _open(self, device: int, target: Optional[str]) -> dict:
+        """Initialise the driver and open `device`: the AfterInit attributes. Runs on the
+        opening's thread, so it reads nothing of `self` but the driver."""
+        drv = self.drv
         try:
             self._cu("cuInit", 0)
         except RuntimeError as e:  # cuda-python could not load libcuda.so
+            _known(drv, False)
             raise BackendUnavailable(f"no CUDA driver: {e}; the cuda backend needs an NVIDIA GPU and driver") from None
         except BackendError as e:
+            _known(drv, False)
             raise BackendUnavailable(f"CUDA driver unusable: {e}") from None
-        count = self._cu("cuDeviceGetCount")
-        if count <= device:
-            raise BackendUnavailable(f"no CUDA device {device} (`cuda:{device}`): this machine has {count} "
-                                     f"(cuda:0 .. cuda:{count - 1})" if count else "no CUDA device found")
-        self.ordinal = device
-        self.dev = self._cu("cuDeviceGet", device)
-        self.ctx = self._cu("cuDevicePrimaryCtxRetain", self.dev)
-        self._cu("cuCtxSetCurrent", self.ctx)
-        self.stream = self._cu("cuStreamCreate", int(drv.CUstream_flags.CU_STREAM_NON_BLOCKING))
+        _known(drv, True)
+        self._check_ordinal(device)
+        dev = self._cu("cuDeviceGet", device)
+        ctx = self._cu("cuDevicePrimaryCtxRetain", dev)
+        self._cu("cuCtxSetCurrent", ctx)
+        stream = self._cu("cuStreamCreate", int(drv.CUstream_flags.CU_STREAM_NON_BLOCKING))
+        from goldy_import.codegen.ptx.emitter import STATIC_SHARED_BYTES  # (loaded by the caller meanwhile)
         A = drv.CUdevice_attribute
-        attr = lambda a: self._cu("cuDeviceGetAttribute", getattr(A, a), self.dev)  # noqa: E731
-        self.cc = (attr("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR"),
-                   attr("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR"))
-        self.target = target or f"sm_{max(70, self.cc[0] * 10 + self.cc[1])}"
-        self.ptx_version = ptx_version
-        name = self._cu("cuDeviceGetName", 256, self.dev)
-        self.device_name = name.split(b"\0")[0].decode(errors="replace")
-        self.limits = Limits(
+        attr = lambda a: self._cu("cuDeviceGetAttribute", getattr(A, a), dev)  # noqa: E731
+        cc = (attr("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR"), attr("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR"))
+        name = self._cu("cuDeviceGetName", 256, dev)
+        limits = Limits(
             max_workgroup_size=(attr("CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X"),
                                 attr("CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y"),
                                 attr("CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z")),
@@ -445,7 +505,7 @@ class CudaBackend(Backend):
                             attr("CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y"),
                             attr("CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z")),
             max_workgroup_storage_bytes=STATIC_SHARED_BYTES,  # static .shared limit without opt-in
-            max_buffer_bytes=int(self._cu("cuDeviceTotalMem", self.dev)),
+            max_buffer_bytes=int(self._cu("cuDeviceTotalMem", dev)),
         )
         # A dispatch of at least this many threads uses a kernel's batched entry (BATCH
         # workgroups per block): BATCH full waves of the device, so that batching leaves
@@ -454,19 +514,16 @@ class CudaBackend(Backend):
         per_sm = attr("CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR")
         # ... and one of at least this many lanes a collective kernel's lanes entry: a full
         # wave of the plain entry (a smaller grid runs faster with every lane a thread)
-        self.lanes_min_threads = sms * per_sm
-        self.batch_min_threads = BATCH * sms * per_sm
-        self._graphs: "OrderedDict[tuple, _Graph]" = OrderedDict()
-        self._modules: list = []
-        self._closed = False
-        self._own_stream = self.stream
-        self._unwaited = False  # work of ours queued on self.stream since its last synchronize
-        self._launched: dict = {}  # id -> checked Dispatch launched eagerly since the last synchronize
-        self._events: list = []  # idle events for tickets
-        self._packed: dict = {}  # record: (compiled, groups.x, argument ids) -> (values, what holds the ids)
-        self._updates = 0  # update_scalar calls so far (a replay with none since its last skips the version check)
-        self._eager_words_all: "weakref.WeakSet[_Faults]" = weakref.WeakSet()  # freed at close at the latest
-        self._eager_pool = _SlotPool(self)  # eager launches' error words, SLOTS to an allocation
+        return dict(dev=dev, ctx=ctx, stream=stream, _own_stream=stream, cc=cc,
+                    target=target or f"sm_{max(70, cc[0] * 10 + cc[1])}",
+                    device_name=name.split(b"\0")[0].decode(errors="replace"), limits=limits,
+                    lanes_min_threads=sms * per_sm, batch_min_threads=BATCH * sms * per_sm)
+
+    def _check_ordinal(self, device: int) -> None:
+        count = self._cu("cuDeviceGetCount")
+        if count <= device:
+            raise BackendUnavailable(f"no CUDA device {device} (`cuda:{device}`): this machine has {count} "
+                                     f"(cuda:0 .. cuda:{count - 1})" if count else "no CUDA device found")
 
     # ------------------------------------------------------------ driver calls
 
@@ -556,6 +613,7 @@ class CudaBackend(Backend):
     # ------------------------------------------------------------ kernels
 
     def compile(self, kernel: N.Kernel, options: CompileOptions) -> CudaCompiled:
+        P = _ptx()
         abi = A.plan(kernel, "ptx")
         wg = kernel.workgroup_size[0] * kernel.workgroup_size[1] * kernel.workgroup_size[2]
         lane_threads = LANE_THREADS if wg >= LANES_FROM else 0
@@ -563,7 +621,7 @@ class CudaBackend(Backend):
         ptx_key = diskcache.key("ptx", (to_json(kernel, indent=None), self.target, self.ptx_version, BATCH,
                                           lane_threads, self.describe()))
         stored = diskcache.get_text("ptx", ptx_key)
-        ptx = stored if stored is not None else emit_ptx(kernel, target=self.target, ptx_version=self.ptx_version,
+        ptx = stored if stored is not None else P.emit_ptx(kernel, target=self.target, ptx_version=self.ptx_version,
                                                          batch=BATCH, abi=abi, lane_threads=lane_threads)
         self._current()
         image = np.frombuffer(ptx.encode() + b"\0", dtype=np.uint8)
@@ -573,7 +631,7 @@ class CudaBackend(Backend):
             raise BackendError(f"{e}; inspect the PTX with `goldy-import {kernel.source_file} --emit ptx "
                                f"--kernel {kernel.name}` and assemble it with ptxas for the message") from None
         self._modules.append(module)
-        fn = self._cu("cuModuleGetFunction", module, entry_name(kernel).encode(), kernel=kernel.name)
+        fn = self._cu("cuModuleGetFunction", module, P.entry_name(kernel).encode(), kernel=kernel.name)
         most = self._cu("cuFuncGetAttribute",
                         self.drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn)
         wx, wy, wz = kernel.workgroup_size
@@ -581,12 +639,12 @@ class CudaBackend(Backend):
             raise BackendError(f"kernel `{kernel.name}` needs {wx * wy * wz} threads per workgroup but "
                                f"its registers allow {most} on {self.device_name}")
         batched = None
-        if f".entry {batch_entry(kernel, BATCH)}(" in ptx:
-            batched = self._cu("cuModuleGetFunction", module, batch_entry(kernel, BATCH).encode(), kernel=kernel.name)
-        lanes = lanes_in(ptx, kernel)
+        if f".entry {P.batch_entry(kernel, BATCH)}(" in ptx:
+            batched = self._cu("cuModuleGetFunction", module, P.batch_entry(kernel, BATCH).encode(), kernel=kernel.name)
+        lanes = P.lanes_in(ptx, kernel)
         lanes_fn = None
         if lanes > 1:
-            lanes_fn = self._cu("cuModuleGetFunction", module, lanes_entry(kernel, lanes).encode(), kernel=kernel.name)
+            lanes_fn = self._cu("cuModuleGetFunction", module, P.lanes_entry(kernel, lanes).encode(), kernel=kernel.name)
         if stored is None:  # only PTX the driver accepted
             diskcache.put("ptx", ptx_key, ptx.encode())
         return CudaCompiled(kernel, ptx, module, fn, abi, batched, lanes, lanes_fn)
@@ -955,6 +1013,13 @@ class CudaBackend(Backend):
     def close(self) -> None:
         if self._closed:
             return
+        try:
+            if self._opening.failed():  # nothing was opened (the failure was raised at first use)
+                self._closed = True
+                return
+        except (BackendError, BackendUnavailable):  # ... or is raised now, where no caller has seen it yet
+            self._closed = True
+            raise
         self._current()
         try:  # work still queued (an external stream's user may not have waited) ends first
             self._cu("cuStreamSynchronize", self.stream)
