@@ -52,6 +52,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import struct
+import threading
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -91,19 +92,46 @@ def _driver():
         return None
 
 
-# id(driver) -> (a weak reference to it, whether its cuInit succeeded) once this process has
-# called it: a later CudaBackend checks its ordinal at once (or fails at once) instead of at
-# first use
-_KNOWN: dict = {}
+class _InitState:
+    """Whether one driver's cuInit succeeded in this process: `ok` None until known, `known`
+    set then; `claimed` once an opening thread is to call it (later devices wait for that)."""
+
+    def __init__(self, drv: Any):
+        self.ref = weakref.ref(drv)
+        self.ok: Optional[bool] = None
+        self.known = threading.Event()
+        self.claimed = False
 
 
-def _known(drv: Any, ok: Optional[bool] = None) -> Optional[bool]:
-    """Record (`ok` given) or look up whether `drv`'s cuInit succeeded in this process."""
-    if ok is not None:
-        _KNOWN[id(drv)] = (weakref.ref(drv), ok)
-        return ok
-    hit = _KNOWN.get(id(drv))
-    return hit[1] if hit is not None and hit[0]() is drv else None
+_KNOWN: dict = {}  # id(driver) -> _InitState
+_KNOWN_LOCK = threading.Lock()
+
+
+def _state(drv: Any) -> _InitState:
+    with _KNOWN_LOCK:
+        st = _KNOWN.get(id(drv))
+        if st is None or st.ref() is not drv:
+            st = _KNOWN[id(drv)] = _InitState(drv)
+        return st
+
+
+def _known(drv: Any, ok: bool) -> None:
+    st = _state(drv)
+    st.ok = ok
+    st.known.set()
+
+
+def _claim(drv: Any) -> Optional[bool]:
+    """Whether `drv`'s cuInit succeeded in this process (waiting for one in flight on
+    another device's opening thread), or None: unknown, and the caller's opening calls it.
+    Once known, a CudaBackend checks its ordinal (or fails) at once, not at first use."""
+    st = _state(drv)
+    with _KNOWN_LOCK:
+        if not st.claimed and not st.known.is_set():
+            st.claimed = True
+            return None
+    st.known.wait()
+    return st.ok
 
 
 def _ptx() -> Any:
@@ -462,7 +490,7 @@ class CudaBackend(Backend):
         self._updates = 0  # update_scalar calls so far (a replay with none since its last skips the version check)
         self._eager_words_all: "weakref.WeakSet[_Faults]" = weakref.WeakSet()  # freed at close at the latest
         self._eager_pool = _SlotPool(self)  # eager launches' error words, SLOTS to an allocation
-        initialised = _known(drv)
+        initialised = _claim(drv)
         if initialised is False:  # cuInit failed in this process before: open here (raising at once)
             self.__dict__.update(self._open(device, target))
             self._opening = OPENED
@@ -485,6 +513,9 @@ class CudaBackend(Backend):
         except BackendError as e:
             _known(drv, False)
             raise BackendUnavailable(f"CUDA driver unusable: {e}") from None
+        except BaseException:  # (devices waiting for this cuInit's answer get one)
+            _known(drv, False)
+            raise
         _known(drv, True)
         self._check_ordinal(device)
         dev = self._cu("cuDeviceGet", device)

@@ -135,3 +135,25 @@ def test_context_current_on_a_second_thread(drv):
     assert not errors, errors
     assert out == [1]
     dev.close()
+
+
+def test_a_second_device_waits_for_the_first_ones_cuinit(drv):
+    first = gi.Device("cuda:0")  # its opening thread holds cuInit at the gate
+    result = []
+    t = threading.Thread(target=lambda: result.append(_open_or_error("cuda:1")))
+    t.start()
+    t.join(0.2)
+    assert t.is_alive()  # waiting for the answer of the first device's cuInit
+    drv.init_gate.set()
+    t.join(10)
+    assert result == ["no CUDA device 1 (`cuda:1`): this machine has 1 (cuda:0 .. cuda:0)"]
+    assert drv.count("cuInit") == 1
+    first.close()
+
+
+def _open_or_error(name):
+    try:
+        gi.Device(name).close()
+        return "opened"
+    except gi.BackendUnavailable as e:
+        return str(e)
