@@ -229,8 +229,8 @@ class ParamBlock:
     and patching one is on the record and launch paths, so it is a few C-level copies
     (no ctypes foreign calls such as memmove, which cost microseconds each)."""
 
-    def __init__(self, values: list[bytes]):
-        offsets, blob_type, fmt = _layout(tuple(map(len, values)))
+    def __init__(self, values: list[bytes], layout: Optional[tuple] = None):
+        offsets, blob_type, fmt = layout or _layout(tuple(map(len, values)))
         self.blob = blob_type()  # the pointers, then the values; zero-filled
         base = self.address = ctypes.addressof(self.blob)
         self.offsets = [base + o for o in offsets]  # where each value lives
@@ -486,7 +486,7 @@ class CudaBackend(Backend):
         self._unwaited = False  # work of ours queued on self.stream since its last synchronize
         self._launched: dict = {}  # id -> checked Dispatch launched eagerly since the last synchronize
         self._events: list = []  # idle events for tickets
-        self._packed: dict = {}  # record: (compiled, groups.x, argument ids) -> (values, what holds the ids)
+        self._packed: dict = {}  # record: (compiled, groups, thresholds, argument ids) -> (state's facts, what holds the ids)
         self._updates = 0  # update_scalar calls so far (a replay with none since its last skips the version check)
         self._eager_words_all: "weakref.WeakSet[_Faults]" = weakref.WeakSet()  # freed at close at the latest
         self._eager_pool = _SlotPool(self)  # eager launches' error words, SLOTS to an allocation
@@ -681,6 +681,13 @@ class CudaBackend(Backend):
         return CudaCompiled(kernel, ptx, module, fn, abi, batched, lanes, lanes_fn)
 
     def record(self, d: Dispatch) -> None:
+        groups = d.groups
+        key = (id(d.compiled), *groups, self.batch_min_threads, self.lanes_min_threads, *map(id, d.args))
+        hit = self._packed.get(key)
+        if hit is not None:  # the same bound arguments and grid again (recorded or launched before)
+            values, layout, batched, lanes, fault_slot = hit[0]
+            d.state = _State(ParamBlock(values, layout), [], batched=batched, lanes=lanes, fault_slot=fault_slot)
+            return
         uniforms, ptrs = [], {}
         for i, a in enumerate(d.args):
             if isinstance(a, UniformArg):
@@ -691,35 +698,30 @@ class CudaBackend(Backend):
         # the error word's address (set per graph at build) and the batched entry's
         # workgroup count along x follow the kernel's parameters (entry_values)
         abi: A.PtxPlan = d.compiled.abi
-        if uniforms:
-            values = entry_values(d.kernel, d.args, ptrs, None, 0, int(d.groups[0]), abi)
-        else:  # the same bound arguments again (a kernel recorded or launched with them before)
-            key = (id(d.compiled), int(d.groups[0]), *map(id, d.args))
-            hit = self._packed.get(key)
-            if hit is None:
-                values = entry_values(d.kernel, d.args, None, None, 0, int(d.groups[0]), abi)
-                # weak references, so borrowed memory is never held; a dead argument drops the
-                # entry before its id can be another's
-                died = functools.partial(_unpack, self._packed, key)
-                try:
-                    hit = self._packed[key] = (values, d.compiled, [weakref.ref(a, died) for a in d.args])
-                except TypeError:  # an argument that takes no weak reference: not kept
-                    hit = (values,)
-                if len(self._packed) > PACKED:
-                    try:  # (a weakref callback may be changing it too)
-                        self._packed.pop(next(iter(self._packed)), None)
-                    except (StopIteration, RuntimeError):
-                        pass
-            values = hit[0]
-        block = ParamBlock(values)
+        values = entry_values(d.kernel, d.args, ptrs, None, 0, int(groups[0]), abi)
+        layout = _layout(tuple(map(len, values)))
         wx, wy, wz = d.kernel.workgroup_size
-        threads = int(d.groups[0]) * int(d.groups[1]) * int(d.groups[2]) * wx * wy * wz
+        threads = int(groups[0]) * int(groups[1]) * int(groups[2]) * wx * wy * wz
         batched = getattr(d.compiled, "batched", None) is not None and threads >= self.batch_min_threads
         lanes = getattr(d.compiled, "lanes_fn", None) is not None and threads >= self.lanes_min_threads
-        d.state = _State(block, uniforms, batched=batched, lanes=lanes,
-                         fault_slot=len(values) - 2 if abi.checked else None)
+        fault_slot = len(values) - 2 if abi.checked else None
+        d.state = _State(ParamBlock(values, layout), uniforms, batched=batched, lanes=lanes, fault_slot=fault_slot)
         if uniforms:
             weakref.finalize(d, _free_all, weakref.ref(self), uniforms)
+            return
+        # kept for the same bound arguments and grid again, by weak references, so borrowed
+        # memory is never held; a dead argument drops the entry before its id can be another's
+        died = functools.partial(_unpack, self._packed, key)
+        try:
+            self._packed[key] = ((values, layout, batched, lanes, fault_slot), d.compiled,
+                                 [weakref.ref(a, died) for a in d.args])
+        except TypeError:  # an argument that takes no weak reference: not kept
+            return
+        if len(self._packed) > PACKED:
+            try:  # (a weakref callback may be changing it too)
+                self._packed.pop(next(iter(self._packed)), None)
+            except (StopIteration, RuntimeError):
+                pass
 
     def update_scalar(self, d: Dispatch, index: int) -> None:
         a = d.args[index]
