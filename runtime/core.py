@@ -1289,8 +1289,12 @@ class Scheme:
                             f".over_tensor(view) or .groups((x, y, z)) before submit()")
         with self._lock:
             entries = self._specialized(self._entries())
-            with self.device._using() as backend:  # frees and closes wait for the submit
-                live = (self._version, self.device._frees)  # read under the lock: a free counts first
+            dev = self.device
+            with dev._lock:  # frees and closes wait for the submit
+                if dev.closed:  # (what _using checks, without its frames: this is every submit)
+                    dev._check_open()
+                backend = dev.backend
+                live = (self._version, dev._frees)  # read under the lock: a free counts first
                 if live != self._live_at:  # wgpu aborts on a destroyed buffer
                     for n in self.nodes:
                         _refuse_freed(n.keep, f"node {n.index} ({n.label!r}, kernel `{n.kernel.name}`)")

@@ -1,6 +1,9 @@
 """CUDA backend: PTX from codegen/ptx/emitter.py, loaded and launched through the driver API
 (cuda-python: `cuda.bindings.driver`, or the older `cuda.cuda`).
 
+- The device opens on a background thread (runtime/cuda_init.py): cuInit, the context,
+  the stream and the device's attributes are `AfterInit` attributes, whose first read
+  waits for it (and raises a failed opening's BackendUnavailable).
 - One primary context per device (shared with CuPy and PyTorch, so their pointers work
   here), one non-blocking stream; every driver call's status is checked and a failure
   raises BackendError naming the call, the CUDA error and the kernel.
@@ -15,7 +18,7 @@
   dispatch's parameter block (its arguments prebuilt), with an error word of its own: a
   slot of a pooled block (`_SlotPool`), read at the wait, one copy per block where the
   words live on the device. Record packs the parameter values of the same bound argument
-  objects once (`_packed`, held weakly). `enqueue` (submit without waiting) records an
+  objects and grid once (`_packed`, held weakly, with their layout and entry choice). `enqueue` (submit without waiting) records an
   event after the graph launch; replays of one graph may overlap (a fault in their
   shared words is reported once, at the first wait that reads it).
 - `wrap_external(obj)` binds memory exposing `__cuda_array_interface__` (CuPy, PyTorch)
@@ -417,14 +420,6 @@ class _Slot:
 
     def __init__(self, pool: _SlotPool, block: _Faults, faults: _Faults):
         self.pool, self.block, self.faults = pool, block, faults
-
-    def words(self, abi: Any) -> _Faults:
-        """The slot's words for a dispatch of a kernel of ABI plan `abi` (cleared by the caller)."""
-        f = self.faults
-        f.abis[0], f.clean = abi, True
-        if f.seen:
-            f.seen = set()
-        return f
 
     def __del__(self) -> None:
         self.pool.free.append((self.block, self.faults))
@@ -883,8 +878,11 @@ class CudaBackend(Backend):
             fn, gx = d.compiled.batched, -(-gx // BATCH)
         st.launch = (fn, gx, int(d.groups[1]), int(d.groups[2]), *d.kernel.workgroup_size, 0)
         if st.fault_slot is not None:
-            st.eager_slot = self._eager_pool.take()
-            f = st.eager_faults = st.eager_slot.words(d.compiled.abi)
+            st.eager_slot = slot = self._eager_pool.take()
+            f = st.eager_faults = slot.faults  # the slot's words, for this dispatch's kernel
+            f.abis[0], f.clean = d.compiled.abi, True
+            if f.seen:
+                f.seen = set()
             if f.device is None:  # a slot comes back from a dead dispatch as it was left
                 f.host[:] = 0
             else:
