@@ -346,10 +346,12 @@ class _Using:
         self.device._lock.release()
 
 
-def _refuse_freed(buffers: Sequence[Any], what: str) -> None:
+def _refuse_freed(buffers: Sequence[Any], what: Any) -> None:
+    """`what` names the user (a str, or a callable making it: only a refusal needs it)."""
     for b in buffers:
         b = getattr(b, "buffer", b)  # a tensor view or an image: its buffer
         if isinstance(b, Buffer) and b._alloc.freed:
+            what = what() if callable(what) else what
             raise BindingError(f"{what or repr(b)} uses a buffer that was freed")
 
 
@@ -1176,7 +1178,7 @@ class Scheme:
             with dev._lock:  # backends need not be thread-safe: one call at a time per device
                 if dev.closed:  # (what _using checks, without its frames: this is every record)
                     dev._check_open()
-                _refuse_freed(bound.keep, f"kernel `{pk.name}` ({label!r})")
+                _refuse_freed(bound.keep, lambda: f"kernel `{pk.name}` ({label!r})")
                 dev.backend.record(d)
                 live = dev._frees  # this node's buffers are live at this count of frees
         with self._lock:
