@@ -70,7 +70,7 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir.abi import FAULT_WORDS
 from goldy_import.ir.serialize import to_json
 
-from .cuda_init import OPENED, AfterInit, Opening
+from .cuda_init import OPENED, Opening, opening_class
 from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport, Finished, Limits, ScalarArg,
                       UniformArg)
 
@@ -79,6 +79,9 @@ CU_EVENT_DISABLE_TIMING = 0x02  # cuEventCreate flag: a synchronization-only eve
 MAX_GRAPHS = 64  # instantiated graphs kept per backend (least recently submitted go first)
 LANE_THREADS = 128  # threads per block of a collective kernel's lanes entry (codegen/ptx/lanes.py)
 LANES_FROM = 512  # workgroups of at least this many lanes get one (smaller ones fill an SM already)
+# what the driver tells an opening backend (CudaBackend._open): read before it is open, they wait
+OPENED_FACTS = ("dev", "ctx", "stream", "_own_stream", "cc", "target", "device_name", "limits",
+                "lanes_min_threads", "batch_min_threads")
 BATCH = 4  # workgroups per block in the batched entry of element-wise kernels (codegen/ptx/emitter.py)
 
 
@@ -454,19 +457,6 @@ class CudaBackend(Backend):
     lowering = "ptx"
     subgroup_width = 32
 
-    # what the driver says, known once the device is open (runtime/cuda_init.py: the first
-    # device of a process opens on a background thread; reading one of these waits for it)
-    dev = AfterInit()
-    ctx = AfterInit()
-    stream = AfterInit()
-    _own_stream = AfterInit()
-    cc = AfterInit()
-    target = AfterInit()
-    device_name = AfterInit()
-    limits = AfterInit()
-    lanes_min_threads = AfterInit()
-    batch_min_threads = AfterInit()
-
     def __init__(self, device: int = 0, target: Optional[str] = None, ptx_version: Optional[str] = None):
         drv = _driver()
         if drv is None:
@@ -492,6 +482,8 @@ class CudaBackend(Backend):
             return
         if initialised:  # cuInit is done: the ordinal is checked now, the context opens in the background
             self._check_ordinal(device)
+        # until it is open, the driver's facts are AfterInit attributes (runtime/cuda_init.py)
+        self.__class__ = opening_class(type(self), OPENED_FACTS)
         self._opening = Opening(functools.partial(self._open, device, target), f"CUDA device {device}",
                                 CudaBackend._current)
         _ptx()  # the PTX emitter's modules load while the driver starts

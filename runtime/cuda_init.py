@@ -5,13 +5,14 @@ each. cuda-python releases the GIL inside its driver calls, so runtime/cuda.py's
 `CudaBackend` makes them on a background thread (`Opening`) and `gi.Device("cuda")`
 returns at once: loading and lowering kernels overlap the driver's start.
 
-What the backend learns from the driver (context, stream, limits, names, ...) is an
-`AfterInit` attribute of the class. Reading one before the opening is applied waits for
-the thread (a join: an init cannot be cancelled), then either raises the opening's
+While it opens, the backend is an instance of `opening_class(CudaBackend)`, whose driver
+facts (context, stream, limits, names, ...) are `AfterInit` attributes. Reading one waits
+for the thread (a join: an init cannot be cancelled), then either raises the opening's
 failure, the GoldyError `Device("cuda")` raised before this existed (every time it is
-read: never lost), or stores the values in the instance and makes the context current on
-the calling thread. From then on the instance's own attributes shadow the descriptors
-(non-data descriptors), so the hot paths pay nothing.
+read: never lost), or stores the values in the instance, makes it a plain `CudaBackend`
+again and makes the context current on the calling thread. (A class attribute of the
+same name, even one the instance's own shadows, would slow every read of it fourfold on
+the hot paths: CPython's attribute cache then takes the slow path.)
 """
 
 from __future__ import annotations
@@ -36,6 +37,17 @@ class AfterInit:
             return obj.__dict__[self.name]
         except KeyError:
             raise AttributeError(self.name) from None
+
+
+_OPENING: dict = {}  # backend class -> its opening subclass
+
+
+def opening_class(cls: type, names: tuple) -> type:
+    """`cls` with AfterInit attributes `names`: what a backend is while it opens."""
+    sub = _OPENING.get(cls)
+    if sub is None:
+        sub = _OPENING[cls] = type(f"Opening{cls.__name__}", (cls,), {n: AfterInit() for n in names})
+    return sub
 
 
 class Opening:
@@ -72,6 +84,7 @@ class Opening:
                         for k, v in self._values.items():  # (an attribute set meanwhile wins)
                             backend.__dict__.setdefault(k, v)
                         self._values = None
+                        backend.__class__ = type(backend).__mro__[1]  # plain again: no AfterInit
                     self.applied = True
         if self._error is not None:
             self.reported = True
