@@ -2,8 +2,9 @@
 (cuda-python: `cuda.bindings.driver`, or the older `cuda.cuda`).
 
 - The device opens on a background thread (runtime/cuda_init.py): cuInit, the context,
-  the stream and the device's attributes are `AfterInit` attributes, whose first read
-  waits for it (and raises a failed opening's BackendUnavailable).
+  the stream and the device's attributes are set by `_ready`, which every path that uses
+  the driver (`_current`, `describe`, `limits`...) calls first: it waits for the opening
+  (and raises a failed opening's BackendUnavailable).
 - One primary context per device (shared with CuPy and PyTorch, so their pointers work
   here), one non-blocking stream; every driver call's status is checked and a failure
   raises BackendError naming the call, the CUDA error and the kernel.
@@ -70,7 +71,7 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir.abi import FAULT_WORDS
 from goldy_import.ir.serialize import to_json
 
-from .cuda_init import OPENED, Opening, opening_class
+from .cuda_init import OPENED, Opening
 from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport, Finished, Limits, ScalarArg,
                       UniformArg)
 
@@ -79,9 +80,6 @@ CU_EVENT_DISABLE_TIMING = 0x02  # cuEventCreate flag: a synchronization-only eve
 MAX_GRAPHS = 64  # instantiated graphs kept per backend (least recently submitted go first)
 LANE_THREADS = 128  # threads per block of a collective kernel's lanes entry (codegen/ptx/lanes.py)
 LANES_FROM = 512  # workgroups of at least this many lanes get one (smaller ones fill an SM already)
-# what the driver tells an opening backend (CudaBackend._open): read before it is open, they wait
-OPENED_FACTS = ("dev", "ctx", "stream", "_own_stream", "cc", "target", "device_name", "limits",
-                "lanes_min_threads", "batch_min_threads")
 BATCH = 4  # workgroups per block in the batched entry of element-wise kernels (codegen/ptx/emitter.py)
 
 
@@ -477,20 +475,18 @@ class CudaBackend(Backend):
         self._eager_pool = _SlotPool(self)  # eager launches' error words, SLOTS to an allocation
         initialised = _claim(drv)
         if initialised is False:  # cuInit failed in this process before: open here (raising at once)
-            self.__dict__.update(self._open(device, target))
+            for k, v in self._open(device, target).items():
+                setattr(self, k, v)
             self._opening = OPENED
             return
         if initialised:  # cuInit is done: the ordinal is checked now, the context opens in the background
             self._check_ordinal(device)
-        # until it is open, the driver's facts are AfterInit attributes (runtime/cuda_init.py)
-        self.__class__ = opening_class(type(self), OPENED_FACTS)
-        self._opening = Opening(functools.partial(self._open, device, target), f"CUDA device {device}",
-                                CudaBackend._current)
+        self._opening = Opening(functools.partial(self._open, device, target), f"CUDA device {device}")
         _ptx()  # the PTX emitter's modules load while the driver starts
 
     def _open(self, device: int, target: Optional[str]) -> dict:
-        """Initialise the driver and open `device`: the AfterInit attributes. Runs on the
-        opening's thread, so it reads nothing of `self` but the driver."""
+        """Initialise the driver and open `device`: the attributes `_ready` sets. Runs on
+        the opening's thread, so it reads nothing of `self` but the driver."""
         drv = self.drv
         try:
             self._cu("cuInit", 0)
@@ -534,8 +530,47 @@ class CudaBackend(Backend):
         # wave of the plain entry (a smaller grid runs faster with every lane a thread)
         return dict(dev=dev, ctx=ctx, stream=stream, _own_stream=stream, cc=cc,
                     target=target or f"sm_{max(70, cc[0] * 10 + cc[1])}",
-                    device_name=name.split(b"\0")[0].decode(errors="replace"), limits=limits,
-                    lanes_min_threads=sms * per_sm, batch_min_threads=BATCH * sms * per_sm)
+                    device_name=name.split(b"\0")[0].decode(errors="replace"), _limits=limits,
+                    _lanes_min=sms * per_sm, _batch_min=BATCH * sms * per_sm)
+
+    def _ready(self) -> None:
+        """Wait for the device's opening (runtime/cuda_init.py): its attributes are set, or
+        its failure raised. Every path that uses the driver comes through here first."""
+        opening = self._opening
+        if opening is not OPENED:
+            opening.apply(self)
+            self._opening = OPENED
+
+    # read from outside (Device.limits, tests), so they wait for the opening
+    @property
+    def limits(self) -> Limits:  # type: ignore[override]
+        self._ready()
+        return self._limits
+
+    @limits.setter
+    def limits(self, value: Limits) -> None:
+        self._ready()
+        self._limits = value
+
+    @property
+    def batch_min_threads(self) -> int:
+        self._ready()
+        return self._batch_min
+
+    @batch_min_threads.setter
+    def batch_min_threads(self, value: int) -> None:
+        self._ready()
+        self._batch_min = value
+
+    @property
+    def lanes_min_threads(self) -> int:
+        self._ready()
+        return self._lanes_min
+
+    @lanes_min_threads.setter
+    def lanes_min_threads(self, value: int) -> None:
+        self._ready()
+        self._lanes_min = value
 
     def _check_ordinal(self, device: int) -> None:
         count = self._cu("cuDeviceGetCount")
@@ -566,6 +601,8 @@ class CudaBackend(Backend):
         raise BackendError(f"CUDA call {call} failed: {ename}{': ' + desc if desc else ''}{where}")
 
     def _current(self) -> None:
+        if self._opening is not OPENED:
+            self._ready()
         err = self.drv.cuCtxSetCurrent(self.ctx)[0]  # (not through _cu: this is on every wait)
         if err != self._ok:
             self._fail("cuCtxSetCurrent", err)
@@ -577,6 +614,7 @@ class CudaBackend(Backend):
         self._unwaited = False
 
     def describe(self) -> str:
+        self._ready()
         ver = self._cu("cuDriverGetVersion")
         return f"{self.device_name} (sm_{self.cc[0]}{self.cc[1]}, CUDA driver {ver // 1000}.{ver % 1000 // 10}) via cuda-python"
 
@@ -616,6 +654,7 @@ class CudaBackend(Backend):
         without copying: checks device, dtype (f32/u32/i32) and C-contiguity, and waits for
         the producer's stream so its pending writes are visible."""
         ptr, n, got, shape, stream = parse_cuda_array_interface(obj, elem)
+        self._ready()
         if ptr and n:
             self._current()
             P = self.drv.CUpointer_attribute
@@ -631,6 +670,7 @@ class CudaBackend(Backend):
     # ------------------------------------------------------------ kernels
 
     def compile(self, kernel: N.Kernel, options: CompileOptions) -> CudaCompiled:
+        self._current()  # (the device is open: its target is known)
         P = _ptx()
         abi = A.plan(kernel, "ptx")
         wg = kernel.workgroup_size[0] * kernel.workgroup_size[1] * kernel.workgroup_size[2]
@@ -669,7 +709,7 @@ class CudaBackend(Backend):
 
     def record(self, d: Dispatch) -> None:
         groups = d.groups
-        key = (id(d.compiled), *groups, self.batch_min_threads, self.lanes_min_threads, *map(id, d.args))
+        key = (id(d.compiled), *groups, self._batch_min, self._lanes_min, *map(id, d.args))
         hit = self._packed.get(key)
         if hit is not None:  # the same bound arguments and grid again (recorded or launched before)
             values, layout, batched, lanes, fault_slot = hit[0]
@@ -689,8 +729,8 @@ class CudaBackend(Backend):
         layout = _layout(tuple(map(len, values)))
         wx, wy, wz = d.kernel.workgroup_size
         threads = int(groups[0]) * int(groups[1]) * int(groups[2]) * wx * wy * wz
-        batched = getattr(d.compiled, "batched", None) is not None and threads >= self.batch_min_threads
-        lanes = getattr(d.compiled, "lanes_fn", None) is not None and threads >= self.lanes_min_threads
+        batched = getattr(d.compiled, "batched", None) is not None and threads >= self._batch_min
+        lanes = getattr(d.compiled, "lanes_fn", None) is not None and threads >= self._lanes_min
         fault_slot = len(values) - 2 if abi.checked else None
         d.state = _State(ParamBlock(values, layout), uniforms, batched=batched, lanes=lanes, fault_slot=fault_slot)
         if uniforms:
@@ -917,6 +957,7 @@ class CudaBackend(Backend):
     def use_stream(self, stream: Any) -> None:
         """Queue later work on `stream` (a torch/CuPy stream, a CUstream or its int handle;
         None: this backend's own), after the work already queued on the current one."""
+        self._ready()
         new = self._own_stream if stream is None else self.drv.CUstream(stream_handle(stream))
         if int(new) == int(self.stream):
             return
