@@ -3,10 +3,13 @@ empty disk cache (cold) and with the cache the cold run left (warm), per backend
 
     python benchmarks/cold_start.py [--backends cpu,wgpu,cuda] [--repeat 3]
 
-Each run is a new interpreter: it times `import goldy_import`, `import numpy`, `gi.load`
-of the example (the rest of the package's modules load here), opening the device,
-`prepare`, and `first`: the whole, to one submit whose output is checked against numpy
-(poisoned first). A cold run gets a new empty GOLDY_CACHE_DIR; warm runs share the one
+Each run is a new interpreter, in the order a user writes: `import numpy`, `import
+goldy_import`, opening the device (`gi.Device`: on cuda it returns while the driver starts
+on a background thread, runtime/cuda_init.py), `gi.load` of the example (the rest of the
+package's modules load here, overlapping the driver's start), `prepare` (which waits for
+the device where it is still opening), and `first`: the whole, from the first import to
+one submit whose output is checked against numpy (poisoned first). The stages add up to
+less than `first`: buffers, the submit and the check are in it too. A cold run gets a new empty GOLDY_CACHE_DIR; warm runs share the one
 the cold run filled. Prints the best of --repeat per column (seconds). Backends that
 cannot open here are left out.
 """
@@ -26,13 +29,13 @@ EXAMPLE = os.path.join(REPO, "rust_examples", "saxpy.rs")
 CHILD = r"""
 import sys, time, json
 t0 = time.perf_counter()
-import goldy_import as gi
-t1 = time.perf_counter()
 import numpy as np
 tn = time.perf_counter()
-mod = gi.load(sys.argv[2])
-t2 = time.perf_counter()
+import goldy_import as gi
+t1 = time.perf_counter()
 dev = gi.Device(sys.argv[1])
+t2 = time.perf_counter()
+mod = gi.load(sys.argv[2])
 t3 = time.perf_counter()
 k = mod.saxpy.prepare(dev)
 t4 = time.perf_counter()
@@ -46,7 +49,7 @@ k.record(s, "saxpy", bx, by, 2.5).over_1d(n)
 s.submit()
 assert np.array_equal(by.numpy(), (np.float32(2.5) * x + y).astype(np.float32)), "wrong result"
 t5 = time.perf_counter()
-print(json.dumps({"import": t1 - t0, "numpy": tn - t1, "load": t2 - tn, "device": t3 - t2, "prepare": t4 - t3,
+print(json.dumps({"numpy": tn - t0, "import": t1 - tn, "device": t2 - t1, "load": t3 - t2, "prepare": t4 - t3,
                   "first": t5 - t0, "tree_sitter": "tree_sitter" in sys.modules}))
 """
 
@@ -71,7 +74,7 @@ def main() -> None:
     ap.add_argument("--backends", default="cpu,wgpu,cuda")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    cols = ("import", "numpy", "load", "device", "prepare", "first")
+    cols = ("numpy", "import", "device", "load", "prepare", "first")
     print(f"{'backend':8} {'cache':5} " + " ".join(f"{c:>8}" for c in cols) + "  tree-sitter")
     for backend in args.backends.split(","):
         if not available(backend):

@@ -119,7 +119,8 @@ class Device:
         self._eager_faults: list = []  # (Dispatch, FaultReport) of eager launches, raised at the next wait
         self._eager_launches = 0  # eager launches since the last synchronize
         self._frees = 0  # buffers freed so far: a scheme re-checks its buffers when this moves
-        log.info("goldy_import: using %s backend (%s)", name, self.backend.describe())
+        if log.isEnabledFor(logging.INFO):  # (describe() would wait for a device still opening)
+            log.info("goldy_import: using %s backend (%s)", name, self.backend.describe())
 
     @staticmethod
     def _pick_auto() -> str:
@@ -345,10 +346,12 @@ class _Using:
         self.device._lock.release()
 
 
-def _refuse_freed(buffers: Sequence[Any], what: str) -> None:
+def _refuse_freed(buffers: Sequence[Any], what: Any) -> None:
+    """`what` names the user (a str, or a callable making it: only a refusal needs it)."""
     for b in buffers:
         b = getattr(b, "buffer", b)  # a tensor view or an image: its buffer
         if isinstance(b, Buffer) and b._alloc.freed:
+            what = what() if callable(what) else what
             raise BindingError(f"{what or repr(b)} uses a buffer that was freed")
 
 
@@ -679,6 +682,7 @@ class PreparedKernel:
         self.where = [f"kernel `{kdef.name}` parameter `{p.name}` ({rust_param_type(p)})" for p in self.ir.params]
         self.has_contracts = any(p.shape is not None for p in self.ir.params)
         self.has_resources = any(p.category not in ("scalar", "uniform") for p in self.ir.params)
+        self.has_facts = any(p.fact for p in self.ir.params)  # a `#[fact]` scalar (Scheme._has_facts)
         self.name = kdef.name
         self.device = device
         self.compiled = compiled
@@ -686,6 +690,7 @@ class PreparedKernel:
         self._eager_categories = [p.category for p in self.ir.params]
         self._eager_plans: dict = {}  # runtime/eager.py: bound arguments of recent launches
         self._eager_last: Any = None  # runtime/eager.py: the previous launch, for a repeat of it
+        self._bind_last: Any = None  # runtime/eager.py: the previous bind, for a repeat of it
         wx = self.ir.workgroup_size[0]  # over_1d(n) for 0 < n <= this is within every grid limit
         self._max_1d = min(device.backend.limits.max_workgroups[0], GRID_AXIS_THREADS // wx) * wx
 
@@ -700,7 +705,8 @@ class PreparedKernel:
         if scheme.device is not self.device:
             raise BindingError(f"kernel `{self.name}`: the scheme belongs to {scheme.device!r}, "
                                f"but the kernel was prepared for {self.device!r}")
-        self.device._check_open()
+        if self.device.closed:
+            self.device._check_open()
         if not isinstance(label, str):
             raise BindingError(f"kernel `{self.name}`: record(scheme, label, ...) expects a str label, "
                                f"got {type(label).__name__}")
@@ -1162,15 +1168,19 @@ class Scheme:
         return f"<Scheme on {self.device.backend_name}: {len(self.nodes)} nodes>"
 
     def _append(self, pk: PreparedKernel, label: str, bound: Bound, groups) -> Node:
-        self.device._check_open()
+        if self.device.closed:
+            self.device._check_open()
         d = Dispatch(pk.target_ir, pk.compiled, list(bound.args), groups, label)
         deferred = has_temporaries(bound.keep) and _temps_of(self, bound.keep, pk.name)
         live = None
         if not deferred:  # a node binding temporaries goes to the backend once they have storage
-            # backends need not be thread-safe: one call at a time per device
-            with self.device._using(bound.keep, f"kernel `{pk.name}` ({label!r})") as backend:
-                backend.record(d)
-                live = self.device._frees  # this node's buffers are live at this count of frees
+            dev = self.device
+            with dev._lock:  # backends need not be thread-safe: one call at a time per device
+                if dev.closed:  # (what _using checks, without its frames: this is every record)
+                    dev._check_open()
+                _refuse_freed(bound.keep, lambda: f"kernel `{pk.name}` ({label!r})")
+                dev.backend.record(d)
+                live = dev._frees  # this node's buffers are live at this count of frees
         with self._lock:
             node = Node(len(self.nodes), label, pk, d, bound.keep)
             self.nodes.append(node)
@@ -1225,8 +1235,7 @@ class Scheme:
 
     def _specialized(self, entries: list) -> list:
         if self._specialize is None:
-            from .specialization import specialization_mode
-            self._specialize = specialization_mode(None)
+            self._specialize = eager.env_setting("GOLDY_SPECIALIZE", _specialization_by_env)
         if self._spec is None:  # nothing to bake (the default bakes #[fact] scalars only): no Specializer
             if self._specialize == "off" or (self._specialize == "facts" and not self._has_facts(entries)):
                 return entries
@@ -1238,8 +1247,10 @@ class Scheme:
         seen = self._no_facts  # (entries, count, version) last found without a #[fact]: a replay need not look again
         if seen[0] is entries and seen[1] == len(entries) and seen[2] == self._version:
             return False
-        if any(p.fact for n in entries for p in n.kernel.ir.params):
-            return True
+        for n in entries:
+            facts = getattr(n.kernel, "has_facts", None)  # (a prepared kernel knows)
+            if facts or (facts is None and any(p.fact for p in n.kernel.ir.params)):
+                return True
         self._no_facts = (entries, len(entries), self._version)
         return False
 
@@ -1255,8 +1266,10 @@ class Scheme:
             self._temps.assign(self.nodes, self._version)
         on = self._auto_fusion
         if on is None:
+            if len(self.nodes) < 2:  # nothing to fuse: $GOLDY_FUSION is read once there is
+                return self.nodes
             from .autofusion import fusion_enabled_by_env
-            on = self._auto_fusion = fusion_enabled_by_env()
+            on = self._auto_fusion = eager.env_setting("GOLDY_FUSION", fusion_enabled_by_env)
         if not on:
             if self._fusion is not None:
                 self._fusion._fall_back()
@@ -1269,7 +1282,8 @@ class Scheme:
     def submit(self, wait: bool = True) -> Optional["eager.Submission"]:
         """Run every recorded node in order and wait for completion; `wait=False` returns
         a Submission (`.wait()`, `.done()`) at once instead."""
-        self.device._check_open()
+        if self.device.closed:
+            self.device._check_open()
         if self._unfinished:
             rb = self._unfinished[0]
             raise GridError(f"kernel `{rb.pk.name}`: record(scheme, {rb.label!r}, ...) has no grid call, so nothing "
@@ -1277,8 +1291,12 @@ class Scheme:
                             f".over_tensor(view) or .groups((x, y, z)) before submit()")
         with self._lock:
             entries = self._specialized(self._entries())
-            with self.device._using() as backend:  # frees and closes wait for the submit
-                live = (self._version, self.device._frees)  # read under the lock: a free counts first
+            dev = self.device
+            with dev._lock:  # frees and closes wait for the submit
+                if dev.closed:  # (what _using checks, without its frames: this is every submit)
+                    dev._check_open()
+                backend = dev.backend
+                live = (self._version, dev._frees)  # read under the lock: a free counts first
                 if live != self._live_at:  # wgpu aborts on a destroyed buffer
                     for n in self.nodes:
                         _refuse_freed(n.keep, f"node {n.index} ({n.label!r}, kernel `{n.kernel.name}`)")
@@ -1332,6 +1350,11 @@ class Scheme:
             self._fusion.scalar_changed(node, idx)
         if self._spec is not None:
             self._spec.scalar_changed(node, idx)
+
+
+def _specialization_by_env() -> str:
+    from .specialization import specialization_mode
+    return specialization_mode(None)
 
 
 def _temps_of(scheme: Scheme, keep: list, kernel: str) -> bool:

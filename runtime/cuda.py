@@ -1,6 +1,10 @@
 """CUDA backend: PTX from codegen/ptx/emitter.py, loaded and launched through the driver API
 (cuda-python: `cuda.bindings.driver`, or the older `cuda.cuda`).
 
+- The device opens on a background thread (runtime/cuda_init.py): cuInit, the context,
+  the stream and the device's attributes are set by `_ready`, which every path that uses
+  the driver (`_current`, `describe`, `limits`...) calls first: it waits for the opening
+  (and raises a failed opening's BackendUnavailable).
 - One primary context per device (shared with CuPy and PyTorch, so their pointers work
   here), one non-blocking stream; every driver call's status is checked and a failure
   raises BackendError naming the call, the CUDA error and the kernel.
@@ -15,7 +19,7 @@
   dispatch's parameter block (its arguments prebuilt), with an error word of its own: a
   slot of a pooled block (`_SlotPool`), read at the wait, one copy per block where the
   words live on the device. Record packs the parameter values of the same bound argument
-  objects once (`_packed`, held weakly). `enqueue` (submit without waiting) records an
+  objects and grid once (`_packed`, held weakly, with their layout and entry choice). `enqueue` (submit without waiting) records an
   event after the graph launch; replays of one graph may overlap (a fault in their
   shared words is reported once, at the first wait that reads it).
 - `wrap_external(obj)` binds memory exposing `__cuda_array_interface__` (CuPy, PyTorch)
@@ -52,6 +56,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import struct
+import threading
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -60,9 +65,6 @@ from typing import Any, Optional
 import numpy as np
 
 from goldy_import import cache as diskcache
-from goldy_import.codegen.ptx import batch_entry, emit_ptx, entry_name, lanes_entry, lanes_in
-from goldy_import.codegen.ptx import pdl
-from goldy_import.codegen.ptx.emitter import STATIC_SHARED_BYTES
 from goldy_import.errors import BackendError, BackendUnavailable, BindingError
 from goldy_import.ir import abi as A
 from goldy_import.ir import nodes as N
@@ -70,6 +72,7 @@ from goldy_import.ir.abi import FAULT_WORDS
 from goldy_import.ir.serialize import to_json
 
 from .cuda_pdl import edge_adder
+from .cuda_init import OPENED, Opening
 from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport, Finished, Limits, ScalarArg,
                       UniformArg)
 
@@ -94,17 +97,69 @@ def _driver():
         return None
 
 
+class _InitState:
+    """Whether one driver's cuInit succeeded in this process: `ok` None until known, `known`
+    set then; `claimed` once an opening thread is to call it (later devices wait for that)."""
+
+    def __init__(self, drv: Any):
+        self.ref = weakref.ref(drv)
+        self.ok: Optional[bool] = None
+        self.known = threading.Event()
+        self.claimed = False
+
+
+_KNOWN: dict = {}  # id(driver) -> _InitState
+_KNOWN_LOCK = threading.Lock()
+
+
+def _state(drv: Any) -> _InitState:
+    with _KNOWN_LOCK:
+        st = _KNOWN.get(id(drv))
+        if st is None or st.ref() is not drv:
+            st = _KNOWN[id(drv)] = _InitState(drv)
+        return st
+
+
+def _known(drv: Any, ok: bool) -> None:
+    st = _state(drv)
+    st.ok = ok
+    st.known.set()
+
+
+def _claim(drv: Any) -> Optional[bool]:
+    """Whether `drv`'s cuInit succeeded in this process (waiting for one in flight on
+    another device's opening thread), or None: unknown, and the caller's opening calls it.
+    Once known, a CudaBackend checks its ordinal (or fails) at once, not at first use."""
+    st = _state(drv)
+    with _KNOWN_LOCK:
+        if not st.claimed and not st.known.is_set():
+            st.claimed = True
+            return None
+    st.known.wait()
+    return st.ok
+
+
+def _ptx() -> Any:
+    """codegen/ptx, imported at the first device (not with this module: its import overlaps
+    the device's opening)."""
+    from goldy_import.codegen import ptx
+    return ptx
+
+
 def available() -> bool:
     """True when cuda-python imports, the driver loads and it reports a GPU."""
     drv = _driver()
     if drv is None:
         return False
     try:
-        if drv.cuInit(0)[0] != drv.CUresult.CUDA_SUCCESS:
+        ok = drv.cuInit(0)[0] == drv.CUresult.CUDA_SUCCESS
+        _known(drv, ok)
+        if not ok:
             return False
         err, n = drv.cuDeviceGetCount()
         return err == drv.CUresult.CUDA_SUCCESS and n > 0
     except Exception:  # no libcuda.so: cuda-python raises RuntimeError
+        _known(drv, False)
         return False
 
 
@@ -179,8 +234,8 @@ class ParamBlock:
     and patching one is on the record and launch paths, so it is a few C-level copies
     (no ctypes foreign calls such as memmove, which cost microseconds each)."""
 
-    def __init__(self, values: list[bytes]):
-        offsets, blob_type, fmt = _layout(tuple(map(len, values)))
+    def __init__(self, values: list[bytes], layout: Optional[tuple] = None):
+        offsets, blob_type, fmt = layout or _layout(tuple(map(len, values)))
         self.blob = blob_type()  # the pointers, then the values; zero-filled
         base = self.address = ctypes.addressof(self.blob)
         self.offsets = [base + o for o in offsets]  # where each value lives
@@ -369,14 +424,6 @@ class _Slot:
     def __init__(self, pool: _SlotPool, block: _Faults, faults: _Faults):
         self.pool, self.block, self.faults = pool, block, faults
 
-    def words(self, abi: Any) -> _Faults:
-        """The slot's words for a dispatch of a kernel of ABI plan `abi` (cleared by the caller)."""
-        f = self.faults
-        f.abis[0], f.clean = abi, True
-        if f.seen:
-            f.seen = set()
-        return f
-
     def __del__(self) -> None:
         self.pool.free.append((self.block, self.faults))
 
@@ -417,30 +464,56 @@ class CudaBackend(Backend):
         self.drv = drv
         self._ok = drv.CUresult.CUDA_SUCCESS
         self._programmatic = edge_adder(drv)  # None: ordinary graph edges only
+        self.ordinal = device
+        self.ptx_version = ptx_version
+        self._graphs: "OrderedDict[tuple, _Graph]" = OrderedDict()
+        self._modules: list = []
+        self._closed = False
+        self._unwaited = False  # work of ours queued on self.stream since its last synchronize
+        self._launched: dict = {}  # id -> checked Dispatch launched eagerly since the last synchronize
+        self._events: list = []  # idle events for tickets
+        self._packed: dict = {}  # record: (compiled, groups, thresholds, argument ids) -> (state's facts, what holds the ids)
+        self._updates = 0  # update_scalar calls so far (a replay with none since its last skips the version check)
+        self._eager_words_all: "weakref.WeakSet[_Faults]" = weakref.WeakSet()  # freed at close at the latest
+        self._eager_pool = _SlotPool(self)  # eager launches' error words, SLOTS to an allocation
+        initialised = _claim(drv)
+        if initialised is False:  # cuInit failed in this process before: open here (raising at once)
+            for k, v in self._open(device, target).items():
+                setattr(self, k, v)
+            self._opening = OPENED
+            return
+        if initialised:  # cuInit is done: the ordinal is checked now, the context opens in the background
+            self._check_ordinal(device)
+        self._opening = Opening(functools.partial(self._open, device, target), f"CUDA device {device}")
+        _ptx()  # the PTX emitter's modules load while the driver starts
+
+    def _open(self, device: int, target: Optional[str]) -> dict:
+        """Initialise the driver and open `device`: the attributes `_ready` sets. Runs on
+        the opening's thread, so it reads nothing of `self` but the driver."""
+        drv = self.drv
         try:
             self._cu("cuInit", 0)
         except RuntimeError as e:  # cuda-python could not load libcuda.so
+            _known(drv, False)
             raise BackendUnavailable(f"no CUDA driver: {e}; the cuda backend needs an NVIDIA GPU and driver") from None
         except BackendError as e:
+            _known(drv, False)
             raise BackendUnavailable(f"CUDA driver unusable: {e}") from None
-        count = self._cu("cuDeviceGetCount")
-        if count <= device:
-            raise BackendUnavailable(f"no CUDA device {device} (`cuda:{device}`): this machine has {count} "
-                                     f"(cuda:0 .. cuda:{count - 1})" if count else "no CUDA device found")
-        self.ordinal = device
-        self.dev = self._cu("cuDeviceGet", device)
-        self.ctx = self._cu("cuDevicePrimaryCtxRetain", self.dev)
-        self._cu("cuCtxSetCurrent", self.ctx)
-        self.stream = self._cu("cuStreamCreate", int(drv.CUstream_flags.CU_STREAM_NON_BLOCKING))
+        except BaseException:  # (devices waiting for this cuInit's answer get one)
+            _known(drv, False)
+            raise
+        _known(drv, True)
+        self._check_ordinal(device)
+        dev = self._cu("cuDeviceGet", device)
+        ctx = self._cu("cuDevicePrimaryCtxRetain", dev)
+        self._cu("cuCtxSetCurrent", ctx)
+        stream = self._cu("cuStreamCreate", int(drv.CUstream_flags.CU_STREAM_NON_BLOCKING))
+        from goldy_import.codegen.ptx.emitter import STATIC_SHARED_BYTES  # (loaded by the caller meanwhile)
         A = drv.CUdevice_attribute
-        attr = lambda a: self._cu("cuDeviceGetAttribute", getattr(A, a), self.dev)  # noqa: E731
-        self.cc = (attr("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR"),
-                   attr("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR"))
-        self.target = target or f"sm_{max(70, self.cc[0] * 10 + self.cc[1])}"
-        self.ptx_version = ptx_version
-        name = self._cu("cuDeviceGetName", 256, self.dev)
-        self.device_name = name.split(b"\0")[0].decode(errors="replace")
-        self.limits = Limits(
+        attr = lambda a: self._cu("cuDeviceGetAttribute", getattr(A, a), dev)  # noqa: E731
+        cc = (attr("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR"), attr("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR"))
+        name = self._cu("cuDeviceGetName", 256, dev)
+        limits = Limits(
             max_workgroup_size=(attr("CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X"),
                                 attr("CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y"),
                                 attr("CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z")),
@@ -449,7 +522,7 @@ class CudaBackend(Backend):
                             attr("CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y"),
                             attr("CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z")),
             max_workgroup_storage_bytes=STATIC_SHARED_BYTES,  # static .shared limit without opt-in
-            max_buffer_bytes=int(self._cu("cuDeviceTotalMem", self.dev)),
+            max_buffer_bytes=int(self._cu("cuDeviceTotalMem", dev)),
         )
         # A dispatch of at least this many threads uses a kernel's batched entry (BATCH
         # workgroups per block): BATCH full waves of the device, so that batching leaves
@@ -458,19 +531,55 @@ class CudaBackend(Backend):
         per_sm = attr("CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR")
         # ... and one of at least this many lanes a collective kernel's lanes entry: a full
         # wave of the plain entry (a smaller grid runs faster with every lane a thread)
-        self.lanes_min_threads = sms * per_sm
-        self.batch_min_threads = BATCH * sms * per_sm
-        self._graphs: "OrderedDict[tuple, _Graph]" = OrderedDict()
-        self._modules: list = []
-        self._closed = False
-        self._own_stream = self.stream
-        self._unwaited = False  # work of ours queued on self.stream since its last synchronize
-        self._launched: dict = {}  # id -> checked Dispatch launched eagerly since the last synchronize
-        self._events: list = []  # idle events for tickets
-        self._packed: dict = {}  # record: (compiled, groups.x, argument ids) -> (values, what holds the ids)
-        self._updates = 0  # update_scalar calls so far (a replay with none since its last skips the version check)
-        self._eager_words_all: "weakref.WeakSet[_Faults]" = weakref.WeakSet()  # freed at close at the latest
-        self._eager_pool = _SlotPool(self)  # eager launches' error words, SLOTS to an allocation
+        return dict(dev=dev, ctx=ctx, stream=stream, _own_stream=stream, cc=cc,
+                    target=target or f"sm_{max(70, cc[0] * 10 + cc[1])}",
+                    device_name=name.split(b"\0")[0].decode(errors="replace"), _limits=limits,
+                    _lanes_min=sms * per_sm, _batch_min=BATCH * sms * per_sm)
+
+    def _ready(self) -> None:
+        """Wait for the device's opening (runtime/cuda_init.py): its attributes are set, or
+        its failure raised. Every path that uses the driver comes through here first."""
+        opening = self._opening
+        if opening is not OPENED:
+            opening.apply(self)
+            self._opening = OPENED
+
+    # read from outside (Device.limits, tests), so they wait for the opening
+    @property
+    def limits(self) -> Limits:  # type: ignore[override]
+        self._ready()
+        return self._limits
+
+    @limits.setter
+    def limits(self, value: Limits) -> None:
+        self._ready()
+        self._limits = value
+
+    @property
+    def batch_min_threads(self) -> int:
+        self._ready()
+        return self._batch_min
+
+    @batch_min_threads.setter
+    def batch_min_threads(self, value: int) -> None:
+        self._ready()
+        self._batch_min = value
+
+    @property
+    def lanes_min_threads(self) -> int:
+        self._ready()
+        return self._lanes_min
+
+    @lanes_min_threads.setter
+    def lanes_min_threads(self, value: int) -> None:
+        self._ready()
+        self._lanes_min = value
+
+    def _check_ordinal(self, device: int) -> None:
+        count = self._cu("cuDeviceGetCount")
+        if count <= device:
+            raise BackendUnavailable(f"no CUDA device {device} (`cuda:{device}`): this machine has {count} "
+                                     f"(cuda:0 .. cuda:{count - 1})" if count else "no CUDA device found")
 
     # ------------------------------------------------------------ driver calls
 
@@ -495,6 +604,8 @@ class CudaBackend(Backend):
         raise BackendError(f"CUDA call {call} failed: {ename}{': ' + desc if desc else ''}{where}")
 
     def _current(self) -> None:
+        if self._opening is not OPENED:
+            self._ready()
         err = self.drv.cuCtxSetCurrent(self.ctx)[0]  # (not through _cu: this is on every wait)
         if err != self._ok:
             self._fail("cuCtxSetCurrent", err)
@@ -506,6 +617,7 @@ class CudaBackend(Backend):
         self._unwaited = False
 
     def describe(self) -> str:
+        self._ready()
         ver = self._cu("cuDriverGetVersion")
         return f"{self.device_name} (sm_{self.cc[0]}{self.cc[1]}, CUDA driver {ver // 1000}.{ver % 1000 // 10}) via cuda-python"
 
@@ -545,6 +657,7 @@ class CudaBackend(Backend):
         without copying: checks device, dtype (f32/u32/i32) and C-contiguity, and waits for
         the producer's stream so its pending writes are visible."""
         ptr, n, got, shape, stream = parse_cuda_array_interface(obj, elem)
+        self._ready()
         if ptr and n:
             self._current()
             P = self.drv.CUpointer_attribute
@@ -560,6 +673,8 @@ class CudaBackend(Backend):
     # ------------------------------------------------------------ kernels
 
     def compile(self, kernel: N.Kernel, options: CompileOptions) -> CudaCompiled:
+        self._current()  # (the device is open: its target is known)
+        P = _ptx()
         abi = A.plan(kernel, "ptx")
         wg = kernel.workgroup_size[0] * kernel.workgroup_size[1] * kernel.workgroup_size[2]
         lane_threads = LANE_THREADS if wg >= LANES_FROM else 0
@@ -567,7 +682,7 @@ class CudaBackend(Backend):
         ptx_key = diskcache.key("ptx", (to_json(kernel, indent=None), self.target, self.ptx_version, BATCH,
                                           lane_threads, self.describe()))
         stored = diskcache.get_text("ptx", ptx_key)
-        ptx = stored if stored is not None else emit_ptx(kernel, target=self.target, ptx_version=self.ptx_version,
+        ptx = stored if stored is not None else P.emit_ptx(kernel, target=self.target, ptx_version=self.ptx_version,
                                                          batch=BATCH, abi=abi, lane_threads=lane_threads)
         self._current()
         image = np.frombuffer(ptx.encode() + b"\0", dtype=np.uint8)
@@ -577,7 +692,7 @@ class CudaBackend(Backend):
             raise BackendError(f"{e}; inspect the PTX with `goldy-import {kernel.source_file} --emit ptx "
                                f"--kernel {kernel.name}` and assemble it with ptxas for the message") from None
         self._modules.append(module)
-        fn = self._cu("cuModuleGetFunction", module, entry_name(kernel).encode(), kernel=kernel.name)
+        fn = self._cu("cuModuleGetFunction", module, P.entry_name(kernel).encode(), kernel=kernel.name)
         most = self._cu("cuFuncGetAttribute",
                         self.drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn)
         wx, wy, wz = kernel.workgroup_size
@@ -585,17 +700,24 @@ class CudaBackend(Backend):
             raise BackendError(f"kernel `{kernel.name}` needs {wx * wy * wz} threads per workgroup but "
                                f"its registers allow {most} on {self.device_name}")
         batched = None
-        if f".entry {batch_entry(kernel, BATCH)}(" in ptx:
-            batched = self._cu("cuModuleGetFunction", module, batch_entry(kernel, BATCH).encode(), kernel=kernel.name)
-        lanes = lanes_in(ptx, kernel)
+        if f".entry {P.batch_entry(kernel, BATCH)}(" in ptx:
+            batched = self._cu("cuModuleGetFunction", module, P.batch_entry(kernel, BATCH).encode(), kernel=kernel.name)
+        lanes = P.lanes_in(ptx, kernel)
         lanes_fn = None
         if lanes > 1:
-            lanes_fn = self._cu("cuModuleGetFunction", module, lanes_entry(kernel, lanes).encode(), kernel=kernel.name)
+            lanes_fn = self._cu("cuModuleGetFunction", module, P.lanes_entry(kernel, lanes).encode(), kernel=kernel.name)
         if stored is None:  # only PTX the driver accepted
             diskcache.put("ptx", ptx_key, ptx.encode())
-        return CudaCompiled(kernel, ptx, module, fn, abi, batched, lanes, lanes_fn, pdl.waits(ptx))
+        return CudaCompiled(kernel, ptx, module, fn, abi, batched, lanes, lanes_fn, P.pdl.waits(ptx))
 
     def record(self, d: Dispatch) -> None:
+        groups = d.groups
+        key = (id(d.compiled), *groups, self._batch_min, self._lanes_min, *map(id, d.args))
+        hit = self._packed.get(key)
+        if hit is not None:  # the same bound arguments and grid again (recorded or launched before)
+            values, layout, batched, lanes, fault_slot = hit[0]
+            d.state = _State(ParamBlock(values, layout), [], batched=batched, lanes=lanes, fault_slot=fault_slot)
+            return
         uniforms, ptrs = [], {}
         for i, a in enumerate(d.args):
             if isinstance(a, UniformArg):
@@ -606,35 +728,30 @@ class CudaBackend(Backend):
         # the error word's address (set per graph at build) and the batched entry's
         # workgroup count along x follow the kernel's parameters (entry_values)
         abi: A.PtxPlan = d.compiled.abi
-        if uniforms:
-            values = entry_values(d.kernel, d.args, ptrs, None, 0, int(d.groups[0]), abi)
-        else:  # the same bound arguments again (a kernel recorded or launched with them before)
-            key = (id(d.compiled), int(d.groups[0]), *map(id, d.args))
-            hit = self._packed.get(key)
-            if hit is None:
-                values = entry_values(d.kernel, d.args, None, None, 0, int(d.groups[0]), abi)
-                # weak references, so borrowed memory is never held; a dead argument drops the
-                # entry before its id can be another's
-                died = functools.partial(_unpack, self._packed, key)
-                try:
-                    hit = self._packed[key] = (values, d.compiled, [weakref.ref(a, died) for a in d.args])
-                except TypeError:  # an argument that takes no weak reference: not kept
-                    hit = (values,)
-                if len(self._packed) > PACKED:
-                    try:  # (a weakref callback may be changing it too)
-                        self._packed.pop(next(iter(self._packed)), None)
-                    except (StopIteration, RuntimeError):
-                        pass
-            values = hit[0]
-        block = ParamBlock(values)
+        values = entry_values(d.kernel, d.args, ptrs, None, 0, int(groups[0]), abi)
+        layout = _layout(tuple(map(len, values)))
         wx, wy, wz = d.kernel.workgroup_size
-        threads = int(d.groups[0]) * int(d.groups[1]) * int(d.groups[2]) * wx * wy * wz
-        batched = getattr(d.compiled, "batched", None) is not None and threads >= self.batch_min_threads
-        lanes = getattr(d.compiled, "lanes_fn", None) is not None and threads >= self.lanes_min_threads
-        d.state = _State(block, uniforms, batched=batched, lanes=lanes,
-                         fault_slot=len(values) - 2 if abi.checked else None)
+        threads = int(groups[0]) * int(groups[1]) * int(groups[2]) * wx * wy * wz
+        batched = getattr(d.compiled, "batched", None) is not None and threads >= self._batch_min
+        lanes = getattr(d.compiled, "lanes_fn", None) is not None and threads >= self._lanes_min
+        fault_slot = len(values) - 2 if abi.checked else None
+        d.state = _State(ParamBlock(values, layout), uniforms, batched=batched, lanes=lanes, fault_slot=fault_slot)
         if uniforms:
             weakref.finalize(d, _free_all, weakref.ref(self), uniforms)
+            return
+        # kept for the same bound arguments and grid again, by weak references, so borrowed
+        # memory is never held; a dead argument drops the entry before its id can be another's
+        died = functools.partial(_unpack, self._packed, key)
+        try:
+            self._packed[key] = ((values, layout, batched, lanes, fault_slot), d.compiled,
+                                 [weakref.ref(a, died) for a in d.args])
+        except TypeError:  # an argument that takes no weak reference: not kept
+            return
+        if len(self._packed) > PACKED:
+            try:  # (a weakref callback may be changing it too)
+                self._packed.pop(next(iter(self._packed)), None)
+            except (StopIteration, RuntimeError):
+                pass
 
     def update_scalar(self, d: Dispatch, index: int) -> None:
         a = d.args[index]
@@ -796,8 +913,11 @@ class CudaBackend(Backend):
             fn, gx = d.compiled.batched, -(-gx // BATCH)
         st.launch = (fn, gx, int(d.groups[1]), int(d.groups[2]), *d.kernel.workgroup_size, 0)
         if st.fault_slot is not None:
-            st.eager_slot = self._eager_pool.take()
-            f = st.eager_faults = st.eager_slot.words(d.compiled.abi)
+            st.eager_slot = slot = self._eager_pool.take()
+            f = st.eager_faults = slot.faults  # the slot's words, for this dispatch's kernel
+            f.abis[0], f.clean = d.compiled.abi, True
+            if f.seen:
+                f.seen = set()
             if f.device is None:  # a slot comes back from a dead dispatch as it was left
                 f.host[:] = 0
             else:
@@ -840,6 +960,7 @@ class CudaBackend(Backend):
     def use_stream(self, stream: Any) -> None:
         """Queue later work on `stream` (a torch/CuPy stream, a CUstream or its int handle;
         None: this backend's own), after the work already queued on the current one."""
+        self._ready()
         new = self._own_stream if stream is None else self.drv.CUstream(stream_handle(stream))
         if int(new) == int(self.stream):
             return
@@ -967,6 +1088,13 @@ class CudaBackend(Backend):
     def close(self) -> None:
         if self._closed:
             return
+        try:
+            if self._opening.failed():  # nothing was opened (the failure was raised at first use)
+                self._closed = True
+                return
+        except (BackendError, BackendUnavailable):  # ... or is raised now, where no caller has seen it yet
+            self._closed = True
+            raise
         self._current()
         try:  # work still queued (an external stream's user may not have waited) ends first
             self._cu("cuStreamSynchronize", self.stream)

@@ -18,6 +18,7 @@ the very objects of the kernel's previous launch, with nothing freed on the devi
 from __future__ import annotations
 
 import dataclasses
+import os
 from operator import is_ as _is
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -113,6 +114,27 @@ def _evict_oldest(cache: dict) -> None:
         pass
 
 
+def env_setting(name: str, read: Any) -> Any:
+    """`read()` (the one reader of environment variable `name`), memoised by the variable's
+    raw value: a fresh Scheme's first submit asks for its defaults, and os.environ's Python
+    mapping costs microseconds per look-up where its dict of bytes costs nanoseconds."""
+    data = getattr(os.environ, "_data", None)
+    if data is None:  # not CPython's os._Environ: ask every time
+        return read()
+    key = _ENV_KEYS.get(name)
+    if key is None:
+        key = _ENV_KEYS[name] = os.environ.encodekey(name)  # type: ignore[attr-defined]
+    memo = (name, data.get(key))
+    hit = _ENV_MEMO.get(memo, _ENV_MEMO)
+    if hit is _ENV_MEMO:
+        hit = _ENV_MEMO[memo] = read()
+    return hit
+
+
+_ENV_KEYS: dict = {}
+_ENV_MEMO: dict = {}
+
+
 def _same_scalar(v: Any, old: Any) -> bool:
     """`v` passes the value `old` did: the same object, or an equal int (not an equal float:
     -0.0 == 0.0, and not a bool: True == 1)."""
@@ -122,8 +144,15 @@ def _same_scalar(v: Any, old: Any) -> bool:
 def bind(pk: "PreparedKernel", args: tuple) -> Any:
     """`core.bind_arguments` through the cache, for record and invoke: a fresh Bound whose
     scalars are these arguments' (the cached one may hold other values)."""
+    last = pk._bind_last  # (args, Bound, device frees) of the previous bind of cached arguments
+    if last is not None and len(args) == len(last[0]) and all(map(_is, args, last[0])) \
+            and last[2] == pk.device._frees:  # the very objects again, nothing freed since: that Bound
+        return last[1]
+    frees = pk.device._frees  # (before the plan's look-up checks its buffers)
     plan = _plan(pk, args, launching=False)
     if not plan.scalars or plan.args is args or all(_same_scalar(args[i], plan.args[i]) for i, _, _ in plan.scalars):
+        if plan.cached:  # (never borrowed memory, uniforms or temporaries)
+            pk._bind_last = (args, plan.bound, frees)
         return plan.bound
     out = list(plan.bound.args)
     for i, ty, where in plan.scalars:

@@ -96,6 +96,7 @@ class GeneratedPrepared:
 
     def __init__(self, prepared: PreparedKernel):
         self.prepared = prepared
+        self._record = prepared.record  # (one frame fewer on every record than the method below)
 
     @property
     def device(self) -> Device:

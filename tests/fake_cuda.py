@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import enum
 import struct
+import threading
 from types import SimpleNamespace
 from typing import Any, Optional
 
@@ -78,6 +79,14 @@ class FakeDriver:
         self.streams: list[int] = []  # the stream of each eager launch and stream wait
         self.handles = 100
         self.mapped = False  # True: cuMemHostAlloc(DEVICEMAP) works (else it fails, as without mapping)
+        # the device's opening (runtime/cuda_init.py): cuInit waits for `init_gate` where set and
+        # answers `init_error` where set; `check_current` makes calls that need a context assert
+        # that one was made current on the calling thread (`current.ctx`, per thread)
+        self.init_gate: Optional[threading.Event] = None
+        self.init_error: Optional[int] = None
+        self.init_threads: list[str] = []  # the thread of each cuInit and cuDevicePrimaryCtxRetain
+        self.current = threading.local()
+        self.check_current = False
 
     # -- helpers
     def _handle(self) -> int:
@@ -103,7 +112,17 @@ class FakeDriver:
     # -- context, device
     def cuInit(self, flags):
         self.calls.append("cuInit")
+        self.init_threads.append(threading.current_thread().name)
+        if self.init_gate is not None:
+            assert self.init_gate.wait(10), "fake driver: cuInit's gate was never opened"
+        if self.init_error is not None:
+            return (self.init_error,)
         return (CUresult.CUDA_SUCCESS,)
+
+    def _need_context(self) -> None:
+        if self.check_current:
+            assert getattr(self.current, "ctx", None) == 1, \
+                f"fake driver: no context current on thread {threading.current_thread().name}"
 
     def cuDeviceGetCount(self):
         return CUresult.CUDA_SUCCESS, 1
@@ -112,12 +131,15 @@ class FakeDriver:
         return CUresult.CUDA_SUCCESS, i
 
     def cuDevicePrimaryCtxRetain(self, dev):
+        self.calls.append("cuDevicePrimaryCtxRetain")
+        self.init_threads.append(threading.current_thread().name)
         return CUresult.CUDA_SUCCESS, 1
 
     def cuDevicePrimaryCtxRelease(self, dev):
         return (CUresult.CUDA_SUCCESS,)
 
     def cuCtxSetCurrent(self, ctx):
+        self.current.ctx = ctx
         return (CUresult.CUDA_SUCCESS,)
 
     def cuStreamCreate(self, flags):
@@ -151,6 +173,7 @@ class FakeDriver:
     # -- memory
     def cuMemAlloc(self, n):
         self.calls.append("cuMemAlloc")
+        self._need_context()
         addr = self.next_addr
         self.next_addr += (int(n) + 255) // 256 * 256 + 256
         self.mem[addr] = bytearray(b"\xa5" * int(n))  # not zeroed, like the real thing
@@ -213,6 +236,7 @@ class FakeDriver:
 
     # -- modules
     def cuModuleLoadData(self, image):
+        self._need_context()
         h = self._handle()
         self.modules[h] = ctypes.string_at(image).decode()
         return CUresult.CUDA_SUCCESS, h
