@@ -544,6 +544,15 @@ class CudaBackend(Backend):
             opening.apply(self)
             self._opening = OPENED
 
+    def __getattr__(self, name: str) -> Any:
+        # an attribute the opening sets (stream, ctx, target, ...), read before it is done:
+        # wait for it (benchmarks and tests read them from outside)
+        d = self.__dict__
+        if name.startswith("__") or d.get("_opening", OPENED) is OPENED:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        self._ready()
+        return object.__getattribute__(self, name)
+
     # read from outside (Device.limits, tests), so they wait for the opening
     @property
     def limits(self) -> Limits:  # type: ignore[override]

@@ -157,3 +157,18 @@ def _open_or_error(name):
         return "opened"
     except gi.BackendUnavailable as e:
         return str(e)
+
+
+def test_an_attribute_the_opening_sets_waits_for_it(monkeypatch):
+    """`backend.stream` (read by benchmarks and interop code) before the opening is done."""
+    import goldy_import as gi
+    from goldy_import.runtime import cuda
+    drv = FakeDriver()
+    monkeypatch.setattr(cuda, "_driver", lambda: drv)
+    dev = gi.Device("cuda")
+    try:
+        assert dev.backend.stream is not None and dev.backend.ctx is not None
+        with pytest.raises(AttributeError):
+            dev.backend.no_such_attribute
+    finally:
+        dev.close()
