@@ -543,6 +543,9 @@ class CudaBackend(Backend):
         if opening is not OPENED:
             opening.apply(self)
             self._opening = OPENED
+            # current on the thread that waited too, as it was on the creating thread
+            # before the opening moved to a thread of its own (callers of _cu rely on it)
+            self.drv.cuCtxSetCurrent(self.ctx)
 
     def __getattr__(self, name: str) -> Any:
         # an attribute the opening sets (stream, ctx, target, ...), read before it is done:
