@@ -49,6 +49,7 @@ import time
 import numpy as np
 
 import goldy_import as gi
+from goldy_import.ir.abi import FAULT_WORDS
 from goldy_import.runtime.cuda import ParamBlock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -735,6 +736,7 @@ def main() -> int:
         # the lanes entry at other block sizes (the backend uses cuda.LANE_THREADS), launched by hand
         from goldy_import.codegen.ptx import emit_ptx, lanes_entry, lanes_in
         k_sm = mod.row_softmax.prepare(dev).prepared.target_ir  # the lowered IR the backend compiles
+        fault_words = dev.zeros(FAULT_WORDS, np.uint32)
         for threads in (256, 64):
             text = emit_ptx(k_sm, target=b.target, ptx_version=b.ptx_version, lane_threads=threads)
             c = lanes_in(text, k_sm)
@@ -743,7 +745,12 @@ def main() -> int:
             ref_fn[f"lanes{threads}"] = fn
             regs = b._cu("cuFuncGetAttribute", b.drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, fn)
             sm.write(x0)
-            run = launch_ref(f"lanes{threads}", rows, threads, [P(ptr(sm)), U(n), U(ROW)])
+            values = [P(ptr(sm)), U(n), U(ROW)]
+            declared = text.split(f".entry {lanes_entry(k_sm, c)}(")[1].split(")")[0].count(".param")
+            if declared == len(values) + 1:  # checked: the error word's address last (ir/abi.py)
+                values.append(P(ptr(fault_words)))
+            assert len(values) == declared, f"the lanes entry takes {declared} parameters, {len(values)} given"
+            run = launch_ref(f"lanes{threads}", rows, threads, values)
             run()
             b._cu("cuStreamSynchronize", stream)
             np.testing.assert_allclose(sm.numpy(), want, rtol=1e-5, atol=1e-9)
