@@ -108,6 +108,9 @@ class _Exits:
         self.cont = _first(self.cont, other.cont)
 
 
+_NO_EXITS = _Exits()  # what a straight-line statement returns (never merged into: `_block` skips it)
+
+
 def _first(a: tuple, b: tuple) -> tuple:
     return (a[0] or b[0], a[1] or b[1])
 
@@ -418,15 +421,17 @@ class _Analysis:
             e = self._stmt(s, ctx)
             if self._changed:
                 self._drain()
-            exits.merge(e)
-            for r in (e.ret, e.brk, e.cont):
-                ctx = ctx.diverge(*r)
+            if e is not _NO_EXITS:
+                exits.merge(e)
+                for r in (e.ret, e.brk, e.cont):
+                    ctx = ctx.diverge(*r)
         return exits
 
     def _reads(self, s: N.Stmt, value: N.Expr, ctx: _Ctx) -> None:
+        readers, var = self._readers, N.Var
         for e in N.walk_expr(value):
-            if isinstance(e, N.Var):
-                self._readers.setdefault(e.name, []).append((s, ctx))
+            if isinstance(e, var):
+                readers.setdefault(e.name, []).append((s, ctx))
 
     def _stmt(self, s: N.Stmt, ctx: _Ctx) -> _Exits:
         if isinstance(s, N.Let):
@@ -469,7 +474,7 @@ class _Analysis:
             return _Exits(ret=(why if ctx.kernel_must else None, why if ctx.kernel_may else None))
         elif isinstance(s, (N.Break, N.Continue)):
             if ctx.loop_may is None:
-                return _Exits()
+                return _NO_EXITS
             left = Reason("break" if isinstance(s, N.Break) else "continue", s.span)
             reasons = []
             for loop in (ctx.loop_must, ctx.loop_may):
@@ -480,7 +485,7 @@ class _Analysis:
                 else:
                     reasons.append(left)
             return _Exits(brk=tuple(reasons)) if isinstance(s, N.Break) else _Exits(cont=tuple(reasons))
-        return _Exits()
+        return _NO_EXITS
 
     def _assign(self, target: N.Expr, lanes: Lanes, ctx: _Ctx) -> None:
         path: list[str] = []
