@@ -120,6 +120,7 @@ VARIES = MUST | MAY
 Lanes = tuple  # per lane of a value: its bits
 
 _NLANES: dict[str, int] = {}
+_LEAVES = frozenset((N.Var, N.Const, N.Len, N.Builtin, N.TensorRank, N.ImageSize))
 
 
 def _nlanes(ty: str) -> int:
@@ -231,7 +232,10 @@ class _Analysis:
     # ------------------------------------------------------------ values
 
     def lanes(self, e: N.Expr) -> Lanes:
-        # memoised per expression node: parents ask again for every child (quadratic in depth)
+        # memoised per expression node: parents ask again for every child (quadratic in depth);
+        # a leaf costs no more than its memo entry would
+        if type(e) in _LEAVES:
+            return self._lanes(e)
         key = id(e)
         hit = self._lanes_memo.get(key)
         if hit is not None and hit[0] is e and hit[1] == self._generation:

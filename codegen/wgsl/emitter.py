@@ -368,7 +368,7 @@ class _Emitter:
         self.indent = 1
         self.counter = 0
         self.atomic = A.atomic_resources(k)
-        self.flag_mode = _contains(k.body, N.Return) and _contains(k.body, _BARRIERS)
+        self.flag_mode = kernel_info(k).return_before_sync  # a `return` and a barrier (_BARRIERS) somewhere
         self.checked = abi.checked  # trapping-check sites: the module takes an error word
         self.uses_zero = False  # whether the uniform block needs the `gi_zero_*` words (see `pins`)
         self.storage_sync = _storage_observed(k, force_writable)  # barriers order buffer memory too
