@@ -261,6 +261,8 @@ class _Analysis:
         if isinstance(e, (N.Const, N.Len, N.TensorRank, N.ImageSize)):
             return (0,) * n
         if isinstance(e, N.Binary) and not (T.is_matrix(e.lhs.ty) or T.is_matrix(e.rhs.ty)):
+            if n == 1:  # `_per_lane` of one lane, inline
+                return (_or(self.lanes(e.lhs)) | _or(self.lanes(e.rhs)),)
             return self._per_lane(n, (self.lanes(e.lhs), self.lanes(e.rhs)))
         if isinstance(e, N.Builtin):
             return self._lane_bits if e.name in ("local_id", "global_id") else (0, 0, 0)
