@@ -434,10 +434,16 @@ class _Analysis:
         return exits
 
     def _reads(self, s: N.Stmt, value: N.Expr, ctx: _Ctx) -> None:
-        readers, var = self._readers, N.Var
-        for e in N.walk_expr(value):
+        readers, var, kids = self._readers, N.Var, N.expr_children
+        stack = [value]  # walk_expr's order, without a generator: once per assignment
+        while stack:
+            e = stack.pop()
             if isinstance(e, var):
                 readers.setdefault(e.name, []).append((s, ctx))
+            else:
+                c = kids(e)
+                if c:
+                    stack += c[::-1]
 
     def _stmt(self, s: N.Stmt, ctx: _Ctx) -> _Exits:
         if isinstance(s, N.Let):
