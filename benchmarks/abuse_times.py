@@ -7,8 +7,10 @@ its validator (ptxas, naga, slangc, Python's `compile`, where installed).
 
 Times are CPU seconds of this process (`time.process_time`: a loaded machine inflates wall
 time, not the work done), except "validate", which is wall time (ptxas runs as a child
-process). The goal: under 1 s per kernel for every row. The inputs are the generators of
-tests/kernel_gen.py, the ones tests/test_abuse_import.py bounds.
+process). The goal: under 1 s per kernel for every row (issue 14), 0.7 s on a 2-core
+development VM for margin. The inputs are the generators of tests/kernel_gen.py, the ones
+tests/test_abuse_import.py bounds. It measures the checkout it lives in (its root comes
+first on sys.path), not whichever one the environment's editable install points at.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path[:0] = [_ROOT, os.path.join(_ROOT, "tests")]  # this checkout's goldy_import and kernel_gen
 
 import kernel_gen as G  # noqa: E402
 

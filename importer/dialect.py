@@ -157,10 +157,26 @@ def _bounded_decimal(text: str) -> Union[Fraction, float, None]:
     return -q if sign == "-" else q
 
 
+_NEAREST: dict[str, Optional[float]] = {}  # literal text -> its f32: a kernel repeats its literals
+_NEAREST_MAX = 4096
+_MISS = object()
+
+
 def f32_nearest(q: Union[Fraction, int, str]) -> Optional[float]:
     """The f32 nearest to the exact value `q` (ties to even), as Rust rounds a literal;
     None if it rounds to infinity. Rounding the exact value once avoids the double
     rounding of decimal -> f64 -> f32."""
+    if isinstance(q, str):
+        hit = _NEAREST.get(q, _MISS)
+        if hit is _MISS:
+            hit = _f32_nearest(q)
+            if len(_NEAREST) < _NEAREST_MAX:
+                _NEAREST[q] = hit
+        return hit
+    return _f32_nearest(q)
+
+
+def _f32_nearest(q: Union[Fraction, int, str]) -> Optional[float]:
     if isinstance(q, str):
         fast = _f32_via_f64(q)
         if fast is not None:

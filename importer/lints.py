@@ -194,7 +194,9 @@ class _Walker:
         self.k = k
         self.must = must if must is not None else Uniformity(k, "must")
         self.may = self.must.sibling("may")  # the same walk answers both modes
-        self.defs = _immutable_defs(k)
+        # the analysis' own set when it walked this kernel: one walk fewer
+        self.again = self.must.reassigned if self.must.k is k else reassigned_locals(k)
+        self.defs = _immutable_defs(k, self.again)
         self.flows: dict[object, _Flow] = {}
         self.loops: dict[tuple, tuple[_Pending, Optional[_Flow]]] = {}  # memo: nested loops stay linear
         self.steps = 0
@@ -208,7 +210,6 @@ class _Walker:
         self.unsynced: dict[int, tuple[N.Load, N.Store]] = {}
         self.war: dict[int, tuple[N.Store, N.Load]] = {}
         self.waw: dict[int, tuple[N.Store, Optional[N.Store]]] = {}
-        self.again = reassigned_locals(k)
         self._lane_keys = {_key(N.Swizzle("u32", N.NO_SPAN, N.Builtin("vec3<u32>", N.NO_SPAN, b), axis))
                            for b in ("local_id", "global_id")
                            for axis, extent in zip("xyz", k.workgroup_size) if extent > 1}
@@ -471,9 +472,9 @@ def _join_opt(a: Optional[_Flow], b: Optional[_Flow]) -> Optional[_Flow]:
     return a if b is None else a.join(b)
 
 
-def _immutable_defs(k: N.Kernel) -> dict[str, N.Expr]:
-    """Locals bound once by a `let` with a value and never assigned again."""
-    again = reassigned_locals(k)
+def _immutable_defs(k: N.Kernel, again: set) -> dict[str, N.Expr]:
+    """Locals bound once by a `let` with a value and never assigned again (`again`: the
+    kernel's `reassigned_locals`)."""
     return {s.name: s.value for s in N.walk_stmts(k.body)
             if isinstance(s, N.Let) and s.value is not None and not s.mutable and s.name not in again}
 

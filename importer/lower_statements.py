@@ -153,7 +153,10 @@ class StatementLowering(LowererState):
         pat = node.child_by_field_name("pattern")
         tnode = node.child_by_field_name("type")
         vnode = node.child_by_field_name("value")
-        mut = any(c.type == "mutable_specifier" for c in node.children)
+        second = node.child(1)  # `let mut`: the specifier follows `let`, unless a comment is between
+        mut = second is not None and (second.type == "mutable_specifier" or (
+            second.type in ("line_comment", "block_comment")
+            and any(c.type == "mutable_specifier" for c in node.children)))
         if node.child_by_field_name("alternative") is not None:
             self.error("G0031", "`let ... else` is not supported", node, "refutable pattern",
                        ["use `if` to test the value"])

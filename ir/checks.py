@@ -55,15 +55,21 @@ def insert_checks(kernel: N.Kernel) -> N.Kernel:
 def check_sites(kernel: N.Kernel) -> list[Site]:
     """Sites of a kernel that went through insert_checks, ordered by id."""
     sites: dict[int, Site] = {}
+    kids = N.expr_children
     for s in N.walk_stmts(kernel.body):
         if isinstance(s, (N.Store, N.AtomicAdd)) and s.check >= 0:
             sites[s.check] = Site(s.check, "index", s.resource, s.span, f"{s.resource}[_]")
-        for e in N.stmt_exprs(s):
-            for x in N.walk_expr(e):
-                if isinstance(x, N.Load) and x.check >= 0:
+        stack = N.stmt_exprs(s)[::-1]  # walk_expr's order (parents first, left to right), inlined
+        while stack:
+            x = stack.pop()
+            if getattr(x, "check", -1) >= 0:  # a Load or a Binary (the expressions with a site)
+                if isinstance(x, N.Load):
                     sites[x.check] = Site(x.check, "index", x.resource, x.span, f"{x.resource}[_]")
-                elif isinstance(x, N.Binary) and x.check >= 0:
+                elif isinstance(x, N.Binary):
                     sites[x.check] = Site(x.check, "divide", None, x.span, "/" if x.op == "div" else "%")
+            c = kids(x)
+            if c:
+                stack += c[::-1]
     return [sites[i] for i in sorted(sites)]
 
 

@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from . import nodes as N
 
-__all__ = ["clone"]
+__all__ = ["clone", "clone_unshared"]
 
 _SHARED = (str, int, float, bool, type(None), N.Span)
 _PLAIN: dict[type, bool] = {}  # dataclass types copied field by field
@@ -53,8 +53,41 @@ def _clone(x: Any, memo: dict) -> Any:
         out = t.__new__(t)
         memo[id(x)] = out
         d = out.__dict__
-        for k, v in x.__dict__.items():
-            d[k] = _clone(v, memo)
+        for k, v in x.__dict__.items():  # leaves inline: a call per string field was half the cost
+            d[k] = v if type(v) in _SHARED else _clone(v, memo)
     else:
         return copy.deepcopy(x, memo)
     return out  # (the originals outlive the copy, so no id in `memo` is reused meanwhile)
+
+
+def clone_unshared(kernel: N.Kernel) -> N.Kernel:
+    """`clone(kernel)`, except that the body's statements and expressions are copied without
+    a memo: a node the original shares (a `Var` at two positions) becomes one node per
+    position, as `ir/legalize.py`'s `_unshare` would make it, in one walk instead of two."""
+    t = type(kernel)
+    out = t.__new__(t)
+    memo = {id(kernel): out}
+    d = out.__dict__
+    for k, v in kernel.__dict__.items():
+        d[k] = [_fresh(s) for s in v] if k == "body" else v if type(v) in _SHARED else _clone(v, memo)
+    return out
+
+
+def _fresh(x: Any) -> Any:
+    """A copy of statement or expression `x` owning every node under it."""
+    t = type(x)
+    if t in _SHARED:
+        return x
+    if not _plain(t):
+        return clone(x)
+    out = t.__new__(t)
+    d = out.__dict__
+    for k, v in x.__dict__.items():
+        tv = type(v)
+        if tv in _SHARED:
+            d[k] = v
+        elif tv is list:
+            d[k] = [y if type(y) in _SHARED else _fresh(y) for y in v]
+        else:
+            d[k] = _fresh(v)
+    return out

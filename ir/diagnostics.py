@@ -13,6 +13,8 @@ from typing import Optional
 
 from .nodes import Span
 
+_new = object.__new__
+
 _NEWLINE = re.compile(b"\n")
 _CONTINUATION = re.compile(b"[\x80-\xbf]")  # UTF-8 bytes that continue a character
 
@@ -146,7 +148,13 @@ class SourceText:
         if not self.ascii:
             return self.span(node.start_byte, node.end_byte)
         (r0, c0), (r1, c1) = node.start_point, node.end_point
-        return Span(node.start_byte, node.end_byte, r0 + 1, c0 + 1, r1 + 1, c1 + 1)
+        # Span(...) without the frozen dataclass's __init__ (six object.__setattr__ calls):
+        # the importer makes several per statement
+        sp = _new(Span)
+        d = sp.__dict__
+        d["start"], d["end"], d["line"], d["col"], d["end_line"], d["end_col"] = \
+            node.start_byte, node.end_byte, r0 + 1, c0 + 1, r1 + 1, c1 + 1
+        return sp
 
     def line_text(self, line: int) -> str:
         start = self.line_starts[line - 1]

@@ -46,12 +46,15 @@ def fold(e: N.Expr) -> Optional[Value]:
     if isinstance(e, N.Select):
         c = fold(e.cond)
         return None if c is None else fold(e.if_true if c else e.if_false)
+    vals = []
+    for k in N.expr_children(e):  # None at the first non-scalar or non-constant operand
+        if k.ty not in T.SCALARS:
+            return None
+        v = fold(k)
+        if v is None:
+            return None
+        vals.append(v)
     kids = N.expr_children(e)
-    if any(not T.is_scalar(k.ty) for k in kids):
-        return None
-    vals = [fold(k) for k in kids]
-    if any(v is None for v in vals):
-        return None
     f = np.float32
     with np.errstate(all="ignore"):
         if isinstance(e, N.Call):

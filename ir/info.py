@@ -3,6 +3,7 @@ in one walk per kernel object (ir/pipeline.py hands them on with the lowered ker
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -16,7 +17,7 @@ from .uniformity import SYNC_STATEMENTS
 class KernelInfo:
     """Facts about one lowered kernel, computed once by the pipeline."""
 
-    kernel: N.Kernel
+    kernel_ref: weakref.ref                 # the kernel, held weakly (it holds its info)
     sites: tuple[Site, ...]                 # trapping-check sites, by id (ir/checks.py)
     texel_sites: frozenset[int]             # sites on storage images (2-D index, `index_y`)
     written: frozenset[str]                 # buffers, tensors, images, workgroup arrays written
@@ -24,6 +25,10 @@ class KernelInfo:
     syncs: bool                             # a barrier or a collective anywhere
     returns: bool                           # a `return` anywhere
     statements: int                         # statements in the body, nested ones included
+
+    @property
+    def kernel(self) -> N.Kernel:
+        return self.kernel_ref()
 
     @property
     def has_checks(self) -> bool:
@@ -68,9 +73,10 @@ def kernel_info(k: N.Kernel) -> KernelInfo:
             atomic.add(s.resource)
         syncs = syncs or isinstance(s, SYNC_STATEMENTS)
         returns = returns or isinstance(s, N.Return)
-    info = KernelInfo(k, sites, frozenset(s.id for s in sites if s.resource in images),
+    info = KernelInfo(weakref.ref(k), sites, frozenset(s.id for s in sites if s.resource in images),
                       frozenset(written), frozenset(atomic), syncs, returns, statements)
-    # keyed by id: a deepcopy (every pass starts with one) does not inherit stale facts
+    # keyed by id: a deepcopy (every pass starts with one) does not inherit stale facts; no
+    # cycle (the info holds `k` weakly), so a lowered kernel is freed as soon as it is dropped
     k.__dict__["_goldy_info"] = (id(k), info)
     return info
 

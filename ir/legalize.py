@@ -28,7 +28,7 @@ from typing import Callable, Optional
 
 from . import nodes as N
 from .bool_fields import store_bool_fields_as_u32
-from .clone import clone
+from .clone import clone, clone_unshared
 from .targets import FEATURES, Target
 
 __all__ = ["legalize", "expand_softmax", "NEG_BIG"]
@@ -37,9 +37,9 @@ NEG_BIG = -1e30  # softmax's stand-in for lanes past `count` in the max
 
 
 def legalize(kernel: N.Kernel, target: Target) -> N.Kernel:
-    k = clone(kernel)
-    store_bool_fields_as_u32(k)  # every target: ir/bool_fields.py
-    _lower_body(k, target)
+    k = clone_unshared(kernel)  # every expression position its own node from the start
+    store_bool_fields_as_u32(k)  # every target: ir/bool_fields.py (adds no shared node)
+    _lower_body(k, target, unshared=True)
     return k
 
 
@@ -57,10 +57,12 @@ def expand_softmax(kernel: N.Kernel) -> N.Kernel:
     return k
 
 
-def _lower_body(k: N.Kernel, target: Target) -> None:
+def _lower_body(k: N.Kernel, target: Target, unshared: bool = False) -> None:
+    """`unshared`: no node of `k.body` is shared yet, so only the builders' output needs `_unshare`."""
     low = _Lowering(k, target)
     k.body = low.block(k.body)
-    _unshare(k.body, set())
+    if not unshared or low.count:
+        _unshare(k.body, set())
     if low.used_lane and "local_id" not in k.builtins:
         k.builtins = [b for b in N.BUILTINS if b in k.builtins or b == "local_id"]
 

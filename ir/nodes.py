@@ -409,62 +409,94 @@ def walk_stmts(body: list[Stmt]):
             yield from walk_stmts(child)
 
 
+# Each node class's child getter, found once by the isinstance ladders below (subclasses
+# included): walks call these per node, and the ladders were most of a walk's time.
+_BODIES: dict = {}
+_EXPRS: dict = {}
+_KIDS: dict = {}
+
+
+def _getter(cache: dict, t: type, ladder):
+    g = cache[t] = ladder(t)
+    return g
+
+
+def _bodies_of(t: type):
+    if issubclass(t, If):
+        return lambda s: [s.then_body, s.else_body]
+    if issubclass(t, (While, Loop, For)):
+        return lambda s: [s.body]
+    return None
+
+
+def _exprs_of(t: type):
+    if issubclass(t, Let):
+        return lambda s: [s.value] if s.value is not None else []
+    if issubclass(t, Assign):
+        return lambda s: [s.target, s.value]
+    if issubclass(t, Store):
+        return lambda s: [s.index, s.value]
+    if issubclass(t, (If, While)):
+        return lambda s: [s.cond]
+    if issubclass(t, For):
+        return lambda s: [s.start, s.end]
+    if issubclass(t, Reduce):
+        return lambda s: [s.value]
+    if issubclass(t, Softmax):
+        return lambda s: [s.base, s.count]
+    if issubclass(t, Atomic):
+        return lambda s: [s.index, s.value] + ([s.compare] if s.compare is not None else [])
+    return None
+
+
+def _kids_of(t: type):
+    if issubclass(t, Load):
+        return lambda e: [e.index]
+    if issubclass(t, TensorDim):
+        return lambda e: [e.axis]
+    if issubclass(t, (Field, Swizzle, Cast)):
+        return lambda e: [e.value]
+    if issubclass(t, Unary):
+        return lambda e: [e.operand]
+    if issubclass(t, Binary):
+        return lambda e: [e.lhs, e.rhs]
+    if issubclass(t, (Call, Construct)):
+        return lambda e: list(e.args)
+    if issubclass(t, Select):
+        return lambda e: [e.cond, e.if_true, e.if_false]
+    return None
+
+
 def child_bodies(s: Stmt) -> list[list[Stmt]]:
-    if isinstance(s, If):
-        return [s.then_body, s.else_body]
-    if isinstance(s, (While, Loop, For)):
-        return [s.body]
-    return []
+    t = type(s)
+    g = _BODIES[t] if t in _BODIES else _getter(_BODIES, t, _bodies_of)
+    return g(s) if g is not None else []
 
 
 def stmt_exprs(s: Stmt) -> list[Expr]:
     """The expressions a statement evaluates directly (not those of nested bodies)."""
-    if isinstance(s, Let):
-        return [s.value] if s.value is not None else []
-    if isinstance(s, Assign):
-        return [s.target, s.value]
-    if isinstance(s, Store):
-        return [s.index, s.value]
-    if isinstance(s, If):
-        return [s.cond]
-    if isinstance(s, While):
-        return [s.cond]
-    if isinstance(s, For):
-        return [s.start, s.end]
-    if isinstance(s, Reduce):
-        return [s.value]
-    if isinstance(s, Softmax):
-        return [s.base, s.count]
-    if isinstance(s, Atomic):
-        return [s.index, s.value] + ([s.compare] if s.compare is not None else [])
-    return []
+    t = type(s)
+    g = _EXPRS[t] if t in _EXPRS else _getter(_EXPRS, t, _exprs_of)
+    return g(s) if g is not None else []
 
 
 def expr_children(e: Expr) -> list[Expr]:
-    if isinstance(e, (Load,)):
-        return [e.index]
-    if isinstance(e, TensorDim):
-        return [e.axis]
-    if isinstance(e, (Field, Swizzle, Cast)):
-        return [e.value]
-    if isinstance(e, Unary):
-        return [e.operand]
-    if isinstance(e, Binary):
-        return [e.lhs, e.rhs]
-    if isinstance(e, (Call, Construct)):
-        return list(e.args)
-    if isinstance(e, Select):
-        return [e.cond, e.if_true, e.if_false]
-    return []
+    t = type(e)
+    g = _KIDS[t] if t in _KIDS else _getter(_KIDS, t, _kids_of)
+    return g(e) if g is not None else []
 
 
 def walk_expr(e: Expr):
     """`e` and every subexpression, parents first, left to right. Iterative: nested
     generators would make each node cost its depth."""
     stack = [e]
+    kids = _KIDS
     while stack:
         x = stack.pop()
         yield x
-        children = expr_children(x)
-        if children:
-            stack.extend(reversed(children))
+        t = type(x)
+        g = kids[t] if t in kids else _getter(kids, t, _kids_of)
+        if g is not None:
+            children = g(x)
+            if children:
+                stack.extend(reversed(children))

@@ -44,12 +44,24 @@ def is_float(t: str) -> bool:
     return t == "f32"
 
 
+# Answers per type string, found once: every pass and emitter asks these per node.
+_IS_VEC: dict[str, bool] = {}
+_IS_MAT: dict[str, bool] = {}
+_ELEM: dict[str, str] = {}
+
+
 def is_vector(t: str) -> bool:
-    return _VEC.match(t) is not None
+    r = _IS_VEC.get(t)
+    if r is None:
+        r = _IS_VEC[t] = _VEC.match(t) is not None
+    return r
 
 
 def is_matrix(t: str) -> bool:
-    return _MAT.match(t) is not None
+    r = _IS_MAT.get(t)
+    if r is None:
+        r = _IS_MAT[t] = _MAT.match(t) is not None
+    return r
 
 
 def is_struct(t: str) -> bool:
@@ -69,12 +81,11 @@ def vec_len(t: str) -> int:
 
 def elem_of(t: str) -> str:
     """Lane type of a vector or matrix; a scalar is its own lane type."""
-    m = _VEC.match(t)
-    if m:
-        return m.group(2)
-    if _MAT.match(t):
-        return "f32"
-    return t
+    r = _ELEM.get(t)
+    if r is None:
+        m = _VEC.match(t)
+        r = _ELEM[t] = m.group(2) if m else "f32" if _MAT.match(t) else t
+    return r
 
 
 def is_valid(t: str) -> bool:

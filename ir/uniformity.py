@@ -108,6 +108,9 @@ class _Exits:
         self.cont = _first(self.cont, other.cont)
 
 
+_NO_EXITS = _Exits()  # what a straight-line statement returns (never merged into: `_block` skips it)
+
+
 def _first(a: tuple, b: tuple) -> tuple:
     return (a[0] or b[0], a[1] or b[1])
 
@@ -117,6 +120,7 @@ VARIES = MUST | MAY
 Lanes = tuple  # per lane of a value: its bits
 
 _NLANES: dict[str, int] = {}
+_LEAVES = frozenset((N.Var, N.Const, N.Len, N.Builtin, N.TensorRank, N.ImageSize))
 
 
 def _nlanes(ty: str) -> int:
@@ -228,7 +232,10 @@ class _Analysis:
     # ------------------------------------------------------------ values
 
     def lanes(self, e: N.Expr) -> Lanes:
-        # memoised per expression node: parents ask again for every child (quadratic in depth)
+        # memoised per expression node: parents ask again for every child (quadratic in depth);
+        # a leaf costs no more than its memo entry would
+        if type(e) in _LEAVES:
+            return self._lanes(e)
         key = id(e)
         hit = self._lanes_memo.get(key)
         if hit is not None and hit[0] is e and hit[1] == self._generation:
@@ -254,6 +261,8 @@ class _Analysis:
         if isinstance(e, (N.Const, N.Len, N.TensorRank, N.ImageSize)):
             return (0,) * n
         if isinstance(e, N.Binary) and not (T.is_matrix(e.lhs.ty) or T.is_matrix(e.rhs.ty)):
+            if n == 1:  # `_per_lane` of one lane, inline
+                return (_or(self.lanes(e.lhs)) | _or(self.lanes(e.rhs)),)
             return self._per_lane(n, (self.lanes(e.lhs), self.lanes(e.rhs)))
         if isinstance(e, N.Builtin):
             return self._lane_bits if e.name in ("local_id", "global_id") else (0, 0, 0)
@@ -418,15 +427,23 @@ class _Analysis:
             e = self._stmt(s, ctx)
             if self._changed:
                 self._drain()
-            exits.merge(e)
-            for r in (e.ret, e.brk, e.cont):
-                ctx = ctx.diverge(*r)
+            if e is not _NO_EXITS:
+                exits.merge(e)
+                for r in (e.ret, e.brk, e.cont):
+                    ctx = ctx.diverge(*r)
         return exits
 
     def _reads(self, s: N.Stmt, value: N.Expr, ctx: _Ctx) -> None:
-        for e in N.walk_expr(value):
-            if isinstance(e, N.Var):
-                self._readers.setdefault(e.name, []).append((s, ctx))
+        readers, var, kids = self._readers, N.Var, N.expr_children
+        stack = [value]  # walk_expr's order, without a generator: once per assignment
+        while stack:
+            e = stack.pop()
+            if isinstance(e, var):
+                readers.setdefault(e.name, []).append((s, ctx))
+            else:
+                c = kids(e)
+                if c:
+                    stack += c[::-1]
 
     def _stmt(self, s: N.Stmt, ctx: _Ctx) -> _Exits:
         if isinstance(s, N.Let):
@@ -469,7 +486,7 @@ class _Analysis:
             return _Exits(ret=(why if ctx.kernel_must else None, why if ctx.kernel_may else None))
         elif isinstance(s, (N.Break, N.Continue)):
             if ctx.loop_may is None:
-                return _Exits()
+                return _NO_EXITS
             left = Reason("break" if isinstance(s, N.Break) else "continue", s.span)
             reasons = []
             for loop in (ctx.loop_must, ctx.loop_may):
@@ -480,7 +497,7 @@ class _Analysis:
                 else:
                     reasons.append(left)
             return _Exits(brk=tuple(reasons)) if isinstance(s, N.Break) else _Exits(cont=tuple(reasons))
-        return _Exits()
+        return _NO_EXITS
 
     def _assign(self, target: N.Expr, lanes: Lanes, ctx: _Ctx) -> None:
         path: list[str] = []

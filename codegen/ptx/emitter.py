@@ -53,6 +53,7 @@ and consecutive workgroup-array elements read or written as vectors (codegen/ptx
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Optional
@@ -295,6 +296,11 @@ class _Loop:
 
 
 # ---------------------------------------------------------------- the emitter
+
+
+@functools.lru_cache(maxsize=64)
+def _basename(path: str) -> str:  # per line comment: one per source line emitted
+    return os.path.basename(path)
 
 
 class _Emitter:
@@ -711,7 +717,7 @@ class _Emitter:
             return
         self.current_line = span.line
         text = self.src_lines[span.line - 1].strip() if 0 < span.line <= len(self.src_lines) else ""
-        self.b.comment(f"{os.path.basename(self.k.source_file)}:{span.line}  {text}".rstrip())
+        self.b.comment(f"{_basename(self.k.source_file)}:{span.line}  {text}".rstrip())
 
     # ------------------------------------------------------------ trapping checks
 

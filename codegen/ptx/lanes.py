@@ -82,6 +82,8 @@ def private_scratch(kernel: N.Kernel) -> set[str]:
     collective writes every slot its tree reads before reading it), so the PTX tree may
     keep only the values it needs: the warp levels carry one accumulator, not the state
     each slot would hold."""
+    if not kernel.workgroup_arrays:
+        return set()
     used = set()
     for s in N.walk_stmts(kernel.body):
         if isinstance(s, (N.Store, N.Atomic)):

@@ -95,9 +95,18 @@ def evaluate_fmod(x, y) -> np.ndarray:
 # ---------------------------------------------------------------- PTX rendering
 
 
+_FIMM: dict = {}  # (value, sign) -> fimm text: kernels repeat their constants
+
+
 def fimm(x: float) -> str:
     """An f32 immediate, exact: 0f followed by the bits in hex."""
-    return "0f%08X" % int(np.array(x, dtype=np.float32).view(np.uint32))
+    key = (x, math.copysign(1.0, x))  # -0.0 == 0.0: the sign tells them apart
+    text = _FIMM.get(key)
+    if text is None:
+        text = "0f%08X" % int(np.array(x, dtype=np.float32).view(np.uint32))
+        if len(_FIMM) < 4096:
+            _FIMM[key] = text
+    return text
 
 
 def dimm(x: float) -> str:

@@ -67,6 +67,7 @@ it leaves the loop at once.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import NoReturn, Optional
 
@@ -189,7 +190,20 @@ def storage_type(t: str, names: dict[str, str]) -> str:
     return "u32" if t == "bool" else wgsl_type(t, names)
 
 
+_F32_TEXT: dict = {}  # (value, sign) -> f32_literal text: kernels repeat their constants
+
+
 def f32_literal(v: float) -> str:
+    key = (v, math.copysign(1.0, v))  # -0.0 == 0.0: the sign tells them apart
+    text = _F32_TEXT.get(key)
+    if text is None:
+        text = _f32_literal(v)
+        if len(_F32_TEXT) < 4096:
+            _F32_TEXT[key] = text
+    return text
+
+
+def _f32_literal(v: float) -> str:
     x = np.float32(v)
     bits = int(x.view(np.uint32))
     if not np.isfinite(x) or (x != 0 and abs(x) < np.finfo(np.float32).tiny):
@@ -230,6 +244,7 @@ def _suffix(t: str) -> str:
 
 _MATH = {_MATH_WGSL.name(f): f for f in _MATH_FUNCTIONS}  # helper name -> library function
 
+_PINS: dict[str, tuple[str, str, str]] = {}  # type -> its pins' names (see `_Emitter.pins`)
 _PINS_DOC = """// Float operations as Rust rounds them. Drivers may rewrite float algebra (fuse a * b + c,
 // reassociate, x * 0 = 0, x - x = 0 ...), so operands and results pass through an XOR
 // with runtime zeros (gi_u.gi_zero_*) that no optimiser can see through."""
@@ -329,10 +344,12 @@ def _storage_observed(k: N.Kernel, force_writable: frozenset) -> bool:
     buffer (`force_writable`). Otherwise no thread can tell, and a barrier orders only the
     workgroup arrays (the collectives' scratch): one barrier instead of two."""
     params = {p.name for p in k.params if p.category not in ("scalar", "uniform")}
-    read = {x.resource for s in N.walk_stmts(k.body) for e in N.stmt_exprs(s) for x in N.walk_expr(e)
-            if isinstance(x, N.Load)}
     info = kernel_info(k)
-    return bool(force_writable) or bool(params & set(info.atomic)) or bool(params & set(info.written) & read)
+    if force_writable or params & set(info.atomic):
+        return True
+    written = params & set(info.written)
+    return bool(written) and any(isinstance(x, N.Load) and x.resource in written  # read back?
+                                 for s in N.walk_stmts(k.body) for e in N.stmt_exprs(s) for x in N.walk_expr(e))
 
 
 class _Emitter:
@@ -351,7 +368,7 @@ class _Emitter:
         self.indent = 1
         self.counter = 0
         self.atomic = A.atomic_resources(k)
-        self.flag_mode = _contains(k.body, N.Return) and _contains(k.body, _BARRIERS)
+        self.flag_mode = kernel_info(k).return_before_sync  # a `return` and a barrier (_BARRIERS) somewhere
         self.checked = abi.checked  # trapping-check sites: the module takes an error word
         self.uses_zero = False  # whether the uniform block needs the `gi_zero_*` words (see `pins`)
         self.storage_sync = _storage_observed(k, force_writable)  # barriers order buffer memory too
@@ -541,7 +558,7 @@ class _Emitter:
     def prologue(self) -> list[tuple[str, Optional[N.Span]]]:
         """Scalar parameters read once from the uniform block, under their Rust names."""
         used = set()
-        for s in N.walk_stmts(self.k.body):
+        for s in N.walk_stmts(self.k.body) if any(p.category == "scalar" for p in self.k.params) else ():
             for e in N.stmt_exprs(s):
                 for x in N.walk_expr(e):
                     if isinstance(x, N.Var):
@@ -978,6 +995,9 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
         hides every operand and result from that algebra; three different zeros keep equal
         operands from being recognised as equal."""
         self.uses_zero = True
+        known = _PINS.get(t)
+        if known is not None and "gi_pins_doc" in self.helpers and all(n in self.helpers for n in known):
+            return known  # defined already: nothing to build
         sfx = _suffix(t)
         wt = self.ty(t)
         ut = f"vec{T.vec_len(t)}<u32>" if T.is_vector(t) else "u32"  # works for u32/i32 too
@@ -989,7 +1009,8 @@ fn gi_tensor_dim(l: array<vec4<u32>, 3>, a: u32) -> u32 {
             names.append(name)
         if "gi_pins_doc" not in self.helpers:  # say once why, ahead of the first pin
             self.helpers = {"gi_pins_doc": _PINS_DOC, **self.helpers}
-        return names[0], names[1], names[2]
+        _PINS[t] = names = (names[0], names[1], names[2])
+        return names
 
     def opaque(self, text: str, t: str) -> str:
         """`text` (a constant naga would evaluate, and might reject as overflowing or
