@@ -11,7 +11,7 @@ thread (64 MiB matrix, vs torch.mv):
 GB/s (bytes each kernel must move / median time) and % of the copy ceiling, for the Rust
 kernels through goldy-import's CUDA backend, the same algorithms in CUDA C
 (benchmarks/cuda_ref/kernels.cu, `nvcc -O3 -arch=sm_90`), CuPy and PyTorch. Element-wise
-kernels run through the backend's batched entry (4 workgroups per block); the
+kernels run through the backend's batched entry (runtime/cuda.py BATCH = 8 workgroups per block); the
 "one workgroup per block" rows force the plain entry. The row softmax appears as the
 dialect's collective (one element per thread) and as kernels written for speed (several
 values per thread in registers). Then a second table: f32 matrix multiply at

@@ -81,7 +81,7 @@ CU_EVENT_DISABLE_TIMING = 0x02  # cuEventCreate flag: a synchronization-only eve
 MAX_GRAPHS = 64  # instantiated graphs kept per backend (least recently submitted go first)
 LANE_THREADS = 128  # threads per block of a collective kernel's lanes entry (codegen/ptx/lanes.py)
 LANES_FROM = 512  # workgroups of at least this many lanes get one (smaller ones fill an SM already)
-BATCH = 4  # workgroups per block in the batched entry of element-wise kernels (codegen/ptx/emitter.py)
+BATCH = 8  # workgroups per block in the batched entry of element-wise kernels (codegen/ptx/emitter.py)
 
 
 def _driver():
