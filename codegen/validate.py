@@ -135,6 +135,8 @@ def _device(target: str) -> Any:
     try:
         if target == "wgsl":
             import wgpu
+            from goldy_import.runtime.quiet import ensure_xdg_runtime_dir
+            ensure_xdg_runtime_dir()  # else Mesa's Vulkan drivers print an `error:` line from the adapter query
             dev = wgpu.utils.get_default_device()
         elif target == "slang":
             import slangpy as spy

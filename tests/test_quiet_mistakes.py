@@ -227,3 +227,18 @@ def test_make_demo_output_is_free_of_driver_noise(tmp_path):
              if "XDG_RUNTIME_DIR" in ln or "WARN" in ln or ln.startswith("error")]
     assert noise == []
     assert r.stderr == "" and " passed, 0 failed" in r.stdout
+
+
+def test_emit_wgsl_validates_without_driver_noise(tmp_path):
+    """`goldy-import --emit wgsl` validates through naga on a wgpu device (codegen/validate.py):
+    without XDG_RUNTIME_DIR that adapter query printed Mesa's `error:` line too."""
+    device("wgpu")  # the validator's device: skips (or fails where required) without one
+    src = tmp_path / "k.rs"
+    src.write_text("use goldy::gpu;\n#[goldy::compute(workgroup_size = [64, 1, 1])]\n"
+                   "fn k(y: &mut [f32]) { let i = gpu::global_id().x; if i < y.len() { y[i] = 1.0; } }\n")
+    env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
+    r = subprocess.run([sys.executable, "-m", "goldy_import.cli", str(src), "--emit", "wgsl"], capture_output=True,
+                       text=True, cwd=REPO, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "fn k(" in r.stdout or "@compute" in r.stdout
+    assert [ln for ln in r.stderr.splitlines() if "error" in ln or "XDG_RUNTIME_DIR" in ln] == []
