@@ -66,8 +66,11 @@ def mod():
 
 
 def run_child(code: str, *args: str) -> str:
-    """Runs `code` in a fresh interpreter; it must exit 0 (no abort, no traceback) in time."""
-    r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+    """Runs `code` in a fresh interpreter; it must exit 0 (no abort, no traceback) in time.
+    A child still running shortly before the limit prints every thread's stack and exits,
+    so a hang fails with where it hung."""
+    dump = f"import faulthandler; faulthandler.dump_traceback_later({CHILD_SECONDS - 30}, exit=True)\n"
+    r = subprocess.run([sys.executable, "-c", dump + code, *args], capture_output=True, text=True,
                        timeout=CHILD_SECONDS, cwd=HERE)
     assert r.returncode == 0, f"child exited {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
     return r.stdout
