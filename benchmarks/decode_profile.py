@@ -10,6 +10,7 @@ kernel's device time per token, the sum, and the wall time per token.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
@@ -37,6 +38,7 @@ def main() -> None:
     if a.fusion or a.specialize:
         settle(dec, toks[0])
     torch.cuda.synchronize()
+    before = dataclasses.asdict(dec.scheme.stats)
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         t0 = time.perf_counter()
         for pos in range(3, 3 + a.tokens):
@@ -56,6 +58,14 @@ def main() -> None:
         print(f"| {key[:60]} | {count:.0f} | {us:.1f} |")
     print(f"| device total | | {sum(r[0] for r in rows):.1f} |")
     print(f"| wall per token | | {wall * 1e6:.1f} |")
+    # what the scheme did during the timed tokens: a compile, promotion or demotion there
+    # means the rows above are not the steady state
+    after = dataclasses.asdict(dec.scheme.stats)
+    moved = {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}
+    print(f"scheme stats after settling: {before}")
+    print(f"changed during the timed tokens: {moved or 'nothing'}")
+    if a.specialize:
+        print(dec.scheme.specialization_report())
 
 
 if __name__ == "__main__":

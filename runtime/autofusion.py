@@ -102,6 +102,7 @@ class AutoFusion:
         self.version = -1  # the structure the plan is for
         self.switched = False
         self.regions: list[_Region] = []
+        self.by_slot: dict = {}  # (node index, parameter index) -> [(active region, fused slot)]
         self.stopped: list[StoppedRun] = []
         self.active: Optional[list] = None
         self.cache: dict[tuple, tuple[C.Composition, Any]] = {}
@@ -132,11 +133,12 @@ class AutoFusion:
         self.active = None
         self.switched = False
         self.regions, self.stopped = [], []
+        self.by_slot = {}
         self.version = -1
 
     def _switch(self) -> None:
         """Every region is compiled (or failed): the fused list, built in one step."""
-        by_first = {}
+        by_first, self.by_slot = {}, {}
         for r in self.regions:
             if r.prepared is None:
                 continue
@@ -151,6 +153,8 @@ class AutoFusion:
             r.entry = type(r.nodes[0])(r.nodes[0].index, label, r.prepared, d, keep, args=args)  # a core.Node
             r.slots = {(n.index, i): r.plan.arg_map[s][i] for s, n in enumerate(r.nodes)
                        for i, p in enumerate(n.kernel.ir.params) if p.category == "scalar"}
+            for key, slot in r.slots.items():
+                self.by_slot.setdefault(key, []).append((r, slot))
             by_first[r.nodes[0].index] = r
             r.report.status = "active"
             self.scheme.stats.fusion_promotions += 1
@@ -171,10 +175,10 @@ class AutoFusion:
         self.active = out
 
     def scalar_changed(self, node: Any, index: int) -> None:
-        """set_node_param on a recorded node: the active fused dispatch follows."""
-        for r in self.regions:
-            slot = r.slots.get((node.index, index))
-            if slot is not None and r.entry is not None:
+        """set_node_param on a recorded node: the active fused dispatch follows (found by
+        an index: this runs for every changed scalar of every token)."""
+        for r, slot in self.by_slot.get((node.index, index), ()):
+            if r.entry is not None:
                 r.entry.dispatch.args[slot] = node.args[index]
                 r.entry.args[slot] = node.args[index]
                 with self.scheme.device._using() as backend:
@@ -198,6 +202,7 @@ class AutoFusion:
         sch = self.scheme
         self.version = sch._version
         self.regions, self.stopped = self._regions(sch.nodes)
+        self.by_slot = {}
         todo = []
         for r in self.regions:
             key = r.plan.key

@@ -39,6 +39,7 @@ log = logging.getLogger("goldy_import")
 BACKEND_NAMES = ("cpu", "wgpu", "cuda", "slang")
 GRID_AXIS_THREADS = 1 << 32  # global_id() components are u32 (docs/semantics.md)
 _F32 = struct.Struct("<f")
+_INT_TYPES = frozenset(("u32", "i32"))
 INSTALL_HINTS = {
     "wgpu": "pip install 'goldy-import[wgpu]' (wgpu-py) and a Vulkan, Metal or DX12 driver "
             "(on Debian: apt-get install mesa-vulkan-drivers for lavapipe)",
@@ -472,7 +473,8 @@ class Buffer:
         s, _ = self.byte_range
         with self.device._using([self], f"{self!r}.numpy()") as backend:
             raw = backend.read(self.handle, s, self.nbytes) if self.length else b""
-        out = np.frombuffer(bytearray(raw), dtype=self.dtype, count=self.length)
+        # a backend's bytearray is this call's own copy already: no second one
+        out = np.frombuffer(raw if type(raw) is bytearray else bytearray(raw), dtype=self.dtype, count=self.length)
         return out.astype(bool) if self.elem == "bool" else out
 
     def write(self, array: Any) -> None:
@@ -679,6 +681,7 @@ class PreparedKernel:
         self.ir = kdef.ir
         self.target_ir = target_ir if target_ir is not None else kdef.ir  # with check sites
         # per-parameter facts the record path needs, computed once
+        self.settable: dict = {}  # slot or name -> parameter index set_node_param accepted (_settable_slot)
         self.where = [f"kernel `{kdef.name}` parameter `{p.name}` ({rust_param_type(p)})" for p in self.ir.params]
         self.has_contracts = any(p.shape is not None for p in self.ir.params)
         self.has_resources = any(p.category not in ("scalar", "uniform") for p in self.ir.params)
@@ -801,6 +804,16 @@ def _adopt_external(pk: PreparedKernel, p: N.Param, v: Any) -> Any:
 
 
 def _check_scalar(where: str, ty: str, v: Any) -> Union[int, float, bool]:
+    t = type(v)  # the common cases first: a Python int or float of the right kind, in range
+    if t is int and ty in _INT_TYPES:
+        lo, hi = T.INT_RANGES[ty]
+        if lo <= v <= hi:
+            return v
+    elif t is float and ty == "f32":
+        try:
+            return _F32.unpack(_F32.pack(v))[0]
+        except (OverflowError, struct.error):
+            pass  # the message below
     if isinstance(v, np.ndarray) and v.ndim == 0:
         v = v.item()
     if isinstance(v, np.generic):
@@ -1323,26 +1336,14 @@ class Scheme:
         """Change a scalar argument of a recorded node; takes effect at the next submit."""
         if not isinstance(node, Node) or node.index >= len(self.nodes) or self.nodes[node.index] is not node:
             raise BindingError(f"set_node_param: {node!r} is not a node of this scheme")
-        k = node.kernel.ir
-        if isinstance(slot_or_name, str):
-            idx = next((i for i, p in enumerate(k.params) if p.name == slot_or_name), None)
-            if idx is None:
-                raise BindingError(f"kernel `{k.name}` has no parameter `{slot_or_name}` "
-                                   f"(parameters: {', '.join(p.name for p in k.params)})")
-        else:
-            idx = H.index(f"set_node_param: kernel `{k.name}` parameter slot", slot_or_name)
-            if not 0 <= idx < len(k.params):
-                raise BindingError(f"kernel `{k.name}` has {len(k.params)} parameters; slot {idx} is out of range")
-        p = k.params[idx]
-        if p.category != "scalar":
-            raise BindingError(f"kernel `{k.name}` parameter `{p.name}` ({rust_param_type(p)}) is not a scalar; "
-                               f"only scalars can be changed with set_node_param")
-        if p.fact:
-            raise BindingError(f"kernel `{k.name}` parameter `{p.name}` is a `#[fact]`: its value is fixed when the "
-                               f"op is recorded and baked into the compiled variant; record the node again with "
-                               f"the new value instead of calling set_node_param")
-        where = f"kernel `{k.name}` parameter `{p.name}` ({rust_param_type(p)})"
-        node.dispatch.args[idx] = node.args[idx] = ScalarArg(p.ty, _check_scalar(where, p.ty, value))
+        pk = node.kernel
+        # a decode loop changes dozens of scalars per token: a slot or name that passed once
+        # is found again in the kernel's memo (exact str/int keys only: True is not slot 1)
+        idx = pk.settable.get(slot_or_name) if type(slot_or_name) in (str, int) else None
+        if idx is None:
+            idx = _settable_slot(pk, slot_or_name)
+        p = pk.ir.params[idx]
+        node.dispatch.args[idx] = node.args[idx] = ScalarArg(p.ty, _check_scalar(pk.where[idx], p.ty, value))
         with self.device._using() as backend:
             if node.dispatch.state is not None:  # not yet with the backend: it reads the args then
                 backend.update_scalar(node.dispatch, idx)
@@ -1350,6 +1351,32 @@ class Scheme:
             self._fusion.scalar_changed(node, idx)
         if self._spec is not None:
             self._spec.scalar_changed(node, idx)
+
+
+def _settable_slot(pk: "PreparedKernel", slot_or_name: Any) -> int:
+    """The parameter index `set_node_param` may change for `slot_or_name`, or the BindingError
+    saying why not; remembered in `pk.settable` once it passed."""
+    k = pk.ir
+    if isinstance(slot_or_name, str):
+        idx = next((i for i, p in enumerate(k.params) if p.name == slot_or_name), None)
+        if idx is None:
+            raise BindingError(f"kernel `{k.name}` has no parameter `{slot_or_name}` "
+                               f"(parameters: {', '.join(p.name for p in k.params)})")
+    else:
+        idx = H.index(f"set_node_param: kernel `{k.name}` parameter slot", slot_or_name)
+        if not 0 <= idx < len(k.params):
+            raise BindingError(f"kernel `{k.name}` has {len(k.params)} parameters; slot {idx} is out of range")
+    p = k.params[idx]
+    if p.category != "scalar":
+        raise BindingError(f"kernel `{k.name}` parameter `{p.name}` ({rust_param_type(p)}) is not a scalar; "
+                           f"only scalars can be changed with set_node_param")
+    if p.fact:
+        raise BindingError(f"kernel `{k.name}` parameter `{p.name}` is a `#[fact]`: its value is fixed when the "
+                           f"op is recorded and baked into the compiled variant; record the node again with "
+                           f"the new value instead of calling set_node_param")
+    if type(slot_or_name) in (str, int):
+        pk.settable[slot_or_name] = idx
+    return idx
 
 
 def _specialization_by_env() -> str:

@@ -69,6 +69,29 @@ def test_saxpy_end_to_end_and_replay_with_new_scalar(mod, dev):
     assert (scheme.stats.records, scheme.stats.submits, scheme.stats.dispatches) == (1, 3, 3)
 
 
+def test_set_node_param_refusals_hold_after_the_slot_was_accepted(mod, dev):
+    """set_node_param remembers a slot or name that passed; the refusals still hold
+    afterwards: a bool or float slot, a non-scalar, out-of-range and mistyped values,
+    each a BindingError naming kernel and parameter, the node unchanged."""
+    k = mod.scale_u32.prepare(dev)
+    src, dst = dev.buffer(np.arange(8, dtype=np.uint32)), dev.zeros(8, np.uint32)
+    s = gi.Scheme(dev)
+    node = k.record(s, "p", src, dst, 2, 0).over_1d(8)
+    s.set_node_param(node, 2, 3)
+    s.set_node_param(node, "k", 3)
+    s.set_node_param(node, 3, -1)
+    for slot, value, message in [(True, 3, "slot"), (2.0, 3, "slot"), ("src", 3, "not a scalar"),
+                                 (0, 3, "not a scalar"), ("k", -1, "out of range for u32"),
+                                 (2, 2 ** 32, "out of range for u32"), ("k", 1.5, "expected an int"),
+                                 ("k", True, "expected an int"), (3, 2 ** 31, "out of range for i32"),
+                                 ("nope", 1, "no parameter `nope`")]:
+        with pytest.raises(gi.BindingError, match=message) as e:
+            s.set_node_param(node, slot, value)
+        assert "scale_u32" in str(e.value)
+    s.submit()
+    np.testing.assert_array_equal(dst.numpy(), np.arange(8, dtype=np.uint32) * 3 - 1)
+
+
 def test_prepare_compiles_once_per_device(mod, monkeypatch):
     dev = gi.Device("cpu")
     calls = []
