@@ -25,6 +25,7 @@ import logging
 import os
 from typing import Any, Iterable, Optional
 
+from .envflag import env_flag
 from .version import __version__
 
 FORMAT = "goldy-cache 1"
@@ -36,7 +37,7 @@ _fingerprint: Optional[str] = None
 
 
 def enabled() -> bool:
-    return os.environ.get("GOLDY_CACHE", "1").strip().lower() not in ("0", "false", "off", "no")
+    return env_flag("GOLDY_CACHE", True)
 
 
 def directory() -> str:

@@ -18,12 +18,12 @@ for it (`FusionRegion.elided`).
 from __future__ import annotations
 
 import dataclasses
-import os
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from goldy_import.errors import GoldyError
+from goldy_import.envflag import env_flag
 from goldy_import.ir import compose as C
 
 from .backend import Dispatch
@@ -91,7 +91,7 @@ class _Region:
 
 
 def fusion_enabled_by_env() -> bool:
-    return os.environ.get("GOLDY_FUSION", "0") not in ("0", "", "false", "off")
+    return env_flag("GOLDY_FUSION", False)
 
 
 class AutoFusion:

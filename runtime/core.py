@@ -25,6 +25,7 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir import types as T
 from goldy_import.ir import pipeline
 from goldy_import.ir.serialize import to_json
+from goldy_import.envflag import env_flag
 
 from . import dtypes as DT
 from . import host_input as H
@@ -610,7 +611,7 @@ class KernelDef:
             raise BackendError(f"kernel `{self.name}` is hand-written Slang with no retained IR: it runs on the "
                                f"slang backend only, not on {device.backend_name}")
         if checks is None:
-            checks = os.environ.get("GOLDY_BOUNDS_CHECKS", "1") not in ("0", "false", "off")
+            checks = env_flag("GOLDY_BOUNDS_CHECKS", True)
         options = CompileOptions(checks=H.flag(f"kernel `{self.name}`: prepare(checks=)", checks))
         key = (self.identity, options)
         with device._lock:

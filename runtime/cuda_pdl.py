@@ -7,15 +7,15 @@ an ordinary edge. `GOLDY_CUDA_PDL=0` keeps every edge ordinary (for comparison).
 
 from __future__ import annotations
 
-import os
 from typing import Any, Callable, Optional
+from goldy_import.envflag import env_flag
 
 EdgeAdder = Callable[[Any, Any, Any], Any]  # (graph, from node, to node) -> cuda-python's result tuple
 
 
 def edge_adder(drv: Any) -> Optional[EdgeAdder]:
     """How to add one programmatic edge with this binding, or None where it cannot."""
-    if os.environ.get("GOLDY_CUDA_PDL", "1").strip().lower() in ("0", "false", "off", "no"):
+    if not env_flag("GOLDY_CUDA_PDL", True):
         return None
     data = getattr(drv, "CUgraphEdgeData", None)
     dep_type = getattr(getattr(drv, "CUgraphDependencyType", None), "CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC", None)

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from goldy_import.errors import GoldyError
+from goldy_import.envflag import OFF
 from goldy_import.ir.specialize import bakeable, specialize
 
 from .backend import BufferArg, Dispatch, ScalarArg, TensorArg
@@ -53,7 +54,7 @@ def specialization_mode(setting: Optional[str]) -> str:
     env = os.environ.get("GOLDY_SPECIALIZE", "").strip().lower()
     if env == "":
         return "facts"
-    return "off" if env in ("0", "false", "off") else "on"
+    return "off" if env in OFF else "on"
 
 
 class VariantCache:

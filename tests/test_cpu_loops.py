@@ -43,6 +43,30 @@ def run(src: str, kernel: str, args, grid, one_pass: bool, monkeypatch):
         return run_kernel("cpu", src, kernel, args, grid)
 
 
+def outcome(fn):
+    """fn()'s result, or its KernelFault's message (both paths must agree on either)."""
+    try:
+        return fn()
+    except gi.KernelFault as e:
+        return str(e)
+
+
+def both_ways(src: str, kernel: str, args, grid, out: int, checks: bool, monkeypatch) -> list:
+    """(one-pass, SIMT) outcome of output `out`, with trapping checks on or off."""
+    with trapping_checks(checks):
+        return [outcome(lambda: run(src, kernel, args, grid, one_pass, monkeypatch)[out])
+                for one_pass in (True, False)]
+
+
+def assert_same_fault_or_bits(fast, plain, param: str, what: str) -> None:
+    """Both faulted with the same report naming `param`, or both ran to the same bits."""
+    if isinstance(plain, str):
+        assert fast == plain and f"`{param}`" in plain
+    else:
+        assert not isinstance(fast, str), fast
+        assert_bits(fast, plain, what)
+
+
 @pytest.mark.parametrize("block", [None, 1 << 10])  # one block of iterations; blocks of 8 iterations, of lanes
 def test_gemv_loop_is_one_pass_and_exact(monkeypatch, block):
     assert "rt.accumulate(" in emit_cpu(kernel_ir(GEMV, "gemv"))
@@ -148,14 +172,7 @@ def spans_both_ways(monkeypatch, wg: int, rows: int, n: int, w_len: int, off: in
     src = SPANS.replace("WG", str(wg))
     assert "rt.span(" in emit_cpu(kernel_ir(src, "spans")) and "rt.accumulate(" in emit_cpu(kernel_ir(src, "spans"))
     args = [specials(r, w_len), specials(r, n), specials(r, rows), np.zeros(4 * rows, np.float32), rows, n, off]
-    got = []
-    with trapping_checks(checks):
-        for one_pass in (True, False):
-            try:
-                got.append(run(src, "spans", args, ("over_1d", rows), one_pass, monkeypatch)[3])
-            except gi.KernelFault as e:
-                got.append(str(e))
-    return got
+    return both_ways(src, "spans", args, ("over_1d", rows), 3, checks, monkeypatch)
 
 
 def small_blocks(monkeypatch):
@@ -183,11 +200,7 @@ def test_span_loops_past_the_end_fault_or_read_zero_as_the_simt_loop_does(monkey
     zeros read, as the SIMT loop."""
     rows, n = 70, 40
     fast, plain = spans_both_ways(monkeypatch, 64, rows, n, rows * n + 1 - short, off, checks)
-    if isinstance(plain, str):
-        assert fast == plain and "`w`" in plain
-    else:
-        assert not isinstance(fast, str), fast
-        assert_bits(fast, plain, f"spans short={short} off={off} checks={checks}")
+    assert_same_fault_or_bits(fast, plain, "w", f"spans short={short} off={off} checks={checks}")
 
 
 def test_accumulate_without_an_in_order_reduce_gives_the_same_bits(monkeypatch):
@@ -440,19 +453,8 @@ def test_gathers_on_the_active_lanes_alone_match_the_simt_loop(monkeypatch, chec
             np.zeros(2 * heads * seq, np.float32), pos, heads, hs, seq, lim]
     src = SCORES
     assert "m=m" in emit_cpu(kernel_ir(src, "scores"))  # the mask reaches rt.span
-    got = []
-    with trapping_checks(checks):
-        for one_pass in (True, False):
-            try:
-                got.append(run(src, "scores", args, ("over_1d", heads * seq), one_pass, monkeypatch)[2])
-            except gi.KernelFault as e:
-                got.append(str(e))
-    fast, plain = got
-    if isinstance(plain, str):
-        assert fast == plain and "`k`" in plain
-    else:
-        assert not isinstance(fast, str), fast
-        assert_bits(fast, plain, f"scores pos={pos} rows={rows} lim={lim} checks={checks}")
+    fast, plain = both_ways(src, "scores", args, ("over_1d", heads * seq), 2, checks, monkeypatch)
+    assert_same_fault_or_bits(fast, plain, "k", f"scores pos={pos} rows={rows} lim={lim} checks={checks}")
 
 
 GUARDED = """
@@ -480,19 +482,8 @@ def test_a_guarded_span_load_past_the_end_faults_where_the_simt_loop_does(monkey
     iteration at which it holds on an active lane whose run is past the end."""
     rows, n = 70, 40
     args = [specials(np.random.default_rng(16), w_len), np.zeros(rows, np.float32), rows, n, lim]
-    got = []
-    with trapping_checks(checks):
-        for one_pass in (True, False):
-            try:
-                got.append(run(GUARDED, "guarded", args, ("over_1d", rows), one_pass, monkeypatch)[1])
-            except gi.KernelFault as e:
-                got.append(str(e))
-    fast, plain = got
-    if isinstance(plain, str):
-        assert fast == plain and "`w`" in plain
-    else:
-        assert not isinstance(fast, str), fast
-        assert_bits(fast, plain, f"guarded w_len={w_len} lim={lim} checks={checks}")
+    fast, plain = both_ways(GUARDED, "guarded", args, ("over_1d", rows), 1, checks, monkeypatch)
+    assert_same_fault_or_bits(fast, plain, "w", f"guarded w_len={w_len} lim={lim} checks={checks}")
 
 
 PUT = """
@@ -524,13 +515,6 @@ def test_stores_at_an_offset_plus_global_id_as_slices(monkeypatch, checks, off, 
             with monkeypatch.context() as m:
                 if not lin:
                     m.setattr(E._Emitter, "lin_offset", lambda self, e: None)
-                try:
-                    got.append(run(PUT, "put", args, grid, True, monkeypatch)[1])
-                except gi.KernelFault as e:
-                    got.append(str(e))
+                got.append(outcome(lambda: run(PUT, "put", args, grid, True, monkeypatch)[1]))
     fast, plain = got
-    if isinstance(plain, str):
-        assert fast == plain and "`out`" in plain
-    else:
-        assert not isinstance(fast, str), fast
-        assert_bits(fast, plain, f"put off={off} grid={grid} checks={checks}")
+    assert_same_fault_or_bits(fast, plain, "out", f"put off={off} grid={grid} checks={checks}")

@@ -337,3 +337,15 @@ def test_recording_on_a_closed_device_fails_at_record(mod):
     with pytest.raises(gi.GoldyError, match="closed"):
         k.record(s, "late", x, y, 1.0)
     assert s.nodes == []
+
+
+@pytest.mark.parametrize("raw,on", [("0", False), ("false", False), (" OFF ", False), ("No", False),
+                                    ("1", True), ("yes", True), ("", None)])
+def test_on_off_variables_read_one_way(mod, dev, monkeypatch, raw, on):
+    """GOLDY_BOUNDS_CHECKS (default on) and GOLDY_FUSION (default off) take the same
+    spellings of off, in any case; empty means the default."""
+    from goldy_import.runtime.autofusion import fusion_enabled_by_env
+    monkeypatch.setenv("GOLDY_BOUNDS_CHECKS", raw)
+    monkeypatch.setenv("GOLDY_FUSION", raw)
+    assert mod.saxpy.prepare(gi.Device("cpu")).prepared.options.checks is (True if on is None else on)
+    assert fusion_enabled_by_env() is (False if on is None else on)

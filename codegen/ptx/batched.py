@@ -395,25 +395,24 @@ class _Fast:
 
     # ------------------------------------------------------------ memory
 
+    def _vectors(self, name: str, regs: list[str]):
+        """(vector suffix, register operand, address) of each access of up to 4 words."""
+        for i in range(0, self.n, 4):
+            part = regs[i:i + 4]
+            vec = f".v{len(part)}" if len(part) > 1 else ""
+            operand = "{" + ", ".join(part) + "}" if len(part) > 1 else part[0]
+            yield vec, operand, f"[{self.addr[name]}{f'+{4 * i}' if i else ''}]"
+
     def vector_load(self, name: str) -> list[str]:
         em = self.em
         kind, ty = WORD[em.k.param(name).ty]
         regs = [em.b.reg(kind) for _ in range(self.n)]
         nc = ".nc" if name not in em.written else ""
-        for i in range(0, self.n, 4):
-            part = regs[i:i + 4]
-            vec = f".v{len(part)}" if len(part) > 1 else ""
-            dst = "{" + ", ".join(part) + "}" if len(part) > 1 else part[0]
-            off = f"+{4 * i}" if i else ""
-            em.b.op(f"ld.global{nc}{vec}.{ty} {dst}, [{self.addr[name]}{off}];")
+        for vec, dst, addr in self._vectors(name, regs):
+            em.b.op(f"ld.global{nc}{vec}.{ty} {dst}, {addr};")
         return regs
 
     def vector_store(self, name: str, vals: list[str]) -> None:
-        em = self.em
-        _, ty = WORD[em.k.param(name).ty]
-        for i in range(0, self.n, 4):
-            part = vals[i:i + 4]
-            vec = f".v{len(part)}" if len(part) > 1 else ""
-            src = "{" + ", ".join(part) + "}" if len(part) > 1 else part[0]
-            off = f"+{4 * i}" if i else ""
-            em.b.op(f"st.global{vec}.{ty} [{self.addr[name]}{off}], {src};")
+        _, ty = WORD[self.em.k.param(name).ty]
+        for vec, src, addr in self._vectors(name, vals):
+            self.em.b.op(f"st.global{vec}.{ty} {addr}, {src};")
