@@ -234,7 +234,7 @@ def test_batched_saxpy_issues_every_copy_load_before_any_store():
     text = emit_ptx(k(SAXPY), batch=4).split(f".entry {batch_entry(k(SAXPY), 4)}(")[1]
     # saxpy reads and writes at its own index: copy j is logical thread 4 * (ctaid.x * 256 +
     # tid.x) + j (codegen/ptx/batched.py); full, aligned threads take one vector per buffer
-    fast = text[text.index("consecutive threads"):text.index("the general path")]
+    fast = text[text.index("hardware thread in runs of"):text.index("the general path")]
     assert fast.count("ld.global.nc.v4.f32") == 1 and fast.count("ld.global.v4.f32") == 1
     assert fast.count("st.global.v4.f32") == 1 and "@%p" not in fast.split("ld.global")[1]
     body = text[text.index("the general path"):]

@@ -105,7 +105,7 @@ def test_own_index_kernels_take_the_contiguous_layout_others_keep_theirs():
     assert plan(kernel, 4) is not None
     body = ptx.split(f".entry {batch_entry(kernel, 4)}(")[1]
     fast = body[:re.search(r"\$L_general_\d+:", body).start()]
-    fast = fast[fast.index("consecutive threads"):]
+    fast = fast[fast.index("hardware thread in runs of"):]
     assert fast.count("ld.global.nc.v4.f32") == 1 and fast.count("st.global.v4.f32") == 1
     assert "ld.global.nc.f32" not in fast and "st.global.f32" not in fast
     # before any store, a copy's rare exp input sends the thread to the general path: no
@@ -114,16 +114,16 @@ def test_own_index_kernels_take_the_contiguous_layout_others_keep_theirs():
     assert len(re.findall(r"bra \$L_general", fast)) == 2  # before the load, and after the exps
     after = lower(oracle.kernel_ir(CHAIN, "after_store"), "ptx", checks=True).kernel
     body = emit_ptx(after, batch=4).split(f".entry {batch_entry(after, 4)}(")[1]
-    fast = body[body.index("consecutive threads"):re.search(r"\$L_general_\d+:", body).start()]
+    fast = body[body.index("hardware thread in runs of"):re.search(r"\$L_general_\d+:", body).start()]
     # after a store: the copies' exp rare paths share one branch, to a block after the `ret`
     assert len(re.findall(r"@%p\d+ bra \$L_rare", fast)) == 1
     assert fast.index("bra.uni $L_common") > fast.index("ret;")
     shifted = lower(oracle.kernel_ir(CHAIN, "shifted"), "ptx", checks=True).kernel
     assert plan(shifted, 4) is None
-    assert "consecutive threads" not in emit_ptx(shifted, batch=4)
+    assert "hardware thread in runs of" not in emit_ptx(shifted, batch=4)
 
 
-@pytest.mark.parametrize("checks, batch", [(True, 4), (False, 4), (True, 8)])
+@pytest.mark.parametrize("checks, batch", [(True, 4), (False, 4), (True, 8), (True, 2)])
 @pytest.mark.parametrize("n, offset", [(4096, 0), (3109, 0), (3109, 1), (1030, 3)])
 def test_batched_chain_gives_the_oracles_bits(checks, batch, n, offset, monkeypatch):
     """`offset` elements into their storage, the buffers are not 16-byte aligned (every

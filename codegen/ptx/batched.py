@@ -1,11 +1,16 @@
-"""The batched entry's contiguous layout and its fast path (issue 16).
+"""The batched entry's run layout and its fast path (issue 16).
 
 Where every buffer access of an element-wise kernel is at the thread's own index
 (`global_id().x`, directly or through a `let` of it) on a 4-byte buffer, the batched entry
-lays a hardware thread's copies out contiguously: copy j of hardware thread h runs the
-logical thread of global id x = h * batch + j (instead of workgroup ctaid * batch + j).
-Threads of a batchable kernel never observe each other except through races, so which
-hardware thread runs which logical thread is not observable (emitter.batchable).
+gives a hardware thread runs of w = 4 consecutive logical threads (w = 2 for a batch of
+2), one run per w copies, the block's threads side by side in each run: copy j = c * w + l
+of thread t in block b runs the logical thread of global id
+x = b * wx * batch + c * wx * w + t * w + l (instead of workgroup b * batch + j). Each
+vector access of a warp then covers 32 * 4 * w consecutive bytes, as a coalesced scalar
+loop's would (a thread's copies all consecutive left each warp-wide `.v4` half of every
+sector it touched). Threads of a batchable kernel never observe each other except
+through races, so which hardware thread runs which logical thread is not observable
+(emitter.batchable).
 
 A thread whose copies are all live, whose buffers are 16-byte aligned and in range for
 all copies (lengths only where ir/checks.py did not prove the accesses) runs the fast path:
@@ -147,6 +152,7 @@ class _Fast:
     def __init__(self, em, pl: Plan):
         self.em, self.pl, self.b = em, pl, em.b
         self.n = em.batch
+        self.w = 4 if self.n % 4 == 0 else 2  # logical threads per run: one .v4 (.v2) access
         self.memo: list[dict] = [{} for _ in range(self.n)]  # per copy: id(expr) -> registers
         self.j = 0
         self.rare: list[tuple] = []  # out-of-line blocks: (label, back, lines)
@@ -158,30 +164,34 @@ class _Fast:
         groups = em._ld_param("u32", A.GROUPS_PARAM)
         tid = em._sreg("%tid.x")
         ctaid = [em._sreg(f"%ctaid.{a}") for a in "xyz"]
-        hw = em.new("r", f"mad.lo.s32 {{}}, {{}}, {wx}, {{}};", ctaid[0], tid)
-        g0 = em.new("r", f"mul.lo.s32 {{}}, {{}}, {n};", hw)
+        w = self.w
+        t_w = em.new("r", f"mul.lo.s32 {{}}, {{}}, {w};", tid)
+        g0 = em.new("r", f"mad.lo.s32 {{}}, {{}}, {wx * n}, {{}};", ctaid[0], t_w)
         nw = [groups, em._sreg("%nctaid.y"), em._sreg("%nctaid.z")]
 
         def copies() -> None:  # each path its own ids: the general path's are not live in the fast one
             em.copies = []
             for j in range(n):
-                gid = g0 if j == 0 else em.new("r", f"add.s32 {{}}, {{}}, {j};", g0)
+                off = self.offset(j)
+                gid = g0 if j == 0 else em.new("r", f"add.s32 {{}}, {{}}, {off};", g0)
                 em.copies.append(({}, {"num_workgroups": nw, "workgroup_size": [str(wx), "1", "1"],
                                        "global_id": [gid, ctaid[1], ctaid[2]]}))
             em.alive, em.masks = [None] * n, {}
-        b.comment(f"{n} consecutive threads per hardware thread (codegen/ptx/batched.py)")
-        # the fast path: every copy live (h < groups * wx / n), aligned, in range
-        ok = em.lt_u(hw, em.new("r", f"mul.lo.s32 {{}}, {{}}, {wx // n};", groups))
-        # each buffer's address, 16 * h bytes in: aligned where its base is
+        b.comment(f"{n} threads per hardware thread in runs of {w}, the block's runs side by side "
+                  f"(codegen/ptx/batched.py)")
+        # the fast path: every copy of the block live ((b + 1) * n workgroups <= groups),
+        # aligned, in range
+        ok = em.new("p", "setp.le.u32 {}, {}, {};", em.new("r", f"mad.lo.s32 {{}}, {{}}, {n}, {n};", ctaid[0]), groups)
+        # each buffer's address at copy 0, 4 * w * t bytes into the block's: aligned where its base is
         self.addr = {name: em.address(em.res[name]["ptr"], g0, 4) for name in self.pl.buffers}
         ptrs = list(self.addr.values())
         acc = ptrs[0]
         for p in ptrs[1:]:
             acc = em.new("rd", "or.b64 {}, {}, {};", acc, p)
-        low = em.new("rd", "and.b64 {}, {}, 15;", acc)
+        low = em.new("rd", f"and.b64 {{}}, {{}}, {4 * w - 1};", acc)
         ok = em.pred_and(ok, em.new("p", "setp.eq.u64 {}, {}, 0;", low))
-        if self.pl.unproven:
-            last = em.new("r", f"add.s32 {{}}, {{}}, {n - 1};", g0)
+        if self.pl.unproven:  # the last copy's id: below 2^32 in a live block
+            last = em.new("r", f"add.s32 {{}}, {{}}, {self.offset(n - 1)};", g0)
             for name in self.pl.unproven:
                 ok = em.pred_and(ok, em.lt_u(last, em.res[name]["len"]))
         self.slow = b.label("general")
@@ -208,13 +218,18 @@ class _Fast:
         b.place(self.slow)
         b.comment("the general path: each copy under its predicate")
         copies()
-        h64 = em.new("rd", f"mul.wide.u32 {{}}, {{}}, {n};", hw)
+        g64 = em.new("rd", "add.s64 {}, {}, {};", em.new("rd", f"mul.wide.u32 {{}}, {{}}, {wx * n};", ctaid[0]),
+                     em.new("rd", "cvt.u64.u32 {}, {};", t_w))
         total = em.new("rd", f"mul.wide.u32 {{}}, {{}}, {wx};", groups)
         em.valid = []
         for j in range(n):
-            gj = h64 if j == 0 else em.new("rd", f"add.s64 {{}}, {{}}, {j};", h64)
+            gj = g64 if j == 0 else em.new("rd", f"add.s64 {{}}, {{}}, {self.offset(j)};", g64)
             em.valid.append(em.new("p", "setp.lt.u64 {}, {}, {};", gj, total))
         em.current_line = 0
+
+    def offset(self, j: int) -> int:
+        """Copy j's global id less copy 0's: its run's start in the block plus its place in the run."""
+        return (j // self.w) * self.em.k.workgroup_size[0] * self.w + j % self.w
 
     # ------------------------------------------------------------ per copy
 
@@ -326,12 +341,13 @@ class _Fast:
             other = cond.rhs if op == cond.op else cond.lhs
             if op and not any(isinstance(x, N.Builtin) or (isinstance(x, N.Var) and x.name in em.k.locals)
                               for x in N.walk_expr(other)):
-                # the copies' ids increase by one: the first and the last decide (a full
-                # thread's last id, g0 + n - 1, does not wrap: compare g0 with C - (n - 1))
+                # the copies' ids increase: the first and the last decide (a full thread's
+                # last id, g0 + offset(n - 1), does not wrap: compare g0 with C - that offset)
                 first = value(0)
-                if isinstance(other, N.Const) and int(other.value) >= self.n - 1:
+                span = self.offset(self.n - 1)
+                if isinstance(other, N.Const) and int(other.value) >= span:
                     g0 = em.copies[0][1]["global_id"][0]
-                    last = em.new("p", f"setp.{op}.u32 {{}}, {{}}, {int(other.value) - (self.n - 1)};", g0)
+                    last = em.new("p", f"setp.{op}.u32 {{}}, {{}}, {int(other.value) - span};", g0)
                 else:
                     last = value(self.n - 1)
                 up, down = (last, first) if op in ("lt", "le") else (first, last)
@@ -397,11 +413,12 @@ class _Fast:
 
     def _vectors(self, name: str, regs: list[str]):
         """(vector suffix, register operand, address) of each access of up to 4 words."""
-        for i in range(0, self.n, 4):
-            part = regs[i:i + 4]
+        for i in range(0, self.n, self.w):
+            part = regs[i:i + self.w]
             vec = f".v{len(part)}" if len(part) > 1 else ""
             operand = "{" + ", ".join(part) + "}" if len(part) > 1 else part[0]
-            yield vec, operand, f"[{self.addr[name]}{f'+{4 * i}' if i else ''}]"
+            off = 4 * self.offset(i)
+            yield vec, operand, f"[{self.addr[name]}{f'+{off}' if off else ''}]"
 
     def vector_load(self, name: str) -> list[str]:
         em = self.em

@@ -43,8 +43,8 @@ Element-wise kernels (see `batchable`) also get a batched entry with `emit_ptx(.
 batch=4)`: each hardware thread runs the threads of 4 consecutive workgroups statement by
 statement, with `if`s as predication, so 4 independent loads per thread are in flight;
 runtime/cuda.py launches it for large dispatches. Where every buffer access is at the
-thread's own index, the copies are consecutive threads instead, and full, aligned threads
-run a fast path with vector loads and stores and no per-copy predicates
+thread's own index, the copies are runs of consecutive threads instead (the block's
+threads side by side in each run), and the threads of full, aligned blocks run a fast path with vector loads and stores and no per-copy predicates
 (codegen/ptx/batched.py). Collective kernels that qualify get a
 lanes entry with `emit_ptx(..., lane_threads=128)`, each thread running several lanes of
 the workgroup the same way (codegen/ptx/lanes.py). Short constant loops are fully unrolled
@@ -159,7 +159,7 @@ def emit_ptx(kernel: N.Kernel, target: str = "sm_90", ptx_version: Optional[str]
     without it the kernel's own lines carried in the IR do (never the file). With `batch`
     above 1, a `batchable` kernel gets a second entry, `batch_entry(kernel, batch)`, in
     which each hardware thread runs the threads of `batch` consecutive workgroups in lock
-    step (workgroup x ids b*batch + j; consecutive threads for own-index kernels,
+    step (workgroup x ids b*batch + j; runs of consecutive threads for own-index kernels,
     codegen/ptx/batched.py); it takes one more `.param .u32` after the kernel's,
     the number of workgroups along x, and is launched with ceil(that / batch) blocks.
     `abi`: the kernel's `ir.abi.plan(kernel, "ptx")`, where the caller already has it.
