@@ -181,8 +181,7 @@ class AutoFusion:
             if r.entry is not None:
                 r.entry.dispatch.args[slot] = node.args[index]
                 r.entry.args[slot] = node.args[index]
-                with self.scheme.device._using() as backend:
-                    backend.update_scalar(r.entry.dispatch, slot)
+                self.scheme._mark(r.entry.dispatch, slot)
 
     def sources(self, entry: Any) -> Optional[tuple[tuple[int, ...], list]]:
         """For an active region's fused dispatch: (its nodes, per fused parameter the

@@ -1177,6 +1177,9 @@ class Scheme:
         self._specialize: Optional[str] = None  # "on" | "facts" | "off"; None: $GOLDY_SPECIALIZE decides
         self._live_at: tuple = (0, device._frees)  # (version, device frees) when every bound buffer was last seen live
         self._no_facts: tuple = (None, 0, -1)  # _specialized: entries found without a #[fact] (and when)
+        # dispatches whose scalars set_node_param changed since the last submit: id -> (dispatch,
+        # slots); the backend repacks them once, at the next submit (`_mark`, `_flush_scalars`)
+        self._stale: dict[int, tuple[Dispatch, set]] = {}
 
     def __repr__(self) -> str:
         return f"<Scheme on {self.device.backend_name}: {len(self.nodes)} nodes>"
@@ -1304,6 +1307,8 @@ class Scheme:
                             f"was recorded for it; finish it with .over_1d(n), .over_2d(w, h), .over_3d(w, h, d), "
                             f".over_tensor(view) or .groups((x, y, z)) before submit()")
         with self._lock:
+            if self._stale:
+                self._flush_scalars()
             entries = self._specialized(self._entries())
             dev = self.device
             with dev._lock:  # frees and closes wait for the submit
@@ -1344,14 +1349,36 @@ class Scheme:
         if idx is None:
             idx = _settable_slot(pk, slot_or_name)
         p = pk.ir.params[idx]
-        node.dispatch.args[idx] = node.args[idx] = ScalarArg(p.ty, _check_scalar(pk.where[idx], p.ty, value))
+        arg = ScalarArg(p.ty, _check_scalar(pk.where[idx], p.ty, value))
+        if self.device.closed:
+            self.device._check_open()
+        with self._lock:  # (a submit on another thread flushes what is marked)
+            node.dispatch.args[idx] = node.args[idx] = arg
+            self._mark(node.dispatch, idx)
+            if self._fusion is not None:
+                self._fusion.scalar_changed(node, idx)
+            if self._spec is not None:
+                self._spec.scalar_changed(node, idx)
+
+    def _mark(self, d: Dispatch, slot: int) -> None:
+        """Scalar `slot` of dispatch `d` (a node's, a fused region's or a variant's) changed:
+        the backend sees it at the next submit. A decode loop changes dozens of scalars per
+        token; each costs a dict update here, not a backend call under the device lock."""
+        hit = self._stale.get(id(d))
+        if hit is None:
+            self._stale[id(d)] = (d, {slot})
+        else:
+            hit[1].add(slot)
+
+    def _flush_scalars(self) -> None:
+        """The marked scalars to the backend (before the submit decides what runs: a dispatch
+        that automatic fusion or specialization drops there is still alive here)."""
+        stale, self._stale = self._stale, {}
         with self.device._using() as backend:
-            if node.dispatch.state is not None:  # not yet with the backend: it reads the args then
-                backend.update_scalar(node.dispatch, idx)
-        if self._fusion is not None:
-            self._fusion.scalar_changed(node, idx)
-        if self._spec is not None:
-            self._spec.scalar_changed(node, idx)
+            for d, slots in stale.values():
+                if d.state is not None:  # not yet with the backend: it reads the args then
+                    for slot in sorted(slots):
+                        backend.update_scalar(d, slot)
 
 
 def _settable_slot(pk: "PreparedKernel", slot_or_name: Any) -> int:

@@ -183,6 +183,7 @@ def _address(h: Any) -> int:
 
 
 SCALAR_FORMAT = {"u32": "<I", "i32": "<i", "f32": "<f", "bool": "<I"}
+_SCALAR_STRUCT = {ty: struct.Struct(f) for ty, f in SCALAR_FORMAT.items()}  # update_scalar packs in place
 
 
 def pack_params(kernel: N.Kernel, args: list, uniform_ptrs: Optional[dict] = None,
@@ -250,6 +251,10 @@ class ParamBlock:
     def set(self, slot: int, value: bytes) -> None:
         off = self.offsets[slot] - self._base
         self.blob[off:off + len(value)] = value
+
+    def pack(self, slot: int, fmt: struct.Struct, value: Any) -> None:
+        """`fmt.pack(value)` into the slot, without the bytes in between (a third of `set`'s cost)."""
+        fmt.pack_into(self.blob, self.offsets[slot] - self._base, value)
 
 
 @functools.lru_cache(maxsize=256)
@@ -801,7 +806,7 @@ class CudaBackend(Backend):
         a = d.args[index]
         assert isinstance(a, ScalarArg)
         v = int(bool(a.value)) if a.ty == "bool" else a.value
-        d.state.block.set(d.compiled.slots[index], struct.pack(SCALAR_FORMAT[a.ty], v))
+        d.state.block.pack(d.compiled.slots[index], _SCALAR_STRUCT[a.ty], v)
         d.state.version += 1
         self._updates += 1  # graphs compare versions again at their next replay
 

@@ -290,9 +290,7 @@ class Specializer:
             if hit is not None:
                 d = hit[1].dispatch
                 d.args[slot] = entry.dispatch.args[slot]
-                with self.scheme.device._lock:
-                    if d.state is not None:
-                        self.scheme.device.backend.update_scalar(d, slot)
+                self.scheme._mark(d, slot)
 
     # -- the worker
 

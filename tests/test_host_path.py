@@ -167,6 +167,30 @@ def test_fake_replay_patches_only_after_a_change(fake, mod):
     assert drv.count("cuGraphAddKernelNode") == 8
 
 
+def test_fake_set_node_param_reaches_the_backend_once_at_the_next_submit(fake, mod, monkeypatch):
+    """A scalar set three times between submits is packed once, at the submit, into the
+    node's parameters and its graph node (the last value), and nothing else is touched."""
+    drv, dev = fake
+    k = mod.scale.prepare(dev)
+    x, y = dev.buffer(np.ones(64, np.float32)), dev.zeros(64)
+    s = gi.Scheme(dev)
+    nodes = [k.record(s, f"n{i}", x, y, 1.0).over_1d(64) for i in range(3)]
+    s.submit()
+    packed = []
+    update = dev.backend.update_scalar
+    monkeypatch.setattr(dev.backend, "update_scalar", lambda d, i: (packed.append((d, i)), update(d, i))[1])
+    for v in (2.0, 3.0, 4.0):
+        s.set_node_param(nodes[1], "a", v)
+    assert packed == []
+    s.submit()
+    assert packed == [(nodes[1].dispatch, 2)]
+    assert drv.count("cuGraphExecKernelNodeSetParams") == 1
+    st = nodes[1].dispatch.state
+    assert struct.unpack("<f", ctypes.string_at(int(st.block.pointers[nodes[1].dispatch.compiled.slots[2]]), 4))[0] == 4.0
+    s.submit()  # nothing changed since
+    assert len(packed) == 1 and drv.count("cuGraphExecKernelNodeSetParams") == 1
+
+
 def test_fake_nodes_recorded_with_the_same_arguments_keep_their_own_scalars(fake, mod):
     drv, dev = fake
     k = mod.scale.prepare(dev)
@@ -180,6 +204,7 @@ def test_fake_nodes_recorded_with_the_same_arguments_keep_their_own_scalars(fake
         st = node.dispatch.state
         return struct.unpack("<f", ctypes.string_at(int(st.block.pointers[node.dispatch.compiled.slots[2]]), 4))[0]
 
+    s.submit()  # (set_node_param reaches the backend at the next submit)
     assert (scalar(a), scalar(b)) == (4.0, 1.5)
     x2 = dev.buffer(np.ones(64, np.float32))
     c = k.record(s, "c", x2, y, 1.5).over_1d(64)
