@@ -153,6 +153,7 @@ class Specializer:
         self.regions: dict[tuple, tuple[Any, list]] = {}  # region -> (fused entry, its sources)
         self.seen: dict[int, tuple] = {}  # id(fused entry) -> region
         self.by_source: Optional[dict] = None  # (node index, slot) -> [(region, its slot)]; None: rebuild
+        self.units: dict = {}  # (node index, slot) -> [(unit, its entry, slot)], rebuilt with by_source
         self.dynamic: dict[int, set[int]] = {}  # node index -> scalar slots changed since recording
         self.pending: set[tuple] = set()
         self.failed: dict[tuple, str] = {}
@@ -161,6 +162,10 @@ class Specializer:
         self.idle.set()
         self.worker: Optional[threading.Thread] = None
         self.lock = threading.Lock()
+        # bumped by whatever can change what `entries` returns for the same list: a plan, an
+        # activation or demotion, a region, a finished compile (a replay returns its memo)
+        self.gen = 0
+        self.memo: Optional[tuple] = None  # ((id, len of the input, version, mode, gen), output)
 
     # -- the facts of a node
 
@@ -209,10 +214,14 @@ class Specializer:
             self.version, self.mode = sch._version, mode
             for n in sch.nodes:
                 self._plan(n.index, n)
+        key = (id(entries), len(entries), sch._version, mode, self.gen)
+        if self.memo is not None and self.memo[0] == key:  # a replay: nothing changed since the last submit
+            return self.memo[1]
         out = []
         for e in entries:
             u = e.index if sch.nodes[e.index] is e else self._region(e)
             out.append(self._entry(u, e) if u in self.plans else e)
+        self.memo = (key, out)  # (with the gen read before: a change while building is seen next time)
         return out
 
     def _region(self, entry: Any) -> Optional[tuple]:
@@ -228,12 +237,14 @@ class Specializer:
         self.seen[id(entry)] = u
         self.regions[u] = (entry, sources)
         self.by_source = None
+        self.gen += 1
         for i in (u,) + u:  # another fused entry: its variant gets its own dispatch; the nodes no longer run
             self.active.pop(i, None)
         self._plan(u, entry)
         return u
 
     def _plan(self, u: Any, entry: Any) -> None:
+        self.gen += 1
         scalars, tensors = self.facts(entry, self.mode, self.regions[u][1] if isinstance(u, tuple) else None)
         if scalars or tensors:
             self.plans[u] = (self.key(entry, scalars, tensors), scalars, tensors)
@@ -260,6 +271,7 @@ class Specializer:
             sch.device.backend.record(d)
         variant = type(node)(node.index, node.label, vpk, d, node.keep, args=node.args, fused=node.fused)
         self.active[u] = (key, variant)
+        self.gen += 1
         sch.stats.specializations += 1
         sch.stats.region_specializations += isinstance(u, tuple)
         return variant
@@ -268,23 +280,29 @@ class Specializer:
         """set_node_param: a baked scalar demotes the node, and each fused region it is
         baked into; a run-time one is copied over (automatic fusion has already copied it
         into the fused entry)."""
-        dyn = self.dynamic.setdefault(node.index, set())
+        dyn = self.dynamic.get(node.index)
+        if dyn is None:
+            dyn = self.dynamic[node.index] = set()
         new = index not in dyn
         dyn.add(index)
         if self.by_source is None:  # set_node_param runs per token: no scan of every region's sources
-            self.by_source = {}
+            self.by_source, self.units = {}, {}
             for u, (_, sources) in self.regions.items():
                 for slot, src in enumerate(sources):
                     if src is not None and u not in (r for r, _ in self.by_source.get(src, ())):
                         self.by_source.setdefault(src, []).append((u, slot))
-        units = [(node.index, node, index)]
-        units += [(u, self.regions[u][0], slot) for u, slot in self.by_source.get((node.index, index), ())]
+        units = self.units.get((node.index, index))
+        if units is None:  # (node, scalar) -> the units it feeds: the node, and the regions it is fused into
+            units = [(node.index, node, index)]
+            units += [(u, self.regions[u][0], slot) for u, slot in self.by_source.get((node.index, index), ())]
+            self.units[(node.index, index)] = units
         for u, entry, slot in units:
             hit = self.active.get(u)
             if new:
                 self._plan(u, entry)
                 if hit is not None and entry.kernel.ir.params[slot].name in dict(hit[0][2]):
                     del self.active[u]
+                    self.gen += 1
                     self.scheme.stats.specialization_demotions += 1
                     continue
             if hit is not None:
@@ -314,11 +332,13 @@ class Specializer:
                 with self.lock:
                     self.failed[key] = str(e).splitlines()[0]
                     self.pending.discard(key)
+                    self.gen += 1
                     self.scheme.stats.specialization_failures += 1
                 continue
             self.cache.put(key, vpk)
             with self.lock:
                 self.pending.discard(key)
+                self.gen += 1  # the next submit switches to it
                 self.scheme.stats.specialization_compiles += 1
 
     def wait(self, timeout: Optional[float]) -> bool:
