@@ -142,6 +142,12 @@ class Backend(ABC):
     def update_scalar(self, d: Dispatch, index: int) -> None:
         """`d.args[index]` (a ScalarArg) changed between submits."""
 
+    def update_scalars(self, d: Dispatch, indices) -> None:
+        """Several scalars of `d` changed between submits (Scheme.submit's one call per
+        dispatch); a backend that can write them at once overrides it."""
+        for i in sorted(indices):
+            self.update_scalar(d, i)
+
     @abstractmethod
     def submit(self, dispatches: list[Dispatch]) -> Optional[list[FaultReport]]:
         """Run the dispatches in order, each seeing the previous ones' writes, and wait.

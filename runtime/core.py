@@ -1377,8 +1377,7 @@ class Scheme:
         with self.device._using() as backend:
             for d, slots in stale.values():
                 if d.state is not None:  # not yet with the backend: it reads the args then
-                    for slot in sorted(slots):
-                        backend.update_scalar(d, slot)
+                    backend.update_scalars(d, slots)
 
 
 def _settable_slot(pk: "PreparedKernel", slot_or_name: Any) -> int:
