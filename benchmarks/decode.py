@@ -1,6 +1,6 @@
 """Decode-step benchmark: a Llama-style FP32 transformer, one token at a time.
 
-    python benchmarks/decode.py [--backend cpu|wgpu|cuda] [--small] [--tokens 32] [--no-torch]
+    python benchmarks/decode.py [--backend cpu|wgpu|cuda] [--small] [--tokens 32] [--repeat 3] [--no-torch]
 
 The model is llama2.c's `forward` at stories15M sizes (dim 288, 6 layers, 6 heads, hidden
 768, vocab 32000, seq 256; `--small`: a toy size for a quick check) with random weights,
@@ -16,7 +16,10 @@ backend other than cpu bit for bit against the cpu backend (every backend comput
 same operations in the same order, the math library included). Tokens/s = timed tokens /
 wall time of `submit()` plus the logits readback, per token, after `--warmup` tokens: as
 recorded, with `set_automatic_fusion(True)`, and with it and `set_specialization(True)`
-(the scalars that stay the same baked into variants: loop bounds become constants); plain numpy, PyTorch eager and `torch.compile`
+(the scalars that stay the same baked into variants: loop bounds become constants). The
+three schemes are built first and timed in `--repeat` interleaved rounds (each round in a
+rotated order), so a host that changes speed during the run moves all three alike; a row
+gives the median tokens/s and the range. Plain numpy, PyTorch eager and `torch.compile`
 of the same model run the same token sequence in the same process (torch when importable,
 on the cuda device for `--backend cuda`, else on the CPU).
 """
@@ -289,8 +292,11 @@ def main(argv=None) -> list[str]:
     ap.add_argument("--tokens", type=int, default=32, help="timed tokens")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--check-steps", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=3, help="interleaved timed rounds per goldy-import variant")
     ap.add_argument("--no-torch", action="store_true")
     a = ap.parse_args(argv)
+    if a.repeat < 1:
+        ap.error("--repeat must be at least 1")
     cfg = SMALL if a.small else STORIES15M
     total = a.warmup + a.tokens
     if total > cfg.seq:
@@ -302,17 +308,25 @@ def main(argv=None) -> list[str]:
     for fusion, spec in variants:
         check(cfg, W, dev, a.check_steps, fusion, spec)
     rows = []
+    decs = []
     for fusion, spec in variants:
         dec = GoldyDecoder(dev, cfg, W, fusion, spec)
         if fusion or spec:
             settle(dec, toks[0])
-        st = dec.scheme.stats
-        s0, d0 = st.submits, st.dispatches
-        tps = rate(dec.step, toks, a.warmup)
-        per = (st.dispatches - d0) / max(1, st.submits - s0)
+        decs.append(dec)
+    rates: list[list[float]] = [[] for _ in decs]
+    per = [0.0] * len(decs)
+    for r in range(a.repeat):
+        for i in [(r + j) % len(decs) for j in range(len(decs))]:
+            st = decs[i].scheme.stats
+            s0, d0 = st.submits, st.dispatches
+            rates[i].append(rate(decs[i].step, toks, a.warmup))
+            per[i] = (st.dispatches - d0) / max(1, st.submits - s0)
+    for (fusion, spec), dec, rs, p in zip(variants, decs, rates, per):
+        spread = f" ({min(rs):.0f}-{max(rs):.0f})" if len(rs) > 1 else ""
         rows.append(f"| goldy-import {a.backend}{', automatic fusion' if fusion else ''}"
                     f"{', specialization' if spec else ''} | "
-                    f"{dec.dispatches} recorded, {per:.0f} per token | {tps:.1f} |")
+                    f"{dec.dispatches} recorded, {p:.0f} per token | {float(np.median(rs)):.1f}{spread} |")
     rows.append(f"| plain numpy (float32, BLAS matvec) | | {rate(NumpyDecoder(cfg, W).step, toks, a.warmup):.1f} |")
     torch_dev = "cuda" if a.backend == "cuda" else "cpu"
     pair = None if a.no_torch else torch_decoders(cfg, W, torch_dev)
@@ -329,7 +343,8 @@ def main(argv=None) -> list[str]:
             assert np.abs(g - r).max() <= RTOL * np.abs(r).max(), f"{name} disagrees with the numpy model"
             rows.append(f"| {name} ({torch_dev}) | | {rate(fn, toks, a.warmup):.1f} |")
     size = "small" if a.small else "stories15M"
-    print(f"decode step, {size} {cfg}, {a.tokens} timed tokens after {a.warmup}; {platform.node()}, "
+    print(f"decode step, {size} {cfg}, {a.tokens} timed tokens after {a.warmup}, goldy-import rows: median of "
+          f"{a.repeat} interleaved rounds (range); {platform.node()}, "
           f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores; device {dev.describe()}")
     print("| implementation | dispatches | tokens/s |\n|---|---|---|")
     print("\n".join(rows))
