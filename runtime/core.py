@@ -1372,12 +1372,15 @@ class Scheme:
 
     def _flush_scalars(self) -> None:
         """The marked scalars to the backend (before the submit decides what runs: a dispatch
-        that automatic fusion or specialization drops there is still alive here)."""
-        stale, self._stale = self._stale, {}
+        that automatic fusion or specialization drops there is still alive here). A mark
+        goes only once the backend took it: after a BackendError the rest are still due."""
+        stale = self._stale
         with self.device._using() as backend:
-            for d, slots in stale.values():
+            for key in list(stale):
+                d, slots = stale[key]
                 if d.state is not None:  # not yet with the backend: it reads the args then
                     backend.update_scalars(d, slots)
+                del stale[key]
 
 
 def _settable_slot(pk: "PreparedKernel", slot_or_name: Any) -> int:

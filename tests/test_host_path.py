@@ -228,6 +228,40 @@ def test_fake_set_node_param_reaches_the_backend_once_at_the_next_submit(fake, m
     assert len(packed) == 1 and drv.count("cuGraphExecKernelNodeSetParams") == 1
 
 
+def test_fake_a_failed_scalar_update_is_still_due_at_the_next_submit(fake, mod, monkeypatch):
+    """The backend refuses an update at a submit (BackendError): that submit raises and
+    runs nothing, and the next one still packs every change, not only those after it."""
+    drv, dev = fake
+    k = mod.scale.prepare(dev)
+    x, y = dev.buffer(np.ones(64, np.float32)), dev.zeros(64)
+    s = gi.Scheme(dev)
+    nodes = [k.record(s, f"n{i}", x, y, 1.0).over_1d(64) for i in range(2)]
+    s.submit()
+    s.set_node_param(nodes[0], "a", 2.0)
+    s.set_node_param(nodes[1], "a", 3.0)
+    update = dev.backend.update_scalars
+    calls = []
+
+    def refuse_second(d, slots):
+        calls.append(d)
+        if len(calls) == 2:
+            raise gi.BackendError("refused")
+        update(d, slots)
+    monkeypatch.setattr(dev.backend, "update_scalars", refuse_second)
+    launches = drv.count("cuGraphLaunch")
+    with pytest.raises(gi.BackendError, match="refused"):
+        s.submit()
+    assert drv.count("cuGraphLaunch") == launches
+    monkeypatch.setattr(dev.backend, "update_scalars", update)
+    s.submit()
+
+    def scalar(node):
+        st = node.dispatch.state
+        return struct.unpack("<f", ctypes.string_at(int(st.block.pointers[node.dispatch.compiled.slots[2]]), 4))[0]
+    assert (scalar(nodes[0]), scalar(nodes[1])) == (2.0, 3.0)
+    assert drv.count("cuGraphLaunch") == launches + 1
+
+
 def test_fake_nodes_recorded_with_the_same_arguments_keep_their_own_scalars(fake, mod):
     drv, dev = fake
     k = mod.scale.prepare(dev)
