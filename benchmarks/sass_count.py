@@ -16,7 +16,8 @@ Each PTX module is assembled with `ptxas -arch=<arch>` and disassembled with `cu
   the SASS of one trip of its k loop (8 steps of k, 512 FFMA per thread), `loop_trip`.
 - `softmax`: benchmarks/cuda_backend.py's `row_softmax` (`workgroup_softmax_in_place::<1024>`,
   one element per lane) on its lanes entry at runtime/cuda.py's LANE_THREADS threads per
-  block: wx / LANE_THREADS elements per thread.
+  block: wx / LANE_THREADS elements per thread; universal (what the benchmark launches) and
+  with `count = 1024` baked (what a specialized Scheme node runs).
 
 - `gemv`: benchmarks/llama_decode.rs's `matvec_add` (the decode step's GEMV, one row per
   thread), universal and specialized to 288 x 768 and 288 x 288: registers and spills
@@ -151,8 +152,9 @@ def strip_guard(t: str) -> str:
     return re.sub(r"^@!?U?P\w+\s+", "", t)
 
 
-def count(ptx: str, entry: str, per_thread: int, arch: str = "sm_90", dump: str | None = None) -> dict:
-    funcs = sass(ptx, arch, dump, entry)
+def count(ptx: str, entry: str, per_thread: int, arch: str = "sm_90", dump: str | None = None,
+          name: str = "") -> dict:
+    funcs = sass(ptx, arch, dump, name or entry)
     code = funcs[entry]
     hot = hot_path(code)
     classes = Counter(classify(strip_guard(t)) for t in hot)
@@ -232,22 +234,26 @@ def chain_ptx(n: int = 1 << 16, batch: int = 0) -> tuple[str, str, int]:
     return emit_ptx(kernel, batch=batch, lane_threads=LANE_THREADS), batch_entry(kernel, batch), batch
 
 
-def softmax_ptx() -> tuple[str, str, int]:
-    """(PTX, lanes entry, elements per thread) of the row softmax over rows of 1024."""
+def softmax_ptx(count: int = 0) -> tuple[str, str, int]:
+    """(PTX, lanes entry, elements per thread) of the row softmax over rows of 1024; with
+    `count`, the variant a Scheme with specialization on runs (`count` baked, ir/specialize.py)."""
     import cuda_backend as C
     import goldy_import as gi
     from goldy_import.codegen.ptx import emit_ptx, lanes_entry, lanes_in
     from goldy_import.ir import pipeline
+    from goldy_import.ir.specialize import specialize
     from goldy_import.runtime.cuda import BATCH, LANE_THREADS
 
     ir = gi.load_source(C.RUST, "bench.rs").row_softmax.prepare(gi.Device("cpu")).prepared.ir
+    if count:
+        ir = specialize(ir, {"count": count}, {})
     kernel = pipeline.lower(ir, "ptx", checks=True).kernel
     ptx = emit_ptx(kernel, batch=BATCH, lane_threads=LANE_THREADS)
     c = lanes_in(ptx, kernel)
     return ptx, lanes_entry(kernel, c), c
 
 
-KERNELS = {"chain": chain_ptx, "softmax": softmax_ptx}
+KERNELS = {"chain": chain_ptx, "softmax": softmax_ptx, "softmax, count 1024 baked": lambda: softmax_ptx(1024)}
 
 
 # ---------------------------------------------------------------- gemv (issue 18's decode step)
@@ -331,7 +337,7 @@ def gemv_report(arch: str, dump: str | None = None) -> list[str]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--arch", default="sm_90")
-    ap.add_argument("--kernel", default="all", choices=["all", *KERNELS, "gemv", "matmul"])
+    ap.add_argument("--kernel", default="all", choices=["all", "chain", "softmax", "gemv", "matmul"])
     ap.add_argument("--dump", help="write each kernel's PTX and SASS into this folder")
     ap.add_argument("--batch", type=int, default=0, help="chain: elements per thread of the batched entry "
                     "(default: runtime/cuda.py's BATCH)")
@@ -351,13 +357,14 @@ def main() -> int:
         if args.kernel == "matmul":
             return 0
         print()
-    names = list(KERNELS) if args.kernel == "all" else [args.kernel]
+    names = [n for n in KERNELS if args.kernel in ("all", n.split(",")[0])]
     print(f"SASS per element ({args.arch}, ptxas hot path: start to first EXIT, no loop bodies)")
     print("| kernel | entry | elements/thread | static | hot path | per element | us per 64M elements | by class |")
     print("|---|---|---:|---:|---:|---:|---:|---|")
     for name in names:
         ptx, entry, per = chain_ptx(batch=args.batch) if name == "chain" else KERNELS[name]()
-        r = count(ptx, entry, per, args.arch, args.dump)
+        r = count(ptx, entry, per, args.arch, args.dump, entry + ("__" + name.split(", ")[1].replace(" ", "_")
+                                                                 if ", " in name else ""))
         by = ", ".join(f"{k} {v:.1f}" for k, v in r["classes"].items())
         us = (1 << 26) * r["per_element"] / ISSUE_RATE * 1e6
         print(f"| {name} | {entry} | {per} | {r['static']} | {r['hot']} | {r['per_element']:.1f} | {us:.0f} | {by} |")
