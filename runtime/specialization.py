@@ -165,7 +165,7 @@ class Specializer:
         # bumped by whatever can change what `entries` returns for the same list: a plan, an
         # activation or demotion, a region, a finished compile (a replay returns its memo)
         self.gen = 0
-        self.memo: Optional[tuple] = None  # ((id, len of the input, version, mode, gen), output)
+        self.memo: Optional[tuple] = None  # (input list, (its len, version, mode, gen), output)
 
     # -- the facts of a node
 
@@ -214,14 +214,17 @@ class Specializer:
             self.version, self.mode = sch._version, mode
             for n in sch.nodes:
                 self._plan(n.index, n)
-        key = (id(entries), len(entries), sch._version, mode, self.gen)
-        if self.memo is not None and self.memo[0] == key:  # a replay: nothing changed since the last submit
-            return self.memo[1]
+        key = (len(entries), sch._version, mode, self.gen)
+        memo = self.memo
+        if memo is not None and memo[0] is entries and memo[1] == key:  # a replay: nothing changed since
+            return memo[2]
         out = []
         for e in entries:
             u = e.index if sch.nodes[e.index] is e else self._region(e)
             out.append(self._entry(u, e) if u in self.plans else e)
-        self.memo = (key, out)  # (with the gen read before: a change while building is seen next time)
+        # the input list itself is kept (its id cannot be reused while held), with the gen read
+        # before building: a change while building is seen next time
+        self.memo = (entries, key, out)
         return out
 
     def _region(self, entry: Any) -> Optional[tuple]:

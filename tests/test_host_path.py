@@ -38,6 +38,12 @@ fn affine(x: &[f32], y: &mut [f32], a: f32, b: f32) {
 BACKENDS = ["cpu", "wgpu", "slang", "cuda"]
 
 
+def packed_f32(node, slot: int = 2) -> float:
+    """The f32 the cuda backend has packed for a node's parameter `slot` (what a launch passes)."""
+    st = node.dispatch.state
+    return struct.unpack("<f", ctypes.string_at(int(st.block.pointers[node.dispatch.compiled.slots[slot]]), 4))[0]
+
+
 @pytest.fixture(scope="module")
 def mod():
     return gi.load_source(SRC, "host_path.rs")
@@ -222,8 +228,7 @@ def test_fake_set_node_param_reaches_the_backend_once_at_the_next_submit(fake, m
     s.submit()
     assert packed == [(nodes[1].dispatch, 2)]
     assert drv.count("cuGraphExecKernelNodeSetParams") == 1
-    st = nodes[1].dispatch.state
-    assert struct.unpack("<f", ctypes.string_at(int(st.block.pointers[nodes[1].dispatch.compiled.slots[2]]), 4))[0] == 4.0
+    assert packed_f32(nodes[1]) == 4.0
     s.submit()  # nothing changed since
     assert len(packed) == 1 and drv.count("cuGraphExecKernelNodeSetParams") == 1
 
@@ -254,11 +259,7 @@ def test_fake_a_failed_scalar_update_is_still_due_at_the_next_submit(fake, mod, 
     assert drv.count("cuGraphLaunch") == launches
     monkeypatch.setattr(dev.backend, "update_scalars", update)
     s.submit()
-
-    def scalar(node):
-        st = node.dispatch.state
-        return struct.unpack("<f", ctypes.string_at(int(st.block.pointers[node.dispatch.compiled.slots[2]]), 4))[0]
-    assert (scalar(nodes[0]), scalar(nodes[1])) == (2.0, 3.0)
+    assert (packed_f32(nodes[0]), packed_f32(nodes[1])) == (2.0, 3.0)
     assert drv.count("cuGraphLaunch") == launches + 1
 
 
@@ -270,13 +271,8 @@ def test_fake_nodes_recorded_with_the_same_arguments_keep_their_own_scalars(fake
     a = k.record(s, "a", x, y, 1.5).over_1d(64)
     s.set_node_param(a, "a", 4.0)
     b = k.record(s, "b", x, y, 1.5).over_1d(64)  # the same bound arguments as a's recording
-
-    def scalar(node):
-        st = node.dispatch.state
-        return struct.unpack("<f", ctypes.string_at(int(st.block.pointers[node.dispatch.compiled.slots[2]]), 4))[0]
-
     s.submit()  # (set_node_param reaches the backend at the next submit)
-    assert (scalar(a), scalar(b)) == (4.0, 1.5)
+    assert (packed_f32(a), packed_f32(b)) == (4.0, 1.5)
     x2 = dev.buffer(np.ones(64, np.float32))
     c = k.record(s, "c", x2, y, 1.5).over_1d(64)
     ptr = lambda node: ctypes.c_uint64.from_address(int(node.dispatch.state.block.pointers[0])).value  # noqa: E731
