@@ -11,6 +11,14 @@ prove the bounds checks below them. The parameter list
 is unchanged, so a variant binds exactly the arguments of the universal program (it simply
 never reads the baked ones) and runs through the same pipeline (checks, legalisation).
 
+`live` scalars (name -> word) are the opposite of baked ones: values that change between
+submits, read from a word of the scheme's live block (runtime/live_scalars.py) instead of
+the parameter. The variant gains one last parameter, `live: &[u32]` (under a name no
+parameter or local has), and starts with
+one `let` per live scalar loading its word (`from_bits` for f32, `as i32`, `!= 0` for
+bool: the same bits as the parameter); the parameter itself is no longer read. Changing
+such a scalar then changes a word of memory, not the dispatch's arguments.
+
 What is never folded, so a variant computes the same bits as the universal program on
 every backend: integer division or remainder by zero (its trapping check must still run
 and fault), f32 `/`, `%` and `sqrt` (WGSL allows them inexact, so a backend's run-time
@@ -43,15 +51,21 @@ def bakeable(ty: str, value: Value) -> bool:
 
 
 def specialize(kernel: N.Kernel, scalars: Mapping[str, Value],
-               tensors: Optional[Mapping[str, Sequence[int]]] = None) -> N.Kernel:
+               tensors: Optional[Mapping[str, Sequence[int]]] = None,
+               live: Optional[Mapping[str, int]] = None, live_words: int = 0) -> N.Kernel:
     """`kernel` with the scalar parameters in `scalars` and the tensor layouts in `tensors`
     (name -> the 12-u32 layout record of runtime/tensor.py) baked in; `tensors` may also
     give a buffer's logical length as ("len", n): its `len()` reads are baked and the
-    accesses it bounds are proven (`_assume_lengths`)."""
+    accesses it bounds are proven (`_assume_lengths`).
+    `live`: scalar name -> its word in the live block of `live_words` words (module docstring)."""
     tensors = dict(tensors or {})
     lengths = {n: int(v[1]) for n, v in tensors.items() if len(v) == 2 and v[0] == "len"}
     k = copy.deepcopy(kernel)
-    _Baker(k, dict(scalars), {n: v for n, v in tensors.items() if n not in lengths}, lengths).run()
+    rename = {}
+    if live:
+        block, rename = _add_live(k, dict(live))
+        lengths[block] = live_words
+    _Baker(k, dict(scalars), {n: v for n, v in tensors.items() if n not in lengths}, lengths, rename).run()
     merge_guards(k)  # fused stages' guards, now one condition
     _assume_lengths(k, lengths)
     return k
@@ -73,9 +87,42 @@ def _assume_lengths(k: N.Kernel, lengths: dict) -> None:
     k.body = [N.If(sp, cond, k.body, [])]
 
 
+def _add_live(k: N.Kernel, live: dict) -> tuple[str, dict]:
+    """Appends the live block's parameter and the `let`s that read the live scalars' words;
+    returns its name and the renaming (scalar parameter -> its local) for the body's reads."""
+    sp = k.span
+    block = _fresh(k, "live")
+    k.params.append(N.Param(block, "read", "u32", sp))
+    rename: dict[str, str] = {}
+    lets: list[N.Stmt] = []
+    for name, word in live.items():
+        p = k.param(name)
+        assert p is not None and p.category == "scalar", name
+        word_of = N.Load("u32", sp, block, N.Const("u32", sp, int(word)))
+        value: N.Expr = (word_of if p.ty == "u32" else N.Cast("i32", sp, word_of) if p.ty == "i32"
+                         else N.Call("f32", sp, "from_bits", [word_of]) if p.ty == "f32"
+                         else N.Binary("bool", sp, "ne", word_of, N.Const("u32", sp, 0)))
+        local = _fresh(k, f"{name}_live")
+        k.locals[local] = p.ty
+        rename[name] = local
+        lets.append(N.Let(sp, local, p.ty, value, False))
+    k.body = lets + k.body
+    return block, rename
+
+
+def _fresh(k: N.Kernel, name: str) -> str:
+    """`name`, or `name` and a number, that no parameter, local or workgroup array of `k` has."""
+    out, n = name, 0
+    while out in k.locals or k.param(out) is not None or k.workgroup_array(out) is not None:
+        n += 1
+        out = f"{name}{n}"
+    return out
+
+
 class _Baker:
-    def __init__(self, k: N.Kernel, scalars: dict, tensors: dict, lengths: dict):
+    def __init__(self, k: N.Kernel, scalars: dict, tensors: dict, lengths: dict, rename: Optional[dict] = None):
         self.k = k
+        self.rename = rename or {}  # live scalar -> the local holding its word (_add_live)
         self.scalars = {n: (k.param(n).ty, v) for n, v in scalars.items()}  # type: ignore[union-attr]
         self.tensors = tensors
         self.lengths = lengths  # buffer name -> its logical length
@@ -124,6 +171,8 @@ class _Baker:
         if isinstance(e, N.Var) and e.name in self.scalars:
             ty, v = self.scalars[e.name]
             return N.Const(ty, e.span, v)
+        if isinstance(e, N.Var) and e.name in self.rename:
+            return N.Var(e.ty, e.span, self.rename[e.name])
         if isinstance(e, N.Len) and e.resource in self.lengths:
             return N.Const("u32", e.span, self.lengths[e.resource])
         lay = self.tensors.get(getattr(e, "resource", None))

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 from goldy_import.ir.abi import FaultReport  # noqa: F401  (the error word decoded: ir/abi.py)
-from goldy_import.ir.nodes import Kernel
+from goldy_import.ir.nodes import TENSOR_CATEGORIES, Kernel
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,14 @@ class Limits:
     max_storage_buffers_per_stage: int = 1 << 30
     max_workgroup_storage_bytes: int = 48 * 1024
     max_buffer_bytes: int = 1 << 40
+
+
+def storage_bindings(kernel: Kernel, error_word: bool) -> int:
+    """Storage buffers `kernel` binds: one per resource (buffer, tensor, image, uniform
+    excepted), one for the tensors' layout records if it has tensors, and the error word."""
+    storage = sum(1 for p in kernel.params if p.category not in ("scalar", "uniform"))
+    storage += any(p.category in TENSOR_CATEGORIES for p in kernel.params)
+    return storage + bool(error_word)
 
 
 @dataclass(frozen=True)
@@ -126,6 +134,12 @@ class Backend(ABC):
     @abstractmethod
     def write(self, handle: Any, offset: int, data: memoryview) -> None:
         """Copy bytes to the device at byte `offset`."""
+
+    def write_ordered(self, handle: Any, offset: int, data: memoryview) -> None:
+        """`write`, except that it need not wait: the bytes land after the work already
+        queued and before any submitted later, and `data` may be reused at once (a
+        scheme's live block, runtime/live_scalars.py)."""
+        self.write(handle, offset, data)
 
     @abstractmethod
     def read(self, handle: Any, offset: int, nbytes: int) -> bytes:

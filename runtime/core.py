@@ -32,7 +32,7 @@ from . import host_input as H
 from .tensor import TensorView, bind_tensor, check_contracts
 from .temporaries import SchemeTemporaries, TemporaryHandle, has_temporaries
 from . import eager
-from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, Limits, ScalarArg,
+from .backend import (Backend, BufferArg, CompileOptions, Dispatch, ImageArg, Limits, ScalarArg, storage_bindings,
                       UniformArg)
 
 log = logging.getLogger("goldy_import")
@@ -663,9 +663,7 @@ def _check_kernel_limits(k: N.Kernel, device: Device, error_word: bool = False) 
     if shared > lim.max_workgroup_storage_bytes:
         raise DeviceLimitError(f"{where}: workgroup arrays use {shared} bytes, exceeding "
                                f"max_workgroup_storage_bytes = {lim.max_workgroup_storage_bytes}")
-    storage = sum(1 for p in k.params if p.category not in ("scalar", "uniform"))
-    storage += sum(1 for p in k.params if p.category in N.TENSOR_CATEGORIES) and 1
-    storage += error_word
+    storage = storage_bindings(k, error_word)
     if storage > lim.max_storage_buffers_per_stage:
         extra = (" (one of them the trapping-check error word; prepare(device, checks=False) binds none)"
                  if error_word else "")
@@ -1156,6 +1154,7 @@ class SchemeStats:
     specialization_demotions: int = 0  # back to the universal program after set_node_param on a baked scalar
     specialization_compiles: int = 0
     specialization_failures: int = 0
+    live_uploads: int = 0  # submits that copied the live block (changed run-time scalars) to the device
 
 
 class Scheme:
@@ -1179,7 +1178,7 @@ class Scheme:
         self._no_facts: tuple = (None, 0, -1)  # _specialized: entries found without a #[fact] (and when)
         # dispatches whose scalars set_node_param changed since the last submit: id -> (dispatch,
         # slots); the backend repacks them once, at the next submit (`_mark`, `_flush_scalars`)
-        self._stale: dict[int, tuple[Dispatch, set]] = {}
+        self._stale: dict[int, tuple[weakref.ref, set]] = {}
 
     def __repr__(self) -> str:
         return f"<Scheme on {self.device.backend_name}: {len(self.nodes)} nodes>"
@@ -1307,8 +1306,6 @@ class Scheme:
                             f"was recorded for it; finish it with .over_1d(n), .over_2d(w, h), .over_3d(w, h, d), "
                             f".over_tensor(view) or .groups((x, y, z)) before submit()")
         with self._lock:
-            if self._stale:
-                self._flush_scalars()
             entries = self._specialized(self._entries())
             dev = self.device
             with dev._lock:  # frees and closes wait for the submit
@@ -1320,6 +1317,12 @@ class Scheme:
                     for n in self.nodes:
                         _refuse_freed(n.keep, f"node {n.index} ({n.label!r}, kernel `{n.kernel.name}`)")
                     self._live_at = live
+                if self._stale:
+                    self._flush_scalars(backend, entries)
+                spec = self._spec
+                if spec is not None and spec.live is not None and spec.live.dirty:
+                    spec.live.flush(backend)  # before the dispatches that read it
+                    self.stats.live_uploads += 1
                 if wait:
                     faults = backend.submit([n.dispatch for n in entries])
                 else:
@@ -1365,21 +1368,26 @@ class Scheme:
         the backend sees it at the next submit. A decode loop changes dozens of scalars per
         token; each costs a dict update here, not a backend call under the device lock."""
         hit = self._stale.get(id(d))
-        if hit is None:
-            self._stale[id(d)] = (d, {slot})
+        if hit is None or hit[0]() is not d:  # (held weakly: a dispatch that is gone takes its marks)
+            self._stale[id(d)] = (weakref.ref(d), {slot})
         else:
             hit[1].add(slot)
 
-    def _flush_scalars(self) -> None:
-        """The marked scalars to the backend (before the submit decides what runs: a dispatch
-        that automatic fusion or specialization drops there is still alive here). A mark
-        goes only once the backend took it: after a BackendError the rest are still due."""
+    def _flush_scalars(self, backend: Backend, entries: list) -> None:
+        """The marked scalars of the dispatches this submit runs to the backend (under the
+        device lock). The marks of the others wait until they run: a node whose variant or
+        fused region runs in its place is not repacked per token. A mark goes only once the
+        backend took it: after a BackendError the rest are still due."""
         stale = self._stale
-        with self.device._using() as backend:
-            for key in list(stale):
-                d, slots = stale[key]
+        for n in entries:
+            d = n.dispatch
+            hit = stale.get(id(d))
+            if hit is not None and hit[0]() is d:
                 if d.state is not None:  # not yet with the backend: it reads the args then
-                    backend.update_scalars(d, slots)
+                    backend.update_scalars(d, hit[1])
+                del stale[id(d)]
+        if len(stale) > 2 * len(self.nodes) + 64:  # the marks of dispatches that are gone
+            for key in [k for k, (ref, _) in stale.items() if ref() is None]:
                 del stale[key]
 
 

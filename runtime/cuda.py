@@ -662,6 +662,17 @@ class CudaBackend(Backend):
         self._cu("cuMemcpyHtoDAsync", self.drv.CUdeviceptr(_address(handle) + offset), host.ctypes.data, n, self.stream)
         self._cu("cuStreamSynchronize", self.stream)
 
+    def write_ordered(self, handle: Any, offset: int, data: memoryview) -> None:
+        # from pageable memory the driver copies `data` into its staging before returning
+        # (no device synchronisation): stream order does the rest
+        n = data.nbytes
+        if n:
+            self._current()
+            self._unwaited = True
+            host = np.frombuffer(data, dtype=np.uint8)
+            self._cu("cuMemcpyHtoDAsync", self.drv.CUdeviceptr(_address(handle) + offset), host.ctypes.data, n,
+                     self.stream)
+
     def read(self, handle: Any, offset: int, nbytes: int) -> bytes:
         if nbytes == 0:
             return b""

@@ -15,8 +15,10 @@ universal program keeps running; a later submit switches the node to it once its
 done (`scheme.wait_for_specialization()` waits). `set_node_param` on a baked scalar demotes
 the node to the universal program at once (that submit already runs it with the new value)
 and the scalar stays a run-time value for that node (a later submit may compile a variant of
-the facts left). Variants live in a small per-device LRU keyed by (kernel, options, facts),
-so schemes and re-recordings share them.
+the facts left). With specialization on, that variant reads each such scalar from the
+scheme's live block (runtime/live_scalars.py): from then on a change writes one word, and
+the dispatch's arguments stay as recorded. Variants live in a small per-device LRU keyed by
+(kernel, options, facts, live words), so schemes and re-recordings share them.
 
 An automatically fused region (runtime/autofusion.py) is specialized as a whole, the same
 way: its fused entry's scalars are its constituents' (each a fact under the rules above,
@@ -39,6 +41,7 @@ from goldy_import.errors import GoldyError
 from goldy_import.envflag import OFF
 from goldy_import.ir.specialize import bakeable, specialize
 
+from . import live_scalars
 from .backend import BufferArg, Dispatch, ScalarArg, TensorArg
 
 __all__ = ["Specializer", "SpecializationReport", "NodeSpecialization", "RegionSpecialization", "VariantCache",
@@ -97,6 +100,7 @@ class NodeSpecialization:
     baked: tuple[str, ...] = ()  # parameter names whose values (or shapes) are baked
     dynamic: tuple[str, ...] = ()  # scalars changed with set_node_param: run-time values
     error: str = ""
+    live: tuple[str, ...] = ()  # of `dynamic`, those the variant reads from the live block
 
 
 @dataclass
@@ -109,6 +113,7 @@ class RegionSpecialization:
     baked: tuple[str, ...] = ()
     dynamic: tuple[str, ...] = ()
     error: str = ""
+    live: tuple[str, ...] = ()
 
 
 @dataclass
@@ -131,8 +136,9 @@ class SpecializationReport:
 
 
 def _status(u: Any) -> str:
+    dyn = [n + (" (live)" if n in u.live else "") for n in u.dynamic]
     return (u.status + (f", baked {', '.join(u.baked)}" if u.baked else "")
-            + (f", run-time {', '.join(u.dynamic)}" if u.dynamic else "") + (f": {u.error}" if u.error else ""))
+            + (f", run-time {', '.join(dyn)}" if dyn else "") + (f": {u.error}" if u.error else ""))
 
 
 def _value_key(a: ScalarArg) -> Any:
@@ -148,7 +154,7 @@ class Specializer:
         self.version = -1
         self.mode = ""
         # a unit is a recorded node (its index) or an auto-fused region (its node indices)
-        self.plans: dict[Any, tuple] = {}  # unit -> (key, scalars, tensors), until its args change
+        self.plans: dict[Any, tuple] = {}  # unit -> (key, scalars, tensors, live), until its args change
         self.active: dict[Any, tuple[tuple, Any]] = {}  # unit -> (key, variant core.Node)
         self.regions: dict[tuple, tuple[Any, list]] = {}  # region -> (fused entry, its sources)
         self.seen: dict[int, tuple] = {}  # id(fused entry) -> region
@@ -157,6 +163,7 @@ class Specializer:
         self.dynamic: dict[int, set[int]] = {}  # node index -> scalar slots changed since recording
         self.pending: set[tuple] = set()
         self.failed: dict[tuple, str] = {}
+        self.live: Optional[live_scalars.LiveScalars] = None  # the live block, with the first live scalar
         self.jobs: "queue.Queue" = queue.Queue()
         self.idle = threading.Event()
         self.idle.set()
@@ -169,15 +176,19 @@ class Specializer:
 
     # -- the facts of a node
 
-    def facts(self, node: Any, mode: str, sources: Optional[list] = None) -> tuple[dict, dict]:
-        """(scalar name -> value, tensor name -> layout) to bake into `node`'s variant.
-        `sources`: a fused entry's (node index, parameter) per parameter, None for a
-        temporary's length (AutoFusion.sources); default: the recorded node's own."""
+    def facts(self, node: Any, mode: str, sources: Optional[list] = None,
+              assign: bool = True) -> tuple[dict, dict, dict]:
+        """(scalar name -> value, tensor name -> layout, live scalar name -> word) to bake
+        into `node`'s variant, and what it reads from the live block. `sources`: a fused
+        entry's (node index, parameter) per parameter, None for a temporary's length
+        (AutoFusion.sources); default: the recorded node's own. `assign`: a changed scalar
+        without a word gets one (not for the report)."""
         pk = node.kernel
         scalars: dict = {}
         tensors: dict = {}
+        live: dict = {}
         if mode == "off" or getattr(pk.ir, "slang_source", None):
-            return scalars, tensors
+            return scalars, tensors, live
         if sources is None:
             sources = [(node.index, i) for i in range(len(pk.ir.params))]
         nodes = self.scheme.nodes
@@ -187,18 +198,34 @@ class Specializer:
                 changed = src is not None and src[1] in self.dynamic.get(src[0], ())
                 if (fact or (mode == "on" and not changed)) and bakeable(a.ty, a.value):
                     scalars[p.name] = a.value
+                elif mode == "on" and changed:
+                    w = self._word(src, a, pk.ir, assign)
+                    if w is not None:
+                        live[p.name] = w
             elif mode == "on" and isinstance(a, TensorArg):
                 tensors[p.name] = tuple(a.layout)
-        if mode == "on" and (scalars or tensors):  # with them, the buffers' lengths (prove checks)
+        if mode == "on" and (scalars or tensors or live):  # with them, the buffers' lengths (prove checks)
             tensors.update((p.name, ("len", a.length)) for p, a in zip(pk.ir.params, node.args)
                            if isinstance(a, BufferArg))
-        return scalars, tensors
+        return scalars, tensors, live
 
-    def key(self, node: Any, scalars: dict, tensors: dict) -> tuple:
+    def _word(self, src: tuple, a: ScalarArg, kernel: Any, assign: bool) -> Optional[int]:
+        """The live word of a recorded node's scalar (None: the kernel binds no more, the
+        block is full, or `assign` is off and it has none yet)."""
+        if not live_scalars.fits(kernel, self.scheme.device.backend):
+            return None
+        lv = self.live
+        if not assign:
+            return lv.words.get(src) if lv is not None else None
+        if lv is None:
+            lv = self.live = live_scalars.LiveScalars(self.scheme.device)
+        return lv.word(src, a)
+
+    def key(self, node: Any, scalars: dict, tensors: dict, live: Optional[dict] = None) -> tuple:
         pk = node.kernel
         vals = tuple((n, _value_key(ScalarArg(pk.ir.param(n).ty, v))) for n, v in scalars.items())
         shapes = tuple((n, lay[1:7]) for n, lay in tensors.items())  # rank, numel, extents: what is baked
-        return (pk.kdef.identity, pk.options, vals, shapes)
+        return (pk.kdef.identity, pk.options, vals, shapes, tuple((live or {}).items()))
 
     # -- the submit path
 
@@ -248,14 +275,14 @@ class Specializer:
 
     def _plan(self, u: Any, entry: Any) -> None:
         self.gen += 1
-        scalars, tensors = self.facts(entry, self.mode, self.regions[u][1] if isinstance(u, tuple) else None)
-        if scalars or tensors:
-            self.plans[u] = (self.key(entry, scalars, tensors), scalars, tensors)
+        scalars, tensors, live = self.facts(entry, self.mode, self.regions[u][1] if isinstance(u, tuple) else None)
+        if scalars or tensors or live:
+            self.plans[u] = (self.key(entry, scalars, tensors, live), scalars, tensors, live)
         else:
             self.plans.pop(u, None)
 
     def _entry(self, u: Any, node: Any) -> Any:
-        key, scalars, tensors = self.plans[u]
+        key, scalars, tensors, live = self.plans[u]
         hit = self.active.get(u)
         if hit is not None and hit[0] == key:
             return hit[1]
@@ -265,11 +292,12 @@ class Specializer:
                 if key not in self.pending and key not in self.failed:
                     self.pending.add(key)
                     self.idle.clear()
-                    self.jobs.put((key, node.kernel, scalars, tensors))
+                    self.jobs.put((key, node.kernel, scalars, tensors, live))
                     self._start()
             return node
         sch = self.scheme
-        d = Dispatch(vpk.target_ir, vpk.compiled, list(node.dispatch.args), node.dispatch.groups, node.label)
+        args = list(node.dispatch.args) + ([self.live.arg()] if live else [])
+        d = Dispatch(vpk.target_ir, vpk.compiled, args, node.dispatch.groups, node.label)
         with sch.device._lock:
             sch.device.backend.record(d)
         variant = type(node)(node.index, node.label, vpk, d, node.keep, args=node.args, fused=node.fused)
@@ -299,6 +327,8 @@ class Specializer:
             units = [(node.index, node, index)]
             units += [(u, self.regions[u][0], slot) for u, slot in self.by_source.get((node.index, index), ())]
             self.units[(node.index, index)] = units
+        arg = node.dispatch.args[index]
+        word = self.live is not None and self.live.changed((node.index, index), arg)
         for u, entry, slot in units:
             hit = self.active.get(u)
             if new:
@@ -311,7 +341,8 @@ class Specializer:
             if hit is not None:
                 d = hit[1].dispatch
                 d.args[slot] = entry.dispatch.args[slot]
-                self.scheme._mark(d, slot)
+                if not (word and entry.kernel.ir.params[slot].name in dict(hit[0][4])):
+                    self.scheme._mark(d, slot)  # (a live one: its word is the value it reads)
 
     # -- the worker
 
@@ -327,9 +358,10 @@ class Specializer:
                     self.worker = None
                     self.idle.set()
                     return
-                key, pk, scalars, tensors = self.jobs.get()
+                key, pk, scalars, tensors, live = self.jobs.get()
             try:
-                variant = type(pk.kdef)(specialize(pk.ir, scalars, tensors), pk.kdef.source_hash)  # a KernelDef (core imports this module)
+                ir = specialize(pk.ir, scalars, tensors, live, live_scalars.WORDS)
+                variant = type(pk.kdef)(ir, pk.kdef.source_hash)  # a KernelDef (core imports this module)
                 vpk = variant.prepare(pk.device, checks=pk.options.checks)
             except GoldyError as e:
                 with self.lock:
@@ -359,25 +391,28 @@ class Specializer:
             u, sources = src
             dyn = tuple(p.name for p, s in zip(e.kernel.ir.params, sources)
                         if s is not None and s[1] in self.dynamic.get(s[0], ()))
-            status, baked, error = self._status(u, e, sources, mode)
+            status, baked, error, live = self._status(u, e, sources, mode)
             if status == "active" and self.regions.get(u, (None,))[0] is not e:
-                status = "universal"  # a fused entry this specializer has not run yet
-            rep.regions.append(RegionSpecialization(u, e.kernel.name, status, baked, dyn, error))
+                status, live = "universal", ()  # a fused entry this specializer has not run yet
+            rep.regions.append(RegionSpecialization(u, e.kernel.name, status, baked, dyn, error, live))
         fused = {i for r in rep.regions for i in r.nodes}
         for n in self.scheme.nodes:
             dyn = tuple(n.kernel.ir.params[i].name for i in sorted(self.dynamic.get(n.index, ())))
-            status, baked, error = self._status(n.index, n, None, mode)
-            rep.nodes.append(NodeSpecialization(n.index, n.label, n.kernel.name,
-                                                "fused" if n.index in fused else status, baked, dyn, error))
+            status, baked, error, live = self._status(n.index, n, None, mode)
+            fused_in = n.index in fused
+            rep.nodes.append(NodeSpecialization(n.index, n.label, n.kernel.name, "fused" if fused_in else status,
+                                                baked, dyn, error, () if fused_in else live))
         return rep
 
-    def _status(self, u: Any, entry: Any, sources: Optional[list], mode: str) -> tuple[str, tuple, str]:
-        """(status, baked parameter names, error) of a unit, for the report."""
-        scalars, tensors = self.facts(entry, mode, sources)
-        if not scalars and not tensors:
-            return "universal", (), ""
-        key = self.key(entry, scalars, tensors)
+    def _status(self, u: Any, entry: Any, sources: Optional[list], mode: str) -> tuple[str, tuple, str, tuple]:
+        """(status, baked parameter names, error, names read from the live block when
+        active) of a unit, for the report."""
+        scalars, tensors, live = self.facts(entry, mode, sources, assign=False)
+        if not scalars and not tensors and not live:
+            return "universal", (), "", ()
+        key = self.key(entry, scalars, tensors, live)
         hit = self.active.get(u)
         status = ("active" if hit is not None and hit[0] == key else "compiling" if key in self.pending
                   else "failed" if key in self.failed else "universal")
-        return status, tuple(scalars) + tuple(tensors), self.failed.get(key, "")
+        return status, tuple(scalars) + tuple(tensors), self.failed.get(key, ""), \
+            tuple(live) if status == "active" else ()

@@ -60,7 +60,7 @@ def test_a_fused_specialized_chain_runs_under_one_guard(backend):
     got = _run(sch, [y])[0]
     assert sch.specialization_report().regions[0].status == "active"
     (e,) = sch._fusion.active
-    (_, scalars, tensors) = sch._spec.plans[(0, 1)]
+    (_, scalars, tensors, _) = sch._spec.plans[(0, 1)]
     v = specialize(e.kernel.kdef.ir, scalars)
     assert sum(isinstance(s, N.If) for s in v.body) == 1, "the two stages' guards should be one `if`"
     # the bound buffers' lengths are baked too: every access of the variant is proven

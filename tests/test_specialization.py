@@ -426,7 +426,7 @@ def test_fused_variants_assemble_with_ptxas(fm, ptxas, tmp_path):
     from test_ptx import assemble
     sch, _, _ = _fused_scheme(fm, gi.Device("cpu"), 2)
     (e,) = sch._fusion.active
-    (_, scalars, _) = sch._spec.plans[(0, 1, 2)]
+    (_, scalars, _, _) = sch._spec.plans[(0, 1, 2)]
     v = specialize(e.kernel.kdef.ir, scalars)
     assert not {p.name for p in v.params} - {p.name for p in e.kernel.ir.params}  # same parameters
     text = emit_ptx(pipeline.lower(v, "ptx", checks=True).kernel)
