@@ -11,7 +11,11 @@ bound what any code generator can reach with it:
 - `scalar`: float loads, `#pragma unroll 16`;
 - `float4`: 16-byte loads of w and x (rows 16-byte aligned: n % 4 == 0), 4 loads in flight;
 - `staged`: each warp loads a 32x32 tile of its 32 rows coalesced into shared memory, then
-  each thread adds its own row's products from there, in order.
+  each thread adds its own row's products from there, in order;
+- `warprow`: not one thread per row but one warp per row, the same sum: the 32 lanes load
+  and multiply consecutive elements (coalesced, 8 per lane in flight), then every lane adds
+  the row's products in j order, lane by lane through `__shfl_sync` (what a code generator
+  could make of the user's loop without changing a bit).
 
 Every variant is checked bit for bit against numpy's sequential sum first. Times are GPU
 time per kernel inside a captured CUDA graph of 40 launches (no host launch cost), rotating
@@ -72,6 +76,26 @@ extern "C" __global__ void staged(const float* __restrict__ w, const float* __re
     }
     if (row0 + lane < rows) y[row0 + lane] = acc;
 }
+extern "C" __global__ void warprow(const float* __restrict__ w, const float* __restrict__ x, float* y, int rows, int n) {
+    int i = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32;
+    if (i >= rows) return;  // the whole warp together
+    const float* r = w + (size_t)i * n;
+    float acc = 0.f;
+    for (int c0 = 0; c0 < n; c0 += 32 * 8) {
+        float p[8];
+        #pragma unroll
+        for (int u = 0; u < 8; u++) {
+            int j = c0 + u * 32 + lane;
+            p[u] = j < n ? __fmul_rn(__ldg(r + j), __ldg(x + j)) : 0.f;
+        }
+        #pragma unroll
+        for (int u = 0; u < 8; u++) {
+            int m = min(32, n - (c0 + u * 32));
+            for (int l = 0; l < m; l++) acc = __fadd_rn(acc, __shfl_sync(0xffffffff, p[u], l));
+        }
+    }
+    if (lane == 0) y[i] = acc;
+}
 """
 # the decode step's GEMVs (stories15M): q/k/v and wo 288x288, w1/w3 768x288, w2 288x768,
 # the classifier 32000x288; and one large square for scale
@@ -102,8 +126,9 @@ def graph_time_us(launch, reps: int = 40) -> float:
 def main() -> None:
     mod = cp.RawModule(code=SRC)
     print(f"# one-thread-per-row GEMV, GPU us per kernel: {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}")
-    print("| rows x n | scalar, 64/block | float4, 32/block | float4, 64/block | staged, 64/block |")
-    print("|---|---:|---:|---:|---:|")
+    print("| rows x n | scalar, 64/block | float4, 32/block | float4, 64/block | staged, 64/block "
+          "| warprow, 64/block | warprow, 256/block |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for rows, n in SHAPES:
         copies = min(8, max(1, int(200e6 // (rows * n * 4))))
         rng = np.random.default_rng(rows * 7 + n)
@@ -115,9 +140,11 @@ def main() -> None:
         for j in range(n):  # Rust's order: row i's products added one by one in j
             want = want + hosts[0][:, j] * xh[j]
         cells = []
-        for name, block in (("scalar", 64), ("float4s", 32), ("float4s", 64), ("staged", 64)):
+        for name, block in (("scalar", 64), ("float4s", 32), ("float4s", 64), ("staged", 64), ("warprow", 64),
+                            ("warprow", 256)):
             k = mod.get_function(name)
-            grid = ((rows + block - 1) // block,)
+            threads = rows * 32 if name == "warprow" else rows
+            grid = ((threads + block - 1) // block,)
             y.fill(np.nan)
             k(grid, (block,), (ws[0], x, y, np.int32(rows), np.int32(n)))
             assert np.array_equal(cp.asnumpy(y), want), f"{name} differs from the sequential sum at {rows}x{n}"
