@@ -24,6 +24,10 @@
   shared words is reported once, at the first wait that reads it).
 - `wrap_external(obj)` binds memory exposing `__cuda_array_interface__` (CuPy, PyTorch)
   without a copy, after checking device, dtype and contiguity.
+- A kernel whose threads each sum a loop (`acc = acc + E(j)`, codegen/ptx/rowwarp.py) is
+  compiled with a row-warp entry as well, one warp per thread; a 1-D dispatch of at most
+  `rowwarp_max_threads` threads (a device's worth of warps) launches it with
+  ceil(threads * 32 / ROWWARP_BLOCK) blocks, a larger one the plain entry.
 - Element-wise kernels are compiled with a second, batched entry (codegen/ptx/emitter.py,
   `batchable`: BATCH workgroups per block in lock step); a dispatch of at least
   `batch_min_threads` threads (BATCH full waves of the device) launches it with
@@ -328,6 +332,13 @@ class External:
 # ---------------------------------------------------------------- compiled kernels and state
 
 
+def _rowwarp_launch(d: Dispatch) -> tuple[int, int]:
+    """(blocks, threads per block) of a dispatch through the row-warp entry: a warp per thread."""
+    from goldy_import.codegen.ptx.rowwarp import ROWWARP_BLOCK
+    threads = int(d.groups[0]) * d.kernel.workgroup_size[0]
+    return -(-threads * 32 // ROWWARP_BLOCK), ROWWARP_BLOCK
+
+
 @dataclass
 class CudaCompiled:
     kernel: N.Kernel
@@ -338,6 +349,7 @@ class CudaCompiled:
     batched: Any = None  # the `batch_entry` function where the kernel is batchable
     lanes: int = 1  # lanes per thread of its lanes entry (codegen/ptx/lanes.py), 1: none
     lanes_fn: Any = None  # that entry, launched with workgroup_size.x / lanes threads
+    rowwarp: Any = None  # the row-warp entry (codegen/ptx/rowwarp.py): one warp per thread
     dependent: bool = False  # its entries wait for a programmatic predecessor (codegen/ptx/pdl.py)
 
     @property
@@ -360,6 +372,7 @@ class _State:
     version: int = 0  # bumped by update_scalar
     batched: bool = False  # launched through the batched entry
     lanes: bool = False  # launched through the lanes entry
+    rowwarp: bool = False  # launched through the row-warp entry
     fault_slot: Optional[int] = None  # position of the error word's address in `block`
     launch: Any = None  # eager launches: cuLaunchKernel's leading arguments (function, grid, block, shared)
     launch_args: tuple = ()  # ... and all of them, for `launch_stream`
@@ -541,7 +554,7 @@ class CudaBackend(Backend):
         return dict(dev=dev, ctx=ctx, stream=stream, _own_stream=stream, cc=cc,
                     target=target or f"sm_{max(70, cc[0] * 10 + cc[1])}",
                     device_name=name.split(b"\0")[0].decode(errors="replace"), _limits=limits,
-                    _lanes_min=sms * per_sm, _batch_min=BATCH * sms * per_sm)
+                    _lanes_min=sms * per_sm, _batch_min=BATCH * sms * per_sm, _rowwarp_max=sms * per_sm // 32)
 
     def _ready(self) -> None:
         """Wait for the device's opening (runtime/cuda_init.py): its attributes are set, or
@@ -583,6 +596,18 @@ class CudaBackend(Backend):
     def batch_min_threads(self, value: int) -> None:
         self._ready()
         self._batch_min = value
+
+    @property
+    def rowwarp_max_threads(self) -> int:
+        """Dispatches of at most this many threads of a kernel with a row-warp entry run it
+        (one warp per thread: a device's worth of warps; 0: never)."""
+        self._ready()
+        return self._rowwarp_max
+
+    @rowwarp_max_threads.setter
+    def rowwarp_max_threads(self, value: int) -> None:
+        self._ready()
+        self._rowwarp_max = value
 
     @property
     def lanes_min_threads(self) -> int:
@@ -743,7 +768,8 @@ class CudaBackend(Backend):
                                           lane_threads, self.describe()))
         stored = diskcache.get_text("ptx", ptx_key)
         ptx = stored if stored is not None else P.emit_ptx(kernel, target=self.target, ptx_version=self.ptx_version,
-                                                         batch=BATCH, abi=abi, lane_threads=lane_threads)
+                                                         batch=BATCH, abi=abi, lane_threads=lane_threads,
+                                                         rowwarp=True)
         self._current()
         image = np.frombuffer(ptx.encode() + b"\0", dtype=np.uint8)
         try:
@@ -766,17 +792,21 @@ class CudaBackend(Backend):
         lanes_fn = None
         if lanes > 1:
             lanes_fn = self._cu("cuModuleGetFunction", module, P.lanes_entry(kernel, lanes).encode(), kernel=kernel.name)
+        rowwarp = None
+        if f".entry {P.rowwarp_entry(kernel)}(" in ptx:
+            rowwarp = self._cu("cuModuleGetFunction", module, P.rowwarp_entry(kernel).encode(), kernel=kernel.name)
         if stored is None:  # only PTX the driver accepted
             diskcache.put("ptx", ptx_key, ptx.encode())
-        return CudaCompiled(kernel, ptx, module, fn, abi, batched, lanes, lanes_fn, P.pdl.waits(ptx))
+        return CudaCompiled(kernel, ptx, module, fn, abi, batched, lanes, lanes_fn, rowwarp, P.pdl.waits(ptx))
 
     def record(self, d: Dispatch) -> None:
         groups = d.groups
-        key = (id(d.compiled), *groups, self._batch_min, self._lanes_min, *map(id, d.args))
+        key = (id(d.compiled), *groups, self._batch_min, self._lanes_min, self._rowwarp_max, *map(id, d.args))
         hit = self._packed.get(key)
         if hit is not None:  # the same bound arguments and grid again (recorded or launched before)
-            values, layout, batched, lanes, fault_slot = hit[0]
-            d.state = _State(ParamBlock(values, layout), [], batched=batched, lanes=lanes, fault_slot=fault_slot)
+            values, layout, batched, lanes, rowwarp, fault_slot = hit[0]
+            d.state = _State(ParamBlock(values, layout), [], batched=batched, lanes=lanes, rowwarp=rowwarp,
+                             fault_slot=fault_slot)
             return
         uniforms, ptrs = [], {}
         for i, a in enumerate(d.args):
@@ -792,10 +822,15 @@ class CudaBackend(Backend):
         layout = _layout(tuple(map(len, values)))
         wx, wy, wz = d.kernel.workgroup_size
         threads = int(groups[0]) * int(groups[1]) * int(groups[2]) * wx * wy * wz
-        batched = getattr(d.compiled, "batched", None) is not None and threads >= self._batch_min
-        lanes = getattr(d.compiled, "lanes_fn", None) is not None and threads >= self._lanes_min
+        # few threads, each summing a long loop: one warp per thread while the warps fit the
+        # device at once (a larger grid has the threads to keep it busy as it is)
+        rowwarp = (getattr(d.compiled, "rowwarp", None) is not None and int(groups[1]) == int(groups[2]) == 1
+                   and threads <= self._rowwarp_max)
+        batched = getattr(d.compiled, "batched", None) is not None and threads >= self._batch_min and not rowwarp
+        lanes = getattr(d.compiled, "lanes_fn", None) is not None and threads >= self._lanes_min and not rowwarp
         fault_slot = len(values) - 2 if abi.checked else None
-        d.state = _State(ParamBlock(values, layout), uniforms, batched=batched, lanes=lanes, fault_slot=fault_slot)
+        d.state = _State(ParamBlock(values, layout), uniforms, batched=batched, lanes=lanes, rowwarp=rowwarp,
+                         fault_slot=fault_slot)
         if uniforms:
             weakref.finalize(d, _free_all, weakref.ref(self), uniforms)
             return
@@ -803,7 +838,7 @@ class CudaBackend(Backend):
         # memory is never held; a dead argument drops the entry before its id can be another's
         died = functools.partial(_unpack, self._packed, key)
         try:
-            self._packed[key] = ((values, layout, batched, lanes, fault_slot), d.compiled,
+            self._packed[key] = ((values, layout, batched, lanes, rowwarp, fault_slot), d.compiled,
                                  [weakref.ref(a, died) for a in d.args])
         except TypeError:  # an argument that takes no weak reference: not kept
             return
@@ -832,6 +867,8 @@ class CudaBackend(Backend):
         if d.state.lanes:
             p.func = d.compiled.lanes_fn  # several lanes of the workgroup per thread
             p.blockDimX = d.kernel.workgroup_size[0] // d.compiled.lanes
+        if d.state.rowwarp:
+            p.func, p.gridDimX, p.blockDimX = d.compiled.rowwarp, *_rowwarp_launch(d)
         p.sharedMemBytes = 0
         p.kernelParams = d.state.block.address
         p.extra = 0
@@ -969,9 +1006,13 @@ class CudaBackend(Backend):
     def _eager_setup(self, d: Dispatch) -> None:
         st: _State = d.state
         fn, gx = d.compiled.function, int(d.groups[0])
+        block = d.kernel.workgroup_size
         if st.batched:
             fn, gx = d.compiled.batched, -(-gx // BATCH)
-        st.launch = (fn, gx, int(d.groups[1]), int(d.groups[2]), *d.kernel.workgroup_size, 0)
+        if st.rowwarp:
+            fn, gx, bx = d.compiled.rowwarp, *_rowwarp_launch(d)
+            block = (bx, 1, 1)
+        st.launch = (fn, gx, int(d.groups[1]), int(d.groups[2]), *block, 0)
         if st.fault_slot is not None:
             st.eager_slot = slot = self._eager_pool.take()
             f = st.eager_faults = slot.faults  # the slot's words, for this dispatch's kernel

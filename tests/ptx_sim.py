@@ -2,7 +2,7 @@
 block by block, all threads of a block in lock step (numpy over the threads).
 
 It knows the instructions the emitter writes for collective and element-wise kernels
-(loads, stores, integer and `.rn` float arithmetic, compares, predicates, `shfl.sync.down`/`.bfly`,
+(loads, stores, integer and `.rn` float arithmetic, compares, predicates, `shfl.sync.down`/`.bfly`/`.idx`,
 `bar.sync`, branches) and raises NotImplementedError on anything else, so a test that
 passes ran every instruction with the PTX ISA's meaning. Scheduling: each step runs the
 instruction at the lowest program counter among the threads of one warp not waiting at a
@@ -229,8 +229,8 @@ class Block:
             self.put(a[0], np.where(self.val(a[3]), self.val(a[1]), self.val(a[2])), m)
         elif base == "cvt":
             self.convert(parts, a, m)
-        elif op in ("shfl.sync.down.b32", "shfl.sync.bfly.b32"):
-            self.shuffle(a, m, bfly=op.endswith("bfly.b32"))
+        elif op in ("shfl.sync.down.b32", "shfl.sync.bfly.b32", "shfl.sync.idx.b32"):
+            self.shuffle(a, m, kind=parts[2])
         elif op == "atom.global.cas.b32":
             self.compare_and_swap(a, m)
         elif op in ("bra", "bra.uni"):
@@ -342,7 +342,7 @@ class Block:
     def convert(self, parts: list[str], a: list[str], m: np.ndarray) -> None:
         raise NotImplementedError(".".join(parts))
 
-    def shuffle(self, a: list[str], m: np.ndarray, bfly: bool = False) -> None:
+    def shuffle(self, a: list[str], m: np.ndarray, kind: str = "down") -> None:
         if a[3] != "31" or a[4] != "0xffffffff":
             raise NotImplementedError("shfl with a clamp other than 31 or a partial mask")
         lane = np.arange(self.n)
@@ -352,8 +352,13 @@ class Block:
             if not np.all(m[want]):
                 raise AssertionError("shfl.sync with the full mask reached by part of a warp")
         delta = self.val(a[2]).astype(np.int64)
-        src = lane ^ delta if bfly else lane + delta
-        src = np.where(((src % 32 >= lane % 32) | bfly) & (src // 32 == lane // 32) & (src < self.n), src, lane)
+        if kind == "idx":  # lane `delta` of the warp (c = 31: the whole warp)
+            src = lane // 32 * 32 + (delta & 31)
+            src = np.where(src < self.n, src, lane)
+        else:
+            bfly = kind == "bfly"
+            src = lane ^ delta if bfly else lane + delta
+            src = np.where(((src % 32 >= lane % 32) | bfly) & (src // 32 == lane // 32) & (src < self.n), src, lane)
         self.put(a[0], self.val(a[1])[src], m)
 
     # -- the scheduler

@@ -2,6 +2,8 @@
 library rendered as inline instructions (`math.py`)."""
 
 from . import pdl
-from .emitter import batch_entry, batchable, emit_ptx, entry_name, lanes_entry, lanes_in, ptx_version_for
+from .emitter import (batch_entry, batchable, emit_ptx, entry_name, lanes_entry, lanes_in, ptx_version_for,
+                      rowwarp_entry)
 
-__all__ = ["emit_ptx", "batch_entry", "batchable", "entry_name", "lanes_entry", "lanes_in", "ptx_version_for", "pdl"]
+__all__ = ["emit_ptx", "batch_entry", "batchable", "entry_name", "lanes_entry", "lanes_in", "ptx_version_for", "pdl",
+           "rowwarp_entry"]

@@ -73,6 +73,7 @@ from .lanes import lanes_for, packed_warp_totals, private_scratch
 from . import vectors
 from . import tiles
 from . import pdl
+from . import rowwarp as rowwarp_mod
 from .rare import Rare, fast_div
 from ..guard import emitter
 from ..names import PTX, Namer, ascii_text, kernel_namer
@@ -128,6 +129,11 @@ def lanes_entry(kernel: N.Kernel, lanes: int) -> str:
     return f"{entry_name(kernel)}__lanes{lanes}"
 
 
+def rowwarp_entry(kernel: N.Kernel) -> str:
+    """Name of the row-warp entry (codegen/ptx/rowwarp.py): one warp per thread."""
+    return f"{entry_name(kernel)}__rowwarp"
+
+
 def lanes_in(ptx: str, kernel: N.Kernel) -> int:
     """Lanes per thread of the kernel's lanes entry in `ptx` (1: it has none)."""
     m = re.search(rf"\.entry {re.escape(entry_name(kernel))}__lanes(\d+)\(", ptx)
@@ -154,7 +160,7 @@ def batchable(kernel: N.Kernel) -> bool:
 @emitter("PTX")
 def emit_ptx(kernel: N.Kernel, target: str = "sm_90", ptx_version: Optional[str] = None,
              source: Optional[str] = None, batch: int = 1, abi: Optional[A.PtxPlan] = None,
-             lane_threads: int = 0) -> str:
+             lane_threads: int = 0, rowwarp: bool = False) -> str:
     """PTX text for one verified kernel. `source` (the Rust text) feeds the line comments;
     without it the kernel's own lines carried in the IR do (never the file). With `batch`
     above 1, a `batchable` kernel gets a second entry, `batch_entry(kernel, batch)`, in
@@ -165,7 +171,9 @@ def emit_ptx(kernel: N.Kernel, target: str = "sm_90", ptx_version: Optional[str]
     `abi`: the kernel's `ir.abi.plan(kernel, "ptx")`, where the caller already has it.
     With `lane_threads` (e.g. lanes.LANE_THREADS), a kernel that qualifies (lanes.py) gets
     a lanes entry, `lanes_entry(kernel, c)`, launched with workgroup_size.x / c threads per
-    block (c = `lanes_in(ptx, kernel)`), the kernel's parameters and grid."""
+    block (c = `lanes_in(ptx, kernel)`), the kernel's parameters and grid. With `rowwarp`, a
+    kernel that qualifies (rowwarp.py) gets the row-warp entry, `rowwarp_entry(kernel)`: one
+    warp per thread, ROWWARP_BLOCK threads per block, the batched entry's parameters."""
     abi = abi or A.plan(kernel, "ptx")
     version = ptx_version or ptx_version_for(target)
     dependent = pdl.supported(_sm(target), version)
@@ -176,6 +184,8 @@ def emit_ptx(kernel: N.Kernel, target: str = "sm_90", ptx_version: Optional[str]
     lanes = lanes_for(kernel, lane_threads) if lane_threads else 1
     if lanes > 1:
         body += [""] + _Emitter(kernel, source, abi, 1, lanes, pdl=dependent).run()
+    if rowwarp and lanes == 1 and rowwarp_mod.qualifies(kernel):
+        body += [""] + _Emitter(kernel, source, abi, 1, pdl=dependent, rowwarp=True).run()
     header = [f"// goldy-import PTX for kernel `{kernel.name}` from {kernel.source_file}",
               f".version {version}", f".target {target}", ".address_size 64", ""]
     return ascii_text("\n".join(header + body) + "\n")  # ptxas rejects any non-ASCII byte, comments too
@@ -305,8 +315,11 @@ def _basename(path: str) -> str:  # per line comment: one per source line emitte
 
 class _Emitter:
     def __init__(self, k: N.Kernel, source: Optional[str], abi: A.PtxPlan, batch: int = 1, lanes: int = 1,
-                 pdl: bool = False):
+                 pdl: bool = False, rowwarp: bool = False):
         self.k = k
+        self.rowwarp = rowwarp  # the row-warp entry: one warp per thread (codegen/ptx/rowwarp.py)
+        self.rowwarp_lane = self.rowwarp_first = ""  # the lane, and the predicate lane == 0
+        self.splits: dict = {}  # id(for) -> its rowwarp.Split or None
         self.pdl = pdl  # the programmatic-dependent-launch prologue first (codegen/ptx/pdl.py)
         self.names = kernel_namer(k, PTX)  # ASCII `.param` and `.shared` names (codegen/names.py)
         self.abi = abi
@@ -360,6 +373,10 @@ class _Emitter:
             name = lanes_entry(k, self.lanes)
             self.lanes_prologue()
             self.batched_block(k.body, list(self.valid))
+        elif self.rowwarp:
+            name = rowwarp_entry(k)
+            rowwarp_mod.prologue(self)
+            self.block(k.body)
         else:
             self.prologue()
             self.block(k.body)
@@ -379,6 +396,8 @@ class _Emitter:
             # spill (in the cold fault blocks) than use the few registers more that the
             # checks of four copies need; the launch uses the workgroup size all the same
             out.append(")")
+        elif self.rowwarp:
+            out.append(f") .reqntid {rowwarp_mod.ROWWARP_BLOCK}, 1, 1")
         else:
             out.append(f") .reqntid {wx // self.lanes}, {wy}, {wz}")
             if self.trips:  # ptxas would interleave a trip's loads with its uses to save registers
@@ -401,7 +420,7 @@ class _Emitter:
         decl: list[str] = []
         names: dict[tuple[int, str], str] = {}  # (IR parameter, role) -> .param name
         scalar_ty: dict[int, str] = {}  # IR parameter -> ld.param type of a scalar
-        for w in self.abi.entry(self.batch > 1):
+        for w in self.abi.entry(self.batch > 1 or self.rowwarp):
             name = f"p{w.param}_{self.names(self.k.params[w.param].name)}{w.suffix}" if w.param >= 0 else w.suffix
             names[(w.param, w.role)] = name
             if w.role == "scalar":
@@ -796,6 +815,8 @@ class _Emitter:
     def block(self, stmts: list[N.Stmt], flush: bool = True) -> None:
         """The statements; deferred checks are flushed at the end unless `flush` is false
         (the unrolled copies of a loop body share one flush)."""
+        if self.rowwarp:
+            stmts = rowwarp_mod.without_trips(self, stmts)
         i = 0
         while i < len(stmts):
             s = stmts[i]  # a local: an internal error names its Rust line (codegen/guard.py)
@@ -888,7 +909,20 @@ class _Emitter:
             self.block(body)
         self.loops.pop()
 
+    def split(self, s: N.For):
+        """The row-warp entry's Split of loop `s` (rowwarp.py), or None."""
+        if id(s) not in self.splits:
+            self.splits[id(s)] = rowwarp_mod.split_of(self.k, s, self.written)
+        return self.splits[id(s)]
+
     def for_loop(self, s: N.For) -> None:
+        sp = self.split(s) if self.rowwarp else None
+        if sp is not None:
+            rowwarp_mod.emit(self, s, sp, lambda: self.plain_for(s))
+        else:
+            self.plain_for(s)
+
+    def plain_for(self, s: N.For) -> None:
         b = self.b
         sty = "s32" if s.ty == "i32" else "u32"
         i = self.local(s.var)[0]
@@ -1061,6 +1095,8 @@ class _Emitter:
     def store_mem(self, space: str, ok: str, addr: str, ty: str, vals: list[str]) -> None:
         if self.pred:
             ok = self.pred_and(ok, self.pred) if ok else self.pred
+        if self.rowwarp:  # the replicas' one store: lane 0's
+            ok = self.pred_and(ok, self.rowwarp_first) if ok else self.rowwarp_first
         lane_tys = _lanes(self.k, ty)
         li = 0
         for poff, n in _pieces(self.k, ty):
