@@ -155,7 +155,7 @@ class Specializer:
         self.mode = ""
         # a unit is a recorded node (its index) or an auto-fused region (its node indices)
         self.plans: dict[Any, tuple] = {}  # unit -> (key, scalars, tensors, live), until its args change
-        self.active: dict[Any, tuple[tuple, Any]] = {}  # unit -> (key, variant core.Node)
+        self.active: dict[Any, tuple[tuple, Any, frozenset]] = {}  # unit -> (key, variant core.Node, its live names)
         self.regions: dict[tuple, tuple[Any, list]] = {}  # region -> (fused entry, its sources)
         self.seen: dict[int, tuple] = {}  # id(fused entry) -> region
         self.by_source: Optional[dict] = None  # (node index, slot) -> [(region, its slot)]; None: rebuild
@@ -301,7 +301,7 @@ class Specializer:
         with sch.device._lock:
             sch.device.backend.record(d)
         variant = type(node)(node.index, node.label, vpk, d, node.keep, args=node.args, fused=node.fused)
-        self.active[u] = (key, variant)
+        self.active[u] = (key, variant, frozenset(live))
         self.gen += 1
         sch.stats.specializations += 1
         sch.stats.region_specializations += isinstance(u, tuple)
@@ -341,7 +341,7 @@ class Specializer:
             if hit is not None:
                 d = hit[1].dispatch
                 d.args[slot] = entry.dispatch.args[slot]
-                if not (word and entry.kernel.ir.params[slot].name in dict(hit[0][4])):
+                if not (word and entry.kernel.ir.params[slot].name in hit[2]):
                     self.scheme._mark(d, slot)  # (a live one: its word is the value it reads)
 
     # -- the worker
