@@ -77,9 +77,10 @@ def run_rowwarp(src, name, buffers, scalars, threads, faults=None):
 
 
 @pytest.mark.parametrize("rows,n,first,threads", [(5, 300, 0, 5), (9, 37, 3, 9), (3, 256, 0, 3), (4, 513, 200, 4),
-                                                  (7, 2, 5, 7), (10, 64, 0, 6)])
+                                                  (7, 2, 5, 7), (10, 64, 0, 6),
+                                                  (2, 1100, 0, 2), (2, 700, 1, 2), (3, 129, 0, 3)])
 def test_split_sum_has_the_loops_bits(rows, n, first, threads):
-    """Full trips of 256 terms, the tail of 32 at a time, an empty range, and a grid of
+    """Trips of 512 and 128 terms, full and partial chunks, an empty range, and a grid of
     fewer threads than rows (the others keep their poison)."""
     rng = np.random.default_rng(rows * 1000 + n)
     w = (rng.standard_normal(rows * n) * 3).astype(np.float32)

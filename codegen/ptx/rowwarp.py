@@ -16,7 +16,7 @@ where E is free of acc, its loads read buffers the kernel never writes at indice
 in j (`coef * j + off`, both free of j, of loads and of checks) and it has no check but
 those loads'. Where every load of every iteration is in range (one test before the loop,
 in 64-bit arithmetic, so no index wraps either), the lanes compute E for 32 consecutive
-iterations each (eight such chunks in flight), and every lane then adds the terms in j
+iterations each (up to 16 such chunks loaded at once), and every lane then adds the terms in j
 order, lane by lane through `shfl.sync.idx`: the same additions in the same order as the
 thread's own loop, so the same bits. Otherwise (an access out of range: it must fault
 exactly as the loop does) the lanes run the loop as written. The unrolled trips
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from .emitter import _Emitter
 
 ROWWARP_BLOCK = 256  # hardware threads per block
-CHUNKS = 8  # 32-element chunks per lane in flight in a full trip
+BIG, SMALL = 16, 4  # 32-term chunks per trip (one term per lane each): all loaded, then added
 _NOT_REPLICABLE = (N.Barrier, N.Reduce, N.Softmax, N.Atomic)
 _PURE = (N.Const, N.Var, N.Load, N.Binary, N.Unary, N.Cast, N.Call, N.Select, N.Len)
 _ACC = ("f32", "u32", "i32")
@@ -226,50 +226,64 @@ def emit(em: "_Emitter", s: N.For, sp: Split, slow) -> None:
         hi = em.new("rd", "add.s64 {}, {}, {};", hi, em.new("rd", "cvt.u64.u32 {}, {};", o))
         n = em.new("rd", "cvt.u64.u32 {}, {};", em.res[name]["len"])
         fast = em.pred_and(fast, em.new("p", "setp.lt.u64 {}, {}, {};", hi, n))
-    em.flush_traps()
-    slow_l, done = b.label("rwslow"), b.label("rwdone")
-    b.op(f"@!{fast} bra {slow_l};")
     count = em.new("r", "sub.s32 {}, {}, {};", end, start)
     if s.inclusive:
         count = em.new("r", "add.s32 {}, {}, 1;", count)
-    acc = em.local(sp.acc)[0]
-    lane = em.rowwarp_lane
+    fast = em.pred_and(fast, em.new("p", "setp.lt.u32 {}, {}, 0x80000000;", count))  # trips cannot wrap
+    em.flush_traps()
+    slow_l, done = b.label("rwslow"), b.label("rwdone")
+    b.op(f"@!{fast} bra {slow_l};")
     c = em.new("r", "mov.b32 {}, 0;")
-    top, tail = b.label("rwtrip"), b.label("rwtail")
-    b.place(top)  # full trips: CHUNKS * 32 terms, then their sum in order
+    big, small = b.label("rwbig"), b.label("rwsmall")
+    b.place(big)  # long ranges: BIG chunks per trip, then SMALL ones
     left = em.new("r", "sub.s32 {}, {}, {};", count, c)
-    b.op(f"@!{em.new('p', f'setp.ge.u32 {{}}, {{}}, {32 * CHUNKS};', left)} bra {tail};")
-    terms = []
-    for u in range(CHUNKS):
-        k = em.new("r", f"add.s32 {{}}, {{}}, {u * 32};", em.new("r", "add.s32 {}, {}, {};", c, lane))
-        terms.append(_term(em, sp, em.new("r", "add.s32 {}, {}, {};", start, k)))
-    for t in terms:
-        for src in range(32):
-            v = em.new(em.b.kind_of(t), f"shfl.sync.idx.b32 {{}}, {{}}, {src}, 31, 0xffffffff;", t)
-            b.op(f"{_mov(em, acc)} {acc}, {em.combine('sum', sp.ty, acc, v)};")
-    b.op(f"add.s32 {c}, {c}, {32 * CHUNKS};")
-    b.op(f"bra.uni {top};")
-    b.place(tail)  # the rest, 32 terms at a time (lanes past the end compute the last term again)
-    ttop, tend = b.label("rwttop"), b.label("rwtend")
-    b.place(ttop)
+    more = em.pred_and(em.new("p", "setp.lt.u32 {}, {}, {};", c, count),
+                       em.new("p", f"setp.gt.u32 {{}}, {{}}, {32 * SMALL};", left))
+    b.op(f"@!{more} bra {small};")
+    _trip(em, sp, s, start, count, c, BIG, big)
+    b.place(small)
     b.op(f"@!{em.new('p', 'setp.lt.u32 {}, {}, {};', c, count)} bra {done};")
-    left = em.new("r", "sub.s32 {}, {}, {};", count, c)
-    k = em.new("r", "min.u32 {}, {}, {};", lane, em.new("r", "sub.s32 {}, {}, 1;", left))
-    t = _term(em, sp, em.new("r", "add.s32 {}, {}, {};", start, em.new("r", "add.s32 {}, {}, {};", c, k)))
-    m = em.new("r", "min.u32 {}, {}, 32;", left)
-    src = em.new("r", "mov.b32 {}, 0;")
-    ltop = b.label("rwlane")
-    b.place(ltop)
-    v = em.new(em.b.kind_of(t), "shfl.sync.idx.b32 {}, {}, {}, 31, 0xffffffff;", t, src)
-    b.op(f"{_mov(em, acc)} {acc}, {em.combine('sum', sp.ty, acc, v)};")
-    b.op(f"add.s32 {src}, {src}, 1;")
-    b.op(f"@{em.new('p', 'setp.lt.u32 {}, {}, {};', src, m)} bra {ltop};")
-    b.place(tend)
-    b.op(f"add.s32 {c}, {c}, 32;")
-    b.op(f"bra.uni {ttop};")
+    _trip(em, sp, s, start, count, c, SMALL, small)
     b.place(slow_l)
     slow()
     b.place(done)
+
+
+def _trip(em: "_Emitter", sp: Split, s: N.For, start: str, count: str, c: str, chunks: int, top: str) -> None:
+    """Terms c .. c + 32 * chunks (a lane past the range computes the last one again: no
+    load leaves it), then their sum in order, the chunks past the range skipped; back to
+    `top` with c advanced."""
+    b = em.b
+    lane, acc = em.rowwarp_lane, em.local(sp.acc)[0]
+    last = em.new("r", "sub.s32 {}, {}, 1;", count)
+    first = em.new("r", "add.s32 {}, {}, {};", c, lane)
+    terms = []
+    for u in range(chunks):
+        k = em.new("r", "min.u32 {}, {}, {};", em.new("r", f"add.s32 {{}}, {{}}, {u * 32};", first), last)
+        terms.append(_term(em, sp, em.new("r", "add.s32 {}, {}, {};", start, k)))
+    left = em.new("r", "sub.s32 {}, {}, {};", count, c)
+    b.op(f"add.s32 {c}, {c}, {32 * chunks};")
+    for u, t in enumerate(terms):
+        m = em.new("r", f"sub.s32 {{}}, {{}}, {u * 32};", left)  # terms of this chunk in range, if below 32
+        part = b.label("rwpart")
+        b.op(f"@!{em.new('p', 'setp.ge.s32 {}, {}, 32;', m)} bra {part};")
+        for src in range(32):
+            _add(em, sp, acc, em.new(b.kind_of(t), f"shfl.sync.idx.b32 {{}}, {{}}, {src}, 31, 0xffffffff;", t))
+        nxt = b.label("rwnext")
+        b.op(f"bra.uni {nxt};")
+        b.place(part)  # the range ends in this chunk (m <= 0: before it)
+        src, ltop = em.new("r", "mov.b32 {}, 0;"), b.label("rwlane")
+        b.place(ltop)
+        b.op(f"@!{em.new('p', 'setp.lt.s32 {}, {}, {};', src, m)} bra {top};")
+        _add(em, sp, acc, em.new(b.kind_of(t), "shfl.sync.idx.b32 {}, {}, {}, 31, 0xffffffff;", t, src))
+        b.op(f"add.s32 {src}, {src}, 1;")
+        b.op(f"bra.uni {ltop};")
+        b.place(nxt)
+    b.op(f"bra.uni {top};")
+
+
+def _add(em: "_Emitter", sp: Split, acc: str, v: str) -> None:
+    em.b.op(f"{_mov(em, acc)} {acc}, {em.combine('sum', sp.ty, acc, v)};")
 
 
 def _term(em: "_Emitter", sp: Split, j: str) -> str:
