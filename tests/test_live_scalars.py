@@ -64,7 +64,7 @@ def mod():
 
 
 def _record(mod, dev, sch, x):
-    y, w, z = dev.empty(N), dev.empty(N), dev.empty(N)
+    y, w = dev.empty(N), dev.empty(N)
     nodes = [mod.shift.prepare(dev).record(sch, "shift", x, y, 1, 2.0, 1, True, N).over_1d(N),
              mod.window.prepare(dev).record(sch, "window", x, w, 2, N).over_1d(N),
              mod.bump.prepare(dev).record(sch, "bump", w, 0.25, N).over_1d(N)]
