@@ -159,7 +159,7 @@ class Specializer:
         self.regions: dict[tuple, tuple[Any, list]] = {}  # region -> (fused entry, its sources)
         self.seen: dict[int, tuple] = {}  # id(fused entry) -> region
         self.by_source: Optional[dict] = None  # (node index, slot) -> [(region, its slot)]; None: rebuild
-        self.units: dict = {}  # (node index, slot) -> [(unit, its entry, slot)], rebuilt with by_source
+        self.units: dict = {}  # (node index, slot) -> [(unit, its entry, slot, name)], rebuilt with by_source
         self.dynamic: dict[int, set[int]] = {}  # node index -> scalar slots changed since recording
         self.pending: set[tuple] = set()
         self.failed: dict[tuple, str] = {}
@@ -311,29 +311,31 @@ class Specializer:
         """set_node_param: a baked scalar demotes the node, and each fused region it is
         baked into; a run-time one is copied over (automatic fusion has already copied it
         into the fused entry)."""
+        src = (node.index, index)
         dyn = self.dynamic.get(node.index)
         if dyn is None:
             dyn = self.dynamic[node.index] = set()
         new = index not in dyn
-        dyn.add(index)
+        if new:
+            dyn.add(index)
         if self.by_source is None:  # set_node_param runs per token: no scan of every region's sources
             self.by_source, self.units = {}, {}
             for u, (_, sources) in self.regions.items():
-                for slot, src in enumerate(sources):
-                    if src is not None and u not in (r for r, _ in self.by_source.get(src, ())):
-                        self.by_source.setdefault(src, []).append((u, slot))
-        units = self.units.get((node.index, index))
-        if units is None:  # (node, scalar) -> the units it feeds: the node, and the regions it is fused into
-            units = [(node.index, node, index)]
-            units += [(u, self.regions[u][0], slot) for u, slot in self.by_source.get((node.index, index), ())]
-            self.units[(node.index, index)] = units
-        arg = node.dispatch.args[index]
-        word = self.live is not None and self.live.changed((node.index, index), arg)
-        for u, entry, slot in units:
+                for slot, s in enumerate(sources):
+                    if s is not None and u not in (r for r, _ in self.by_source.get(s, ())):
+                        self.by_source.setdefault(s, []).append((u, slot))
+        units = self.units.get(src)
+        if units is None:  # the units the scalar feeds (the node, the regions it is fused into) and its name there
+            units = [(node.index, node, index, node.kernel.ir.params[index].name)]
+            units += [(u, self.regions[u][0], slot, self.regions[u][0].kernel.ir.params[slot].name)
+                      for u, slot in self.by_source.get(src, ())]
+            self.units[src] = units
+        word = self.live is not None and self.live.changed(src, node.dispatch.args[index])
+        for u, entry, slot, name in units:
             hit = self.active.get(u)
             if new:
                 self._plan(u, entry)
-                if hit is not None and entry.kernel.ir.params[slot].name in dict(hit[0][2]):
+                if hit is not None and name in dict(hit[0][2]):
                     del self.active[u]
                     self.gen += 1
                     self.scheme.stats.specialization_demotions += 1
@@ -341,7 +343,7 @@ class Specializer:
             if hit is not None:
                 d = hit[1].dispatch
                 d.args[slot] = entry.dispatch.args[slot]
-                if not (word and entry.kernel.ir.params[slot].name in hit[2]):
+                if not (word and name in hit[2]):
                     self.scheme._mark(d, slot)  # (a live one: its word is the value it reads)
 
     # -- the worker
