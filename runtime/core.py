@@ -115,6 +115,7 @@ class Device:
         self.closed = False
         self._kernel_cache: dict[tuple, Any] = {}
         self._variants: Any = None  # runtime/specialization.py VariantCache, on first use
+        self._live_blocks: list = []  # runtime/live_scalars.py: blocks of schemes that are gone, for the next
         self._lock = threading.RLock()
         self._next_id = 0
         self._pending: list = []  # eager.Submission handles not waited for yet

@@ -13,12 +13,15 @@ arguments never change again.
 A word belongs to one recorded node's scalar (node index, parameter index), so the node's
 own variant and every fused region it is part of read the same word. The block holds
 `WORDS` words; past that, scalars stay kernel arguments. A kernel at the device's
-storage-binding limit gets no live block (`fits`).
+storage-binding limit gets no live block (`fits`). When the scheme is gone its block goes
+back to the device for the next scheme's (writes are ordered after queued work, so a
+submit still in flight reads what it was given).
 """
 
 from __future__ import annotations
 
 import struct
+import weakref
 from typing import Any, Optional
 
 import numpy as np
@@ -56,8 +59,10 @@ class LiveScalars:
         if w is None:
             if len(self.words) >= WORDS:
                 return None
-            if self.buffer is None:
-                self.buffer = self.device.zeros(WORDS, np.uint32)
+            if self.buffer is None:  # a block a scheme that is gone left (its queued reads come first), or a new one
+                pool = self.device._live_blocks
+                self.buffer = pool.pop() if pool else self.device.zeros(WORDS, np.uint32)
+                weakref.finalize(self, pool.append, self.buffer)
             w = self.words[source] = len(self.words)
             self.set(w, arg)
         return w

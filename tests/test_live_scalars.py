@@ -182,3 +182,31 @@ def test_live_variants_assemble_with_ptxas(mod, ptxas, tmp_path):
     text = emit_ptx(pipeline.lower(ir, "ptx", checks=True).kernel)
     assert "ld.global.nc.u32" in text or "ld.global.u32" in text
     assemble(ptxas, text, tmp_path)
+
+
+def test_a_gone_schemes_block_serves_the_next_scheme(mod):
+    """Schemes come and go: the device keeps one block per scheme alive at a time, not one
+    per scheme ever made, and the next scheme's values are its own."""
+    import gc
+    dev = gi.Device("cpu")
+    xh = np.random.default_rng(8).standard_normal(N).astype(np.float32)
+    x = dev.buffer(xh)
+    blocks = set()
+    for pos in (3, 11, 29):
+        sch = gi.Scheme(dev)
+        sch.set_specialization(True)
+        y = dev.empty(N)
+        node = mod.window.prepare(dev).record(sch, "window", x, y, 0, N).over_1d(N)
+        _run(sch, [y])
+        sch.wait_for_specialization(300)
+        sch.set_node_param(node, "pos", pos)
+        _run(sch, [y])
+        sch.wait_for_specialization(300)
+        got = _run(sch, [y])[0]
+        assert sch.specialization_report().nodes[0].live == ("pos",)
+        want = sum(xh[(np.arange(N) + t) % N] for t in range(pos + 1))
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        blocks.add(id(sch._spec.live.buffer._alloc))
+        del sch, node
+        gc.collect()
+    assert len(blocks) == 1 and len(dev._live_blocks) == 1
