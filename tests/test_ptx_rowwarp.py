@@ -50,6 +50,18 @@ fn count_up(v: &[u32], out: &mut [u32], n: u32) {
 }
 
 #[goldy::compute(workgroup_size = [64, 1, 1])]
+fn exp_sum(w: &[f32], out: &mut [f32], n: u32) {
+    let i = gpu::global_id().x;
+    if i < out.len() {
+        let mut acc = 0.0;
+        for j in 0..n {
+            acc = acc + (w[i * n + j] * 0.25).exp() / (w[j] + 3.0);
+        }
+        out[i] = acc;
+    }
+}
+
+#[goldy::compute(workgroup_size = [64, 1, 1])]
 fn no_split(w: &[f32], out: &mut [f32], n: u32) {
     let i = gpu::global_id().x;
     if i < out.len() {
@@ -151,3 +163,17 @@ def test_decode_matvec_rowwarp_bits():
                                                           "p5_off": u32(off)}, rows)[2]
     same_bits(got, want, "matvec rowwarp")
     assert struct.pack("<f", got[0]) == struct.pack("<f", want[0])
+
+
+def test_a_term_with_exp_and_division_has_the_loops_bits():
+    """The term's exp and division take their rare paths out of line in some lanes (large,
+    tiny and special inputs): the lanes meet again at the shuffles, and the sum is the loop's."""
+    rows, n = 6, 300
+    rng = np.random.default_rng(4)
+    w = (rng.standard_normal(rows * n) * 200).astype(np.float32)
+    w[::7] = np.float32(1e-30)
+    w[5::11] = np.float32(-2.9999998)
+    out = np.full(rows, np.float32(-7.5))
+    want = oracle.run_kernel("cpu", SRC, "exp_sum", [w, out.copy(), n], ("over_1d", rows))[1]
+    got = run_rowwarp(SRC, "exp_sum", [w, out.copy()], {"p2_n": u32(n)}, rows)[1]
+    same_bits(got, want, "exp_sum")
