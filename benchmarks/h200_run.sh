@@ -31,6 +31,7 @@ if [ "$MODE" = "--bench" ] || [ "$MODE" = "--bench-only" ]; then
     b host_overhead.log benchmarks/host_overhead.py --backend cuda
     b specialization.log benchmarks/specialization.py --backend cuda --reps 50
     b decode_cuda.log benchmarks/decode.py --backend cuda --tokens 64
+    b decode_split.log benchmarks/decode_split.py
     b cold_start.log benchmarks/cold_start.py --backends cpu,cuda,wgpu --repeat 3
     b wgpu_bench.log benchmarks/wgpu_backend.py --mib 256 --reps 10
     b fusion_wgpu.log benchmarks/fusion.py --backend wgpu --reps 10
