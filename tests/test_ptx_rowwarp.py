@@ -79,13 +79,27 @@ def ptx(src: str, name: str, checks: bool = True) -> str:
     return emit_ptx(lower(oracle.kernel_ir(src, name), "ptx", checks=checks).kernel, rowwarp=True)
 
 
+SHUFFLES: list = []  # lanes that ran a `shfl.sync.idx` in the last run_rowwarp (the split path ran)
+
+
 def run_rowwarp(src, name, buffers, scalars, threads, faults=None):
     """The row-warp entry over `threads` of the kernel's threads (workgroups of 64)."""
     groups = -(-threads // 64)
     per_block = rowwarp.ROWWARP_BLOCK // 32
     blocks = -(-groups * 64 // per_block)
-    return ptx_sim.run(ptx(src, name), rowwarp_entry(oracle.kernel_ir(src, name)), buffers,
-                       {**scalars, "p_groups_x": u32(groups)}, (blocks, 1, 1), faults=faults)
+    SHUFFLES.clear()
+    shuffle = ptx_sim.Block.shuffle
+
+    def counted(self, a, m, kind="down"):
+        if kind == "idx":
+            SHUFFLES.append(int(m.sum()))
+        return shuffle(self, a, m, kind)
+    ptx_sim.Block.shuffle = counted
+    try:
+        return ptx_sim.run(ptx(src, name), rowwarp_entry(oracle.kernel_ir(src, name)), buffers,
+                           {**scalars, "p_groups_x": u32(groups)}, (blocks, 1, 1), faults=faults)
+    finally:
+        ptx_sim.Block.shuffle = shuffle
 
 
 @pytest.mark.parametrize("rows,n,first,threads", [(5, 300, 0, 5), (9, 37, 3, 9), (3, 256, 0, 3), (4, 513, 200, 4),
@@ -102,6 +116,7 @@ def test_split_sum_has_the_loops_bits(rows, n, first, threads):
     got = run_rowwarp(SRC, "dot_rows", [w, x, out.copy()], {"p3_rows": u32(rows), "p4_n": u32(n),
                                                              "p5_first": u32(first)}, threads)[2]
     same_bits(got, want, f"dot_rows {rows}x{n} from {first}")
+    assert bool(SHUFFLES) == (n > first)  # the split loop ran (an empty range adds nothing)
 
 
 @pytest.mark.parametrize("n", [0, 30, 31, 255, 300])
@@ -113,6 +128,7 @@ def test_inclusive_strided_u32_sum(n):
     want = oracle.run_kernel("cpu", SRC, "count_up", [v, out.copy(), n], ("over_1d", m))[1]
     got = run_rowwarp(SRC, "count_up", [v, out.copy()], {"p2_n": u32(n)}, m)[1]
     assert np.array_equal(got, want)
+    assert sum(SHUFFLES) == 32 * m * (n + 1)  # every term through the split path
 
 
 def test_an_access_out_of_range_faults_as_the_loop_does():
@@ -127,6 +143,7 @@ def test_an_access_out_of_range_faults_as_the_loop_does():
     got = run_rowwarp(SRC, "dot_rows", [w, x, out.copy()], {"p3_rows": u32(rows), "p4_n": u32(n),
                                                              "p5_first": u32(0)}, rows, faults=words)[2]
     (word,) = words
+    assert sum(SHUFFLES) == 32 * n * (rows - 1)  # rows 0 and 1 split (each term a shuffle of 32 lanes), row 2 as written
     assert word[0] == 1 and word[2] == rows * n - 7 and word[3] == rows * n - 7, word
     with pytest.raises(Exception) as e:  # the oracle faults at the same access
         oracle.run_kernel("cpu", SRC, "dot_rows", [w, x, out.copy(), rows, n, 0], ("over_1d", rows))

@@ -216,7 +216,7 @@ def emit(em: "_Emitter", s: N.For, sp: Split, slow) -> None:
     em.flush_traps()
     if s.inclusive:  # `start..=end`: end + 1 must not wrap
         fast = em.pred_and(em.new("p", "setp.le.u32 {}, {}, {};", start, end),
-                           em.new("p", "setp.lt.u32 {}, {}, -1;", end))
+                           em.new("p", "setp.lt.u32 {}, {}, 0xFFFFFFFF;", end))
         last = end
     else:
         fast = em.new("p", "setp.lt.u32 {}, {}, {};", start, end)
