@@ -194,3 +194,44 @@ def test_a_term_with_exp_and_division_has_the_loops_bits():
     want = oracle.run_kernel("cpu", SRC, "exp_sum", [w, out.copy(), n], ("over_1d", rows))[1]
     got = run_rowwarp(SRC, "exp_sum", [w, out.copy()], {"p2_n": u32(n)}, rows)[1]
     same_bits(got, want, "exp_sum")
+
+
+READBACK = """
+use goldy::gpu;
+
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn two_sums(w: &[f32], x: &[f32], mid: &mut [f32], out: &mut [f32], n: u32) {
+    let i = gpu::global_id().x;
+    if i < out.len() {
+        let mut a = 0.0;
+        for j in 0..n {
+            a = a + w[i * n + j] * x[j];
+        }
+        mid[i] = a;
+        let t = mid[i];
+        let mut b = 0.0;
+        for j in 0..n {
+            b = b + w[i * n + j] * t;
+        }
+        out[i] = b;
+    }
+}
+"""
+
+
+def test_a_thread_reads_back_its_own_store_in_every_lane():
+    """`mid[i]` stored, then read back into the second loop's term, which every lane
+    computes: each lane stores it too and so reads back its own write, as the thread does.
+    (Had lane 0 alone stored, the others would read another thread's write without a
+    fence, which the hardware does not order; this simulator's memory is sequentially
+    consistent, so what it checks here is the bits of both sums with every lane storing.)"""
+    rows, n = 5, 100
+    rng = np.random.default_rng(12)
+    w = rng.standard_normal(rows * n).astype(np.float32)
+    x = rng.standard_normal(n).astype(np.float32)
+    mid, out = np.full(rows, np.float32(-7.5)), np.full(rows, np.float32(-7.5))
+    want = oracle.run_kernel("cpu", READBACK, "two_sums", [w, x, mid.copy(), out.copy(), n], ("over_1d", rows))
+    got = run_rowwarp(READBACK, "two_sums", [w, x, mid.copy(), out.copy()], {"p4_n": u32(n)}, rows)
+    assert sum(SHUFFLES) == 2 * 32 * n * rows  # both loops split
+    same_bits(got[2], want[2], "mid")
+    same_bits(got[3], want[3], "out")

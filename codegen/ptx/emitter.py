@@ -318,7 +318,7 @@ class _Emitter:
                  pdl: bool = False, rowwarp: bool = False):
         self.k = k
         self.rowwarp = rowwarp  # the row-warp entry: one warp per thread (codegen/ptx/rowwarp.py)
-        self.rowwarp_lane = self.rowwarp_first = ""  # the lane, and the predicate lane == 0
+        self.rowwarp_lane = ""  # the lane of the warp
         self.splits: dict = {}  # id(for) -> its rowwarp.Split or None
         self.pdl = pdl  # the programmatic-dependent-launch prologue first (codegen/ptx/pdl.py)
         self.names = kernel_namer(k, PTX)  # ASCII `.param` and `.shared` names (codegen/names.py)
@@ -1095,8 +1095,6 @@ class _Emitter:
     def store_mem(self, space: str, ok: str, addr: str, ty: str, vals: list[str]) -> None:
         if self.pred:
             ok = self.pred_and(ok, self.pred) if ok else self.pred
-        if self.rowwarp:  # the replicas' one store: lane 0's
-            ok = self.pred_and(ok, self.rowwarp_first) if ok else self.rowwarp_first
         lane_tys = _lanes(self.k, ty)
         li = 0
         for poff, n in _pieces(self.k, ty):

@@ -8,7 +8,8 @@ hundred threads on the whole GPU, each waiting on its own row's loads: 8.8 us fo
 
 In the row-warp entry (`rowwarp_entry(kernel)`), each of the kernel's threads is a whole
 warp: its 32 lanes run the thread's code together, as replicas (the same values, the same
-branches; lane 0 alone stores), except in a loop of the form
+branches, the same stores of the same bits to the same places: each lane reads back its own
+writes, as the thread does), except in a loop of the form
 
     for j in start..end { acc = acc + E(j); }     // `..=` too; acc a u32, i32 or f32 local
 
@@ -178,7 +179,6 @@ def prologue(em: "_Emitter") -> None:
     ctaid = em._sreg("%ctaid.x")
     hw = em.new("r", f"mad.lo.s32 {{}}, {{}}, {ROWWARP_BLOCK}, {{}};", ctaid, tid)
     em.rowwarp_lane = em.new("r", "and.b32 {}, {}, 31;", tid)
-    em.rowwarp_first = em.new("p", "setp.eq.u32 {}, {}, 0;", em.rowwarp_lane)
     gid = em.new("r", "shr.u32 {}, {}, 5;", hw)
     total = em.new("r", f"mul.lo.s32 {{}}, {{}}, {wx};", groups)
     past = em.new("p", "setp.ge.u32 {}, {}, {};", gid, total)
