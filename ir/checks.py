@@ -15,7 +15,9 @@ an immutable name, or a constant. They come from
 - `if a < b` (and `b > a`, and each `&&` term) for the then-branch,
 - `if a >= b { return; }` (or `break`/`continue`, and each `||` term) for the rest of the block,
 - `for j in lo..hi` giving `j < hi` (`j <= hi` for `..=`) inside the body,
-- `n <= len(R)` style facts combining transitively with `i < n`,
+- `n <= len(R)` style facts combining transitively with `i < n`, and a constant index
+  below a constant lower bound of a length (`x.len() >= 4` proves `x[3]`: a specialized
+  variant's baked lengths, ir/specialize.py),
 - workgroup arrays: `local_id().x` (and y/z) are below the workgroup size.
 
 `workgroup_softmax_in_place` is expanded first (ir/legalize.py `expand_softmax`), so its
@@ -99,6 +101,9 @@ class _Facts:
             return True
         if a[0] == "const" and b[0] == "const":
             return a[1] < b[1]
+        if a[0] == "const" and (any(x[0] == "const" and a[1] < x[1] and m == b for (x, m) in self.le)
+                                or any(x[0] == "const" and a[1] <= x[1] and m == b for (x, m) in self.lt)):
+            return True  # c < C <= b (a baked length: `x.len() >= C`), or c <= C < b
         if depth > 3:
             return False
         # a < m and m <= b, or a <= m and m < b
@@ -269,7 +274,9 @@ class _Pass:
         bound: Bound = ("const", w.size) if w is not None else ("len", resource)
         key = _key(index)
         if isinstance(index, N.Const):
-            return w is not None and 0 <= index.value < w.size
+            if w is not None:
+                return 0 <= index.value < w.size
+            return key is not None and key[1] >= 0 and facts.proves_lt(key, bound)
         if w is not None:
             axis = self._local_id_axis(index)
             if axis is not None and self.wg_size[axis] <= w.size:

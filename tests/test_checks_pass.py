@@ -51,6 +51,14 @@ def test_unguarded_and_mutable_indices_stay_checked():
     assert sites("let mut j = i; if j < y.len() { j += 1; y[j] = 1.0; }") == [("index", "y", 5)]
 
 
+def test_constant_index_below_a_length_bound_elides():
+    """`x.len() >= 4` (a specialized variant's baked length, or the user's guard) proves
+    x[0]..x[3], not x[4], and says nothing of y."""
+    assert sites("if x.len() >= 4 { y[0] = x[3] + x[0]; }") == [("index", "y", 5)]
+    assert sites("if x.len() >= 4 { y[0] = x[4]; }") == [("index", "x", 5), ("index", "y", 5)]
+    assert sites("if 4 < x.len() && y.len() > 1 { y[1] = x[4]; }") == []
+
+
 def test_division_by_a_variable_is_checked_by_a_nonzero_constant_not():
     assert sites("if i < y.len() { y[i] = (i / k) as f32; }") == [("divide", None, 5)]
     assert sites("if i < y.len() { y[i] = (i / 3 + i % 7) as f32; }") == []
