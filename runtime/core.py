@@ -1321,8 +1321,7 @@ class Scheme:
                 if self._stale:
                     self._flush_scalars(backend, entries)
                 spec = self._spec
-                if spec is not None and spec.live is not None and spec.live.dirty:
-                    spec.live.flush(backend)  # before the dispatches that read it
+                if spec is not None and spec.live is not None and spec.live.flush(backend):  # before its readers
                     self.stats.live_uploads += 1
                 if wait:
                     faults = backend.submit([n.dispatch for n in entries])

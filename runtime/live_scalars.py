@@ -85,10 +85,11 @@ class LiveScalars:
         b = self.buffer
         return BufferArg(b.handle, b.offset, WORDS, "u32", 4)
 
-    def flush(self, backend: Any) -> None:
-        """The mirror's used words to the device, ordered before the next dispatches (under
-        the device lock, in the submit)."""
-        if self.dirty:
-            backend.write_ordered(self.buffer.handle, 4 * self.buffer.offset,
-                                  memoryview(self.mirror)[:4 * len(self.words)])
-            self.dirty = False
+    def flush(self, backend: Any) -> bool:
+        """The mirror's used words to the device if any changed, ordered before the next
+        dispatches (under the device lock, in the submit); whether it copied."""
+        if not self.dirty:
+            return False
+        backend.write_ordered(self.buffer.handle, 4 * self.buffer.offset, memoryview(self.mirror)[:4 * len(self.words)])
+        self.dirty = False
+        return True

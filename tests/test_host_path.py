@@ -210,15 +210,21 @@ def test_scalars_set_many_times_between_submits_take_their_last_values(backend, 
     assert_same(ys[1].numpy(), x * np.float32(1.5) + np.float32(-0.25))
 
 
+def _scale_scheme(mod, dev, count: int):
+    """A submitted scheme of `count` `scale` nodes over ones (a = 1.0): (scheme, nodes)."""
+    k = mod.scale.prepare(dev)
+    x, y = dev.buffer(np.ones(64, np.float32)), dev.zeros(64)
+    s = gi.Scheme(dev)
+    nodes = [k.record(s, f"n{i}", x, y, 1.0).over_1d(64) for i in range(count)]
+    s.submit()
+    return s, nodes
+
+
 def test_fake_set_node_param_reaches_the_backend_once_at_the_next_submit(fake, mod, monkeypatch):
     """A scalar set three times between submits is packed once, at the submit, into the
     node's parameters and its graph node (the last value), and nothing else is touched."""
     drv, dev = fake
-    k = mod.scale.prepare(dev)
-    x, y = dev.buffer(np.ones(64, np.float32)), dev.zeros(64)
-    s = gi.Scheme(dev)
-    nodes = [k.record(s, f"n{i}", x, y, 1.0).over_1d(64) for i in range(3)]
-    s.submit()
+    s, nodes = _scale_scheme(mod, dev, 3)
     packed = []
     update = dev.backend.update_scalar
     monkeypatch.setattr(dev.backend, "update_scalar", lambda d, i: (packed.append((d, i)), update(d, i))[1])
@@ -237,11 +243,7 @@ def test_fake_a_failed_scalar_update_is_still_due_at_the_next_submit(fake, mod, 
     """The backend refuses an update at a submit (BackendError): that submit raises and
     runs nothing, and the next one still packs every change, not only those after it."""
     drv, dev = fake
-    k = mod.scale.prepare(dev)
-    x, y = dev.buffer(np.ones(64, np.float32)), dev.zeros(64)
-    s = gi.Scheme(dev)
-    nodes = [k.record(s, f"n{i}", x, y, 1.0).over_1d(64) for i in range(2)]
-    s.submit()
+    s, nodes = _scale_scheme(mod, dev, 2)
     s.set_node_param(nodes[0], "a", 2.0)
     s.set_node_param(nodes[1], "a", 3.0)
     update = dev.backend.update_scalars

@@ -6,8 +6,6 @@ kernels qualify, and ptxas on the decode step's kernels (CUDA runs it on the H20
 
 from __future__ import annotations
 
-import os
-import struct
 
 import numpy as np
 import pytest
@@ -20,7 +18,6 @@ from goldy_import.ir.pipeline import lower
 from test_ptx import assemble, ptxas  # noqa: F401  (ptxas: the fixture, required in CI, else skipped)
 from test_unroll import DECODE, same_bits, u32
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SRC = """
 use goldy::gpu;
@@ -143,7 +140,7 @@ def test_an_access_out_of_range_faults_as_the_loop_does():
     got = run_rowwarp(SRC, "dot_rows", [w, x, out.copy()], {"p3_rows": u32(rows), "p4_n": u32(n),
                                                              "p5_first": u32(0)}, rows, faults=words)[2]
     (word,) = words
-    assert sum(SHUFFLES) == 32 * n * (rows - 1)  # rows 0 and 1 split (each term a shuffle of 32 lanes), row 2 as written
+    assert sum(SHUFFLES) == 32 * n * (rows - 1)  # rows 0 and 1 split (a 32-lane shuffle per term); row 2 as written
     assert word[0] == 1 and word[2] == rows * n - 7 and word[3] == rows * n - 7, word
     with pytest.raises(Exception) as e:  # the oracle faults at the same access
         oracle.run_kernel("cpu", SRC, "dot_rows", [w, x, out.copy(), rows, n, 0], ("over_1d", rows))
@@ -179,7 +176,7 @@ def test_decode_matvec_rowwarp_bits():
     got = run_rowwarp(src, "matvec", [w, x, out.copy()], {"p3_rows": u32(rows), "p4_n": u32(n),
                                                           "p5_off": u32(off)}, rows)[2]
     same_bits(got, want, "matvec rowwarp")
-    assert struct.pack("<f", got[0]) == struct.pack("<f", want[0])
+    assert SHUFFLES  # the split path ran
 
 
 def test_a_term_with_exp_and_division_has_the_loops_bits():

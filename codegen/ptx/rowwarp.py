@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Optional
 from goldy_import.ir import nodes as N
 from goldy_import.ir.checks import PROVEN
 from goldy_import.ir.clone import clone
+from goldy_import.ir.info import kernel_info
 from goldy_import.ir.unroll import trip_of
 
 if TYPE_CHECKING:
@@ -72,12 +73,8 @@ def qualifies(k: N.Kernel) -> bool:
     stmts = list(N.walk_stmts(k.body))
     if any(isinstance(s, _NOT_REPLICABLE) for s in stmts):
         return False
-    written = _written(stmts)
+    written = kernel_info(k).written
     return any(isinstance(s, N.For) and split_of(k, s, written) is not None for s in stmts)
-
-
-def _written(stmts) -> set:
-    return {s.resource for s in stmts if isinstance(s, (N.Store, N.Atomic))}
 
 
 def split_of(k: N.Kernel, s: N.For, written: set) -> Optional[Split]:
