@@ -22,6 +22,9 @@ the median over `--reps` of the device time between two events around 10 back-to
 calls (`submit(wait=False)`; torch's calls likewise), per call, after 3 warm-ups; on other
 backends the wall time of `scheme.submit()`. Every goldy-import row gives the same bits
 (checked before timing); the PyTorch rows agree within 1e-5 (their silu rounds otherwise).
+With PyTorch on CUDA, each row also gives its kernels' device time per call as CUPTI sees
+it (torch.profiler, 40 calls back to back): the kernels alone, where the event time also
+holds any gap the caller's host work leaves between calls (torch.compile's guards).
 
 Table 2, a decode-like step: `--layers` layers of one reduction (one workgroup: a norm's
 statistic) and nine small element-wise kernels over a 4096-wide hidden state, through
@@ -38,6 +41,7 @@ import datetime
 import statistics
 import sys
 import time
+from typing import Optional
 
 import numpy as np
 
@@ -145,6 +149,27 @@ class Timer:
         return statistics.median(times)
 
 
+def kernel_us(call, sync, calls: int = 40) -> Optional[float]:
+    """Device time of the kernels `calls` calls run, per call, as CUPTI sees them (through
+    torch.profiler; None without torch): the kernels alone, without the gaps between calls
+    that the event rows include (a caller's host work between launches shows there)."""
+    try:
+        import torch
+        from torch.profiler import ProfilerActivity, profile
+    except ImportError:
+        return None
+    for _ in range(3):
+        call()
+    sync()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            call()
+        sync()
+        torch.cuda.synchronize()
+    total = sum(getattr(e, "device_time_total", 0) or 0 for e in prof.key_averages())
+    return total / calls if total else None
+
+
 def settle(scheme: gi.Scheme, spec: bool) -> None:
     """Submits until automatic fusion (and specialization) run their compiled programs."""
     for _ in range(2 + spec):
@@ -217,7 +242,7 @@ def torch_rows(x0: np.ndarray, want: np.ndarray, reps: int):
             b.record()
             b.synchronize()
             times.append(a.elapsed_time(b) / BATCH)
-        rows.append((name, statistics.median(times)))
+        rows.append((name, statistics.median(times), kernel_us(lambda: fn(xt), torch.cuda.synchronize)))
     return rows
 
 
@@ -235,17 +260,20 @@ def chain_table(dev: gi.Device, mod, n: int, reps: int) -> None:
             ref = got
         elif not np.array_equal(got, ref, equal_nan=True):
             raise SystemExit(f"{name}: results differ from the unfused chain")
-        rows.append((name, timer.scheme_ms(scheme), dispatches))
-    rows += [(name, ms, None) for name, ms in torch_rows(x0, ref, reps)]
+        ku = kernel_us(lambda: scheme.submit(wait=False), dev.synchronize) if timer.cuda else None
+        rows.append((name, timer.scheme_ms(scheme), dispatches, ku))
+    rows += [(name, ms, None, ku) for name, ms, ku in torch_rows(x0, ref, reps)]
     unfused = rows[0][1]
-    compiled = next((ms for name, ms, _ in rows if name.startswith("torch.compile")), None)
+    compiled = next((r for r in rows if r[0].startswith("torch.compile")), None)
     print(f"\n4-stage element-wise chain, {n} f32 ({n * 4 / 2**20:.0f} MiB) on {dev.describe()}")
-    print("| variant | dispatches | ms | GB/s (8 B/elem) | vs unfused | vs torch.compile |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for name, ms, d in rows:
-        vs_c = f"{compiled / ms:.2f}x" if compiled else "-"
+    print("| variant | dispatches | ms | GB/s (8 B/elem) | vs unfused | vs torch.compile | kernels us (CUPTI) "
+          "| kernels vs torch.compile's |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name, ms, d, ku in rows:
+        vs_c = f"{compiled[1] / ms:.2f}x" if compiled else "-"
+        kv = f"{compiled[3] / ku:.2f}x" if compiled and compiled[3] and ku else "-"
         print(f"| {name} | {d if d is not None else '-'} | {ms:.3f} | {8 * n / ms / 1e6:.0f} | "
-              f"{unfused / ms:.2f}x | {vs_c} |")
+              f"{unfused / ms:.2f}x | {vs_c} | {f'{ku:.1f}' if ku else '-'} | {kv} |")
 
 
 def decode_scheme(dev: gi.Device, mod, layers: int, hidden: int, auto: bool, spec: bool = False):
