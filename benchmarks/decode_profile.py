@@ -18,6 +18,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import goldy_import as gi  # noqa: E402
 from decode import SMALL, STORIES15M, GoldyDecoder, settle, tokens_for, weights  # noqa: E402
+from fusion import device_us  # noqa: E402
 
 
 def main() -> None:
@@ -46,9 +47,7 @@ def main() -> None:
         wall = (time.perf_counter() - t0) / a.tokens
     rows = []
     for ev in prof.key_averages():
-        dt = getattr(ev, "device_time_total", None)
-        if dt is None:
-            dt = ev.cuda_time_total
+        dt = device_us(ev)
         if dt:
             rows.append((dt / a.tokens, ev.count / a.tokens, ev.key))
     rows.sort(reverse=True)

@@ -166,8 +166,15 @@ def kernel_us(call, sync, calls: int = 40) -> Optional[float]:
             call()
         sync()
         torch.cuda.synchronize()
-    total = sum(getattr(e, "device_time_total", 0) or 0 for e in prof.key_averages())
+    total = sum(device_us(e) for e in prof.key_averages())
     return total / calls if total else None
+
+
+def device_us(ev) -> float:
+    """One torch.profiler event's total device time in us (`device_time_total`; older
+    torch names it `cuda_time_total`)."""
+    dt = getattr(ev, "device_time_total", None)
+    return (ev.cuda_time_total if dt is None else dt) or 0.0
 
 
 def settle(scheme: gi.Scheme, spec: bool) -> None:
