@@ -4,8 +4,8 @@ the operation list itself; `when` becomes an `if` around the guarded part.
 
 WGSL rounds every f32 `+ - * /` through the emitter's pinned helpers (`gi_fadd_f32` ...,
 `gi_fdiv_f32`, see codegen/wgsl/emitter.py), so no driver can fuse or reassociate them; the
-returned `uses` names the helpers a module must define. Slang writes the operators (the
-Slang printer's convention, codegen/slang/text.py)."""
+returned `uses` names the helpers a module must define. Slang writes `*` and `/` as operators
+and `+` `-` through goldy_abi.slang's rust_fadd / rust_fsub (codegen/slang/text.py)."""
 
 from __future__ import annotations
 
@@ -84,7 +84,8 @@ SLANG = Syntax(
     let=lambda kind, name, value: f"{_SLANG_TYPES[kind]} {name} = {value};",
     var=lambda kind, name, value: f"{_SLANG_TYPES[kind]} {name} = {value};",
     fconst=lambda x: f"asfloat(0x{_bits(x):08x}u)",  # bits: not every target parses enough digits
-    fop={op: f"({{a}} {s} {{b}})" for op, s in (("add", "+"), ("sub", "-"), ("mul", "*"), ("div", "/"))},
+    # + and - through goldy_abi.slang's rust_fadd / rust_fsub, which Slang cannot fold
+    fop={"add": "rust_fadd({a}, {b})", "sub": "rust_fsub({a}, {b})", "mul": "({a} * {b})", "div": "({a} / {b})"},
     # int(x)/uint(x) are modular conversions; asint() compares as unsigned on slangpy's CPU target
     f2u="asuint({a})", u2f_bits="asfloat({a})", u2i="int({a})", i2u="uint({a})",
     conv_u="float({a})", conv_i="float(int({a}))",

@@ -205,7 +205,7 @@ GoldyMat2 GoldyMat3 GoldyMat4 mat_mul mat_scale mat_add mat_sub atomic_add wrapp
 wrapping_sub wrapping_mul wrapping_neg wrapping_abs wrapping_shl wrapping_shr rust_div
 rust_rem rust_min rust_max rust_clamp rust_round rust_f32_to_i32 rust_f32_to_u32 rust_dot
 rust_length cs_main goldy_abi GoldyFaults atomic_add_checked rust_div_checked
-rust_rem_checked rust_neg rust_abs rust_i32_to_f32 rust_u32_to_f32 rust_lt rust_gt rust_le
+rust_rem_checked rust_fadd rust_fsub rust_neg rust_abs rust_i32_to_f32 rust_u32_to_f32 rust_lt rust_gt rust_le
 rust_ge rust_eq rust_ne""".split()
 
 SLANG = Target("slang", frozenset(_SLANG_KEYWORDS + _SLANG_TYPES + _SLANG_INTRINSICS + SLANG_ABI_NAMES),

@@ -134,7 +134,7 @@ def run_kernel(backend: str, src: str, kernel: str, args: Sequence[Any], grid: t
     pk = kdef.prepare(dev)
     bound = []
     buffers: list[Optional[Any]] = []
-    for p, a in zip(kdef.ir.params, args):
+    for p, a in zip(kdef.ir.params, args, strict=True):  # a corpus file with a stray argument fails
         if p.category in N.BUFFER_CATEGORIES:
             arr = np.asarray(a)
             b = dev.buffer(_poisoned(arr) if p.category == "write" else arr)

@@ -224,7 +224,7 @@ def test_real_compiler_accepts_checked(cpu_device, kernel):
 
 def test_compiler_rejects_a_type_error(cpu_device):
     k = _kernel("rust_examples/saxpy.rs", "saxpy")
-    bad = S.emit_slang(k).replace("y[i] = ((a * x[i]) + y[i]);", "y[i] = x;")
+    bad = S.emit_slang(k).replace("y[i] = rust_fadd((a * x[i]), y[i]);", "y[i] = x;")
     with pytest.raises(Exception, match="x"):
         _load(cpu_device, bad)
 
