@@ -47,6 +47,9 @@ from .quiet import ensure_xdg_runtime_dir
 from .backend import (Backend, BufferArg, CompileOptions, Dispatch, FaultReport, ImageArg, Limits, ScalarArg,
                       TensorArg, UniformArg)
 
+from .cffi_parse_cache import install as _cache_cffi_parses
+
+_cache_cffi_parses()  # wgpu-py's cffi declarations: 2 s of pycparser per process otherwise
 try:
     import wgpu
 except ImportError:  # pragma: no cover - exercised where wgpu-py is missing
