@@ -21,8 +21,7 @@ struct pt *make(int n, ...);
 #define WIDTH 42
 """
 
-CHILD = r"""
-import json, sys
+COUNTING = r"""
 import pycparser
 real = pycparser.CParser.parse
 count = [0]
@@ -30,6 +29,10 @@ def counting(self, *a, **k):
     count[0] += 1
     return real(self, *a, **k)
 pycparser.CParser.parse = counting  # what reaches pycparser itself: a cache miss
+"""
+
+CHILD = COUNTING + r"""
+import json, sys
 from goldy_import.runtime import cffi_parse_cache
 cffi_parse_cache.install()
 import cffi
@@ -113,16 +116,9 @@ def test_warm_wgpu_process_parses_no_c(cache_dir, tmp_path):
     against numpy) hands pycparser nothing."""
     from oracle import backend_or_skip
     backend_or_skip("wgpu")
-    code = r"""
+    code = COUNTING + r"""
 import sys
 import numpy as np
-import pycparser
-real = pycparser.CParser.parse
-count = [0]
-def counting(self, *a, **k):
-    count[0] += 1
-    return real(self, *a, **k)
-pycparser.CParser.parse = counting
 import goldy_import as gi
 dev = gi.Device("wgpu")
 mod = gi.load(sys.argv[1])
