@@ -7,6 +7,8 @@ the header's ~440 typedef names). On the 2-core development VM that was 2.1 s of
 from `python` to the first wgpu result. A parse is a pure function of its text, so its
 syntax tree goes to goldy_import/cache.py (kind `cffi-ast`), keyed by the exact text and
 the cffi, pycparser and Python versions; a warm process unpickles the trees instead.
+cffi has one parser per process, so once this is installed (runtime/wgpu.py's import)
+any other library's cffi parses are cached too, by the same exact-text keys.
 
 What is kept of a tree is what cffi reads of it (cffi/cparser.py: `_internal_parse` walks
 the declarations after the preamble's first `__dotdotdot__` typedef, `parse_type_and_quals`
