@@ -336,7 +336,7 @@ class Printer:
             return f"rust_{op}_checked({a}, {b}, {e.check}u, {FAULTS})"
         if op in ("div", "rem") and (elem in T.INTS or op == "rem"):
             return f"rust_{op}({self.splat(a, lt, e.ty)}, {self.splat(b, rt, e.ty)})"
-        if elem == "f32" and op in ("add", "sub"):  # goldy_abi.slang: Slang's folds keep -0.0
+        if elem == "f32" and op in ("add", "sub"):  # Slang folds x + 0.0 to x (goldy_abi.slang rust_fadd)
             return f"rust_f{op}({self.splat(a, lt, e.ty)}, {self.splat(b, rt, e.ty)})"
         sym = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[op]
         return f"({a} {sym} {b})"
