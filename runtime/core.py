@@ -736,6 +736,10 @@ class Bound:
     keep: list  # Python objects the args refer to (kept alive while recorded)
     tensor_numel: Optional[int] = None
     in_place: tuple = ()  # (read, written) parameter pairs bound to the same memory (ir/inplace.py)
+    live_at: int = -1  # the device's count of frees when `keep` was last seen unfreed (Scheme._append)
+
+    def __post_init__(self) -> None:
+        self.scheme_local = has_temporaries(self.keep)  # binds a scheme's temporary (runtime/temporaries.py)
 
 
 def _describe_value(v: Any) -> str:
@@ -1142,7 +1146,7 @@ class Node:
         return f"<node {self.index} {self.label!r}: {self.kernel.name} groups={self.dispatch.groups}>"
 
 
-@dataclass
+@dataclass(init=False)  # the defaults stay class attributes: a new Scheme's stats cost no stores
 class SchemeStats:
     records: int = 0
     submits: int = 0
@@ -1188,14 +1192,16 @@ class Scheme:
         if self.device.closed:
             self.device._check_open()
         d = Dispatch(pk.target_ir, pk.compiled, list(bound.args), groups, label)
-        deferred = has_temporaries(bound.keep) and _temps_of(self, bound.keep, pk.name)
+        deferred = bound.scheme_local and _temps_of(self, bound.keep, pk.name)
         live = None
         if not deferred:  # a node binding temporaries goes to the backend once they have storage
             dev = self.device
             with dev._lock:  # backends need not be thread-safe: one call at a time per device
                 if dev.closed:  # (what _using checks, without its frames: this is every record)
                     dev._check_open()
-                _refuse_freed(bound.keep, lambda: f"kernel `{pk.name}` ({label!r})")
+                if bound.live_at != dev._frees:  # (nothing freed since it was looked at: still live)
+                    _refuse_freed(bound.keep, lambda: f"kernel `{pk.name}` ({label!r})")
+                    bound.live_at = dev._frees
                 dev.backend.record(d)
                 live = dev._frees  # this node's buffers are live at this count of frees
         with self._lock:

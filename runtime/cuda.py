@@ -19,8 +19,10 @@
   dispatch's parameter block (its arguments prebuilt), with an error word of its own: a
   slot of a pooled block (`_SlotPool`), read at the wait, one copy per block where the
   words live on the device. Record packs the parameter values of the same bound argument
-  objects and grid once (`_packed`, held weakly, with their layout and entry choice). `enqueue` (submit without waiting) records an
-  event after the graph launch; replays of one graph may overlap (a fault in their
+  objects and grid once (`_packed`, held weakly, with their layout and entry choice), and
+  a dead dispatch's unchanged state (block, error word, launch arguments) goes to the next
+  record of the same objects (`_Packed.spare`: what a fresh Scheme per call costs).
+  `enqueue` (submit without waiting) records an event after the graph launch; replays of one graph may overlap (a fault in their
   shared words is reported once, at the first wait that reads it).
 - `wrap_external(obj)` binds memory exposing `__cuda_array_interface__` (CuPy, PyTorch)
   without a copy, after checking device, dtype and contiguity.
@@ -404,7 +406,42 @@ class _Faults:
 
 
 PACKED = 256  # parameter values kept per backend, by the identity of the bound arguments (record)
+SPARE = 4  # states of dead dispatches kept per packed argument set (a fresh Scheme's record takes one)
 SLOTS = 256  # eager error words per allocation of the pool (one cuMemHostAlloc, not one per dispatch)
+
+
+class _Packed:
+    """What `record` keeps of one set of bound argument objects and grid: the packed
+    values, their layout and entry choice (`facts`), and the states of dead dispatches
+    recorded with them whose blocks still hold exactly those values (`spare`: never
+    `update_scalar`ed). A new record takes a spare state, block, eager error word and
+    launch arguments included, instead of packing them again: what a fresh Scheme recording
+    the arguments of the last one costs. A dispatch dies only once its error word was
+    read (a launched one is held until the wait), so a spare state has nothing in flight."""
+
+    __slots__ = ("facts", "compiled", "refs", "spare", "owners")
+
+    def __init__(self, facts: tuple, compiled: Any, refs: list):
+        self.facts, self.compiled, self.refs = facts, compiled, refs  # refs: the arguments, weakly
+        self.spare: list = []
+        self.owners: dict = {}  # id of a weakref to a live dispatch -> (that weakref, the dispatch's state)
+
+    def state(self) -> "_State":
+        try:
+            return self.spare.pop()
+        except IndexError:  # (none, or another thread took the last)
+            values, layout, batched, lanes, rowwarp, fault_slot = self.facts
+            return _State(ParamBlock(values, layout), [], batched=batched, lanes=lanes, rowwarp=rowwarp,
+                          fault_slot=fault_slot)
+
+    def own(self, d: Dispatch) -> None:
+        ref = weakref.ref(d, self._died)
+        self.owners[id(ref)] = (ref, d.state)
+
+    def _died(self, ref: Any) -> None:
+        st = self.owners.pop(id(ref), (None, None))[1]
+        if st is not None and st.version == 0 and len(self.spare) < SPARE:
+            self.spare.append(st)
 
 
 class _SlotPool:
@@ -804,9 +841,8 @@ class CudaBackend(Backend):
         key = (id(d.compiled), *groups, self._batch_min, self._lanes_min, self._rowwarp_max, *map(id, d.args))
         hit = self._packed.get(key)
         if hit is not None:  # the same bound arguments and grid again (recorded or launched before)
-            values, layout, batched, lanes, rowwarp, fault_slot = hit[0]
-            d.state = _State(ParamBlock(values, layout), [], batched=batched, lanes=lanes, rowwarp=rowwarp,
-                             fault_slot=fault_slot)
+            d.state = hit.state()
+            hit.own(d)
             return
         uniforms, ptrs = [], {}
         for i, a in enumerate(d.args):
@@ -838,10 +874,11 @@ class CudaBackend(Backend):
         # memory is never held; a dead argument drops the entry before its id can be another's
         died = functools.partial(_unpack, self._packed, key)
         try:
-            self._packed[key] = ((values, layout, batched, lanes, rowwarp, fault_slot), d.compiled,
-                                 [weakref.ref(a, died) for a in d.args])
+            refs = [weakref.ref(a, died) for a in d.args]
         except TypeError:  # an argument that takes no weak reference: not kept
             return
+        self._packed[key] = packed = _Packed((values, layout, batched, lanes, rowwarp, fault_slot), d.compiled, refs)
+        packed.own(d)
         if len(self._packed) > PACKED:
             try:  # (a weakref callback may be changing it too)
                 self._packed.pop(next(iter(self._packed)), None)

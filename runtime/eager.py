@@ -27,7 +27,6 @@ from types import SimpleNamespace
 from goldy_import.errors import BindingError, GoldyError, GridError
 
 from .backend import Dispatch, ScalarArg
-from .temporaries import has_temporaries
 
 if TYPE_CHECKING:
     from .core import Device, PreparedKernel
@@ -94,7 +93,7 @@ def _plan(pk: "PreparedKernel", args: tuple, launching: bool = True) -> _Plan:
     bound = C.bind_arguments(pk, args)
     scalars = [(i, p.ty, pk.where[i]) for i, p in enumerate(pk.ir.params) if p.category == "scalar"]
     plan = _Plan(args, bound, scalars)
-    if has_temporaries(bound.keep):  # scheme-local: never cached
+    if bound.scheme_local:  # scheme-local: never cached
         if launching:
             raise BindingError(f"kernel `{pk.name}`: launch() cannot bind a scheme's temporary buffer; "
                                f"record the kernel into that scheme instead")

@@ -128,6 +128,75 @@ def test_fake_fresh_schemes_share_pooled_error_words_and_report_their_node(fake,
         s.submit()
 
 
+def test_fake_a_fresh_scheme_takes_the_state_of_the_dead_one(fake, mod):
+    """Recording the arguments of a dead scheme's node again takes its parameter block,
+    error word and launch arguments instead of packing them anew; a block set_node_param
+    changed is never taken, and a fault in a taken one names the new node and is cleared."""
+    drv, dev = fake
+    k = mod.affine.prepare(dev)
+    x, y = dev.buffer(np.ones(64, np.float32)), dev.zeros(64)
+    a, b = 2.0, 1.0  # the same objects each time: the same bound arguments
+    s = gi.Scheme(dev)
+    taken = k.record(s, "first", x, y, a, b).over_1d(64).dispatch.state
+    s.submit()
+    del s
+    s = gi.Scheme(dev)
+    n = k.record(s, "second", x, y, a, b).over_1d(64)
+    assert n.dispatch.state is taken and packed_f32(n) == 2.0
+    s.submit()
+    s.set_node_param(n, "a", 3.0)
+    s.submit()
+    assert packed_f32(n) == 3.0
+    del s, n
+    s = gi.Scheme(dev)
+    n = k.record(s, "third", x, y, a, b).over_1d(64)
+    assert n.dispatch.state is not taken and packed_f32(n) == 2.0  # the changed block was dropped
+    s.submit()
+    taken = n.dispatch.state
+    del s, n
+    (site,) = check_sites(k.prepared.target_ir)
+    plan_fault(drv, "affine", site.id, 64, 64)
+    s = gi.Scheme(dev)
+    assert k.record(s, "faulty", x, y, a, b).over_1d(64).dispatch.state is taken
+    with pytest.raises(gi.KernelFault, match=r"node 0 'faulty'.*indexed at 64"):
+        s.submit()
+    drv.planned.clear()
+    del s
+    s = gi.Scheme(dev)
+    assert k.record(s, "after", x, y, a, b).over_1d(64).dispatch.state is taken
+    s.submit()  # its error word came back clean
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fresh_schemes_after_set_node_param_run_their_own_scalars(backend, mod):
+    """A fresh scheme recording the arguments of a dead one whose scalar set_node_param
+    changed runs the recorded scalar, not the changed one (the CUDA backend reuses only
+    unchanged parameter blocks); fresh random data, checked against the CPU oracle."""
+    rng = np.random.default_rng()
+    x0 = rng.standard_normal(300).astype(np.float32)
+    a, b, changed = (np.float32(rng.standard_normal()).item() for _ in range(3))
+
+    def run(dev):
+        k = mod.affine.prepare(dev)
+        x, y = dev.buffer(x0), dev.buffer(np.full(300, np.nan, np.float32))
+        outs = []
+        for step in range(3):
+            s = gi.Scheme(dev)
+            n = k.record(s, "affine", x, y, a, b).over_1d(300)
+            s.submit()
+            outs.append(y.numpy())
+            if step == 1:
+                s.set_node_param(n, "a", changed)
+                s.submit()
+                outs.append(y.numpy())
+            del s, n
+        return np.stack(outs)
+
+    want = run(gi.Device("cpu"))
+    assert not np.array_equal(want[1], want[2])  # the change shows
+    assert_same(run(_dev(backend)), want, what=f"{backend} fresh schemes around set_node_param")
+
+
 def test_fake_eager_faults_of_several_dispatches_are_read_at_one_wait(fake, mod):
     drv, dev = fake
     k = mod.shifted.prepare(dev)
