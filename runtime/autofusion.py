@@ -105,6 +105,7 @@ class AutoFusion:
         self.by_slot: dict = {}  # (node index, parameter index) -> [(active region, fused slot)]
         self.stopped: list[StoppedRun] = []
         self.active: Optional[list] = None
+        self.gen = 0  # bumped when the regions or their fused dispatches change (Scheme._setter_key)
         self.cache: dict[tuple, tuple[C.Composition, Any]] = {}
         self.failed: dict[tuple, str] = {}
         self.worker: Optional[threading.Thread] = None
@@ -128,6 +129,7 @@ class AutoFusion:
             self._plan()
 
     def _fall_back(self) -> None:
+        self.gen += 1
         if self.active is not None:
             self.scheme.stats.fusion_fallbacks += 1
         self.active = None
@@ -138,6 +140,7 @@ class AutoFusion:
 
     def _switch(self) -> None:
         """Every region is compiled (or failed): the fused list, built in one step."""
+        self.gen += 1
         by_first, self.by_slot = {}, {}
         for r in self.regions:
             if r.prepared is None:
@@ -179,8 +182,8 @@ class AutoFusion:
         an index: this runs for every changed scalar of every token)."""
         for r, slot in self.by_slot.get((node.index, index), ()):
             if r.entry is not None:
-                r.entry.dispatch.args[slot] = node.args[index]
-                r.entry.args[slot] = node.args[index]
+                self.scheme._put(r.entry.dispatch.args, slot, node.args[index])
+                self.scheme._put(r.entry.args, slot, node.args[index])
                 self.scheme._mark(r.entry.dispatch, slot)
 
     def sources(self, entry: Any) -> Optional[tuple[tuple[int, ...], list]]:

@@ -1184,6 +1184,12 @@ class Scheme:
         # dispatches whose scalars set_node_param changed since the last submit: id -> (dispatch,
         # slots); the backend repacks them once, at the next submit (`_mark`, `_flush_scalars`)
         self._stale: dict[int, tuple[weakref.ref, set]] = {}
+        # set_node_param's steady state: per (node, slot or name), what its last full run did
+        # (the argument lists it stored into, the dispatches it marked, the live word it
+        # wrote), replayed while the structure, fusion and specialization are as they were
+        # (`_setter_key`); `_rec` collects those effects during a full run
+        self._setters: dict[tuple, tuple] = {}
+        self._rec: Optional[list] = None
 
     def __repr__(self) -> str:
         return f"<Scheme on {self.device.backend_name}: {len(self.nodes)} nodes>"
@@ -1349,12 +1355,31 @@ class Scheme:
 
     def set_node_param(self, node: Node, slot_or_name: Union[int, str], value: Any) -> None:
         """Change a scalar argument of a recorded node; takes effect at the next submit."""
+        key = (id(node), slot_or_name) if type(slot_or_name) in (str, int) else None
+        fast = self._setters.get(key) if key is not None else None
+        if fast is not None and fast[0] is node:  # a decode loop's dozens of scalars per token
+            _, idx, ty, where, effects, stamp = fast
+            arg = ScalarArg(ty, _check_scalar(where, ty, value))
+            if self.device.closed:
+                self.device._check_open()
+            with self._lock:
+                f, sp, t = self._fusion, self._spec, self._temps  # (_setter_key, without its call)
+                if stamp == (self._version, -1 if t is None else t.rebinds, -1 if f is None else f.gen,
+                             -1 if sp is None else sp.gen):
+                    for target, slot in effects:
+                        if type(target) is list:
+                            target[slot] = arg
+                        elif target is None:  # the scalar's word in the live block
+                            self._spec.live.set(slot, arg)
+                        else:
+                            self._mark(target, slot)
+                    return
         if not isinstance(node, Node) or node.index >= len(self.nodes) or self.nodes[node.index] is not node:
             raise BindingError(f"set_node_param: {node!r} is not a node of this scheme")
         pk = node.kernel
-        # a decode loop changes dozens of scalars per token: a slot or name that passed once
-        # is found again in the kernel's memo (exact str/int keys only: True is not slot 1)
-        idx = pk.settable.get(slot_or_name) if type(slot_or_name) in (str, int) else None
+        # a slot or name that passed once is found again in the kernel's memo (exact str/int
+        # keys only: True is not slot 1)
+        idx = pk.settable.get(slot_or_name) if key is not None else None
         if idx is None:
             idx = _settable_slot(pk, slot_or_name)
         p = pk.ir.params[idx]
@@ -1362,12 +1387,46 @@ class Scheme:
         if self.device.closed:
             self.device._check_open()
         with self._lock:  # (a submit on another thread flushes what is marked)
-            node.dispatch.args[idx] = node.args[idx] = arg
-            self._mark(node.dispatch, idx)
-            if self._fusion is not None:
-                self._fusion.scalar_changed(node, idx)
-            if self._spec is not None:
-                self._spec.scalar_changed(node, idx)
+            stamp = self._setter_key()
+            self._rec = rec = []
+            try:
+                self._put(node.dispatch.args, idx, arg)
+                self._put(node.args, idx, arg)
+                self._mark(node.dispatch, idx)
+                if self._fusion is not None:
+                    self._fusion.scalar_changed(node, idx)
+                if self._spec is not None:
+                    self._spec.scalar_changed(node, idx)
+            finally:
+                self._rec = None
+            steady = None not in rec and all(type(t) is not list or t[slot] is arg for t, slot in rec)
+            if key is not None and steady:
+                if len(self._setters) > 4 * len(self.nodes) + 64:  # (nodes re-recorded: their entries go)
+                    self._setters.clear()
+                self._setters[key] = (node, idx, p.ty, pk.where[idx], rec, stamp)
+
+    def _setter_key(self) -> tuple:
+        """What set_node_param's replayed effects depend on: the recorded structure, the
+        nodes' dispatches (temporaries rebind them), the fused regions and the specializer's
+        state (each bumps its counter on a change)."""
+        f, sp, t = self._fusion, self._spec, self._temps
+        return (self._version, -1 if t is None else t.rebinds, -1 if f is None else f.gen,
+                -1 if sp is None else sp.gen)
+
+    def _put(self, args: list, slot: int, arg: ScalarArg) -> None:
+        """set_node_param stores the new value into an argument list (recorded for its replay)."""
+        args[slot] = arg
+        if self._rec is not None:
+            self._rec.append((args, slot))
+
+    def _unsteady(self) -> None:
+        """This set_node_param changed more than values (a plan, a demotion): not replayed."""
+        if self._rec is not None:
+            self._rec.append(None)
+
+    def _wrote_live(self, word: int) -> None:
+        if self._rec is not None:
+            self._rec.append((None, word))
 
     def _mark(self, d: Dispatch, slot: int) -> None:
         """Scalar `slot` of dispatch `d` (a node's, a fused region's or a variant's) changed:
@@ -1378,6 +1437,8 @@ class Scheme:
             self._stale[id(d)] = (weakref.ref(d), {slot})
         else:
             hit[1].add(slot)
+        if self._rec is not None:
+            self._rec.append((d, slot))
 
     def _flush_scalars(self, backend: Backend, entries: list) -> None:
         """The marked scalars of the dispatches this submit runs to the backend (under the

@@ -318,6 +318,7 @@ class Specializer:
         new = index not in dyn
         if new:
             dyn.add(index)
+            self.scheme._unsteady()  # (a first change plans and may demote: set_node_param runs it in full again)
         if self.by_source is None:  # set_node_param runs per token: no scan of every region's sources
             self.by_source, self.units = {}, {}
             for u, (_, sources) in self.regions.items():
@@ -331,6 +332,8 @@ class Specializer:
                       for u, slot in self.by_source.get(src, ())]
             self.units[src] = units
         word = self.live is not None and self.live.changed(src, node.dispatch.args[index])
+        if word:
+            self.scheme._wrote_live(self.live.words[src])
         for u, entry, slot, name in units:
             hit = self.active.get(u)
             if new:
@@ -342,7 +345,7 @@ class Specializer:
                     continue
             if hit is not None:
                 d = hit[1].dispatch
-                d.args[slot] = entry.dispatch.args[slot]
+                self.scheme._put(d.args, slot, entry.dispatch.args[slot])
                 if not (word and name in hit[2]):
                     self.scheme._mark(d, slot)  # (a live one: its word is the value it reads)
 

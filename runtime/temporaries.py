@@ -97,6 +97,7 @@ class SchemeTemporaries:
         self.temps: list[Any] = []
         self.storage: dict[int, Any] = {}  # id(placeholder handle) -> backend handle
         self.held: list[tuple[int, Any]] = []  # (nbytes, handle) taken from the pool
+        self.rebinds = 0  # nodes given a new dispatch so far (Scheme._setter_key)
         self.version = -1
         self.shared = 0  # temporaries that share another one's storage (this structure)
         self._finalizer = weakref.finalize(scheme, self.pool.release, self.held)
@@ -171,6 +172,7 @@ class SchemeTemporaries:
         with scheme.device._using() as backend:
             backend.record(fresh)
         n.dispatch = fresh
+        self.rebinds += 1
 
     def owner_check(self, scheme: "Scheme", keep: list, kernel: str) -> bool:
         """Whether `keep` (a bound argument list's objects) holds temporaries; a temporary

@@ -356,6 +356,35 @@ def _unfused(fm, dev, seed: int):
 
 
 @pytest.mark.parametrize("backend", ["cpu", "wgpu", "slang", "cuda"])
+@pytest.mark.parametrize("fused", [False, True])
+def test_repeated_set_node_param_follows_every_switch(fm, backend, fused):
+    """A set_node_param that changes only values replays what its last full run did
+    (Scheme._setters); what it sets must reach whatever runs across the first submit's
+    rebinding of temporaries, the fusion switch, the variants' compiles and a demotion."""
+    backend_or_skip(backend)
+    dev = device(backend)
+    sch = gi.Scheme(dev)
+    sch.set_automatic_fusion(fused)
+    sch.set_specialization(True)
+    y, nodes = _record_chain(fm, dev, sch, 21)
+    ref, ref_y, ref_nodes = _unfused(fm, dev, 21)
+    rng = np.random.default_rng(5)
+    for step in range(8):
+        for _ in range(2):  # twice between submits: the second call of each is a replay
+            s, d, lim = float(rng.uniform(0.5, 2.0)), int(rng.integers(1, 9)), float(rng.uniform(1.0, 3.0))
+            for sc, ns in ((sch, nodes), (ref, ref_nodes)):
+                sc.set_node_param(ns[0], "s", s)
+                if step >= 5:  # a scalar first changed after its variants were made: demoted once
+                    sc.set_node_param(ns[1], "d", d)
+                sc.set_node_param(ns[2], "l", lim)
+        np.testing.assert_array_equal(_bits(_run(sch, [y])[0]), _bits(_run(ref, [ref_y])[0]), err_msg=f"step {step}")
+        if step in (1, 2):  # the fused region, then its variant, switch in at the next submit
+            assert sch.wait_for_fusion(300) and sch.wait_for_specialization(300)
+    assert sch.stats.specializations >= 1 and sch.stats.specialization_demotions >= 1
+    assert sch.stats.fusion_promotions == (1 if fused else 0)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "wgpu", "slang", "cuda"])
 def test_fused_regions_are_specialized_as_a_whole(fm, backend):
     backend_or_skip(backend)
     dev = device(backend)
