@@ -529,15 +529,19 @@ def main() -> int:
     print(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC  {b.describe()}")
     print(f"# arrays of {n} f32 ({n * 4 / 2**20:.0f} MiB), median of {reps} after 3 warm-ups", flush=True)
 
-    def ours(kernel, bind, groups, module=None, batched=True, checks=None, lanes=True, then=None):
+    def ours(kernel, bind, groups, module=None, batched=True, checks=None, lanes=True, then=None, specialize=False):
         """Record one dispatch, submit it once (builds its graph), return a thunk doing what
         each later submit puts on the stream (graph launch, error-word readback if
         checked), and the scheme. `batched=False` keeps element-wise kernels on their plain
         entry, `lanes=False` collective kernels on theirs (one lane per thread: no lanes
         entry, codegen/ptx/lanes.py); `checks` goes to prepare (None: the default, on);
-        `then` (kernel, bind, groups) records a second dispatch into the same scheme."""
+        `then` (kernel, bind, groups) records a second dispatch into the same scheme;
+        `specialize` turns the scheme's specialization on and times the variants it settles
+        on (its scalars baked, as a Scheme whose scalars never change runs them)."""
         pk = getattr(module or mod, kernel).prepare(dev, checks=checks)
         scheme = gi.Scheme(dev)
+        if specialize:
+            scheme.set_specialization(True)
         saved = b.batch_min_threads
         if not batched:
             b.batch_min_threads = 1 << 62
@@ -553,7 +557,13 @@ def main() -> int:
                 nd.dispatch.state.lanes = False
         scheme.submit(wait=False)  # an asynchronous submit goes through the scheme's graph (a waiting
         dev.synchronize()          # one-node submit launches directly and builds none)
-        g = b._graphs[tuple(id(nd.dispatch) for nd in scheme.nodes)]
+        if specialize:  # the variants compile in the background; the next submit switches to them
+            assert scheme.wait_for_specialization(300)
+            scheme.submit(wait=False)
+            dev.synchronize()
+            assert scheme.stats.specializations >= 1, scheme.specialization_report()
+        runs = scheme._specialized(scheme._entries()) if specialize else scheme.nodes  # what a submit runs
+        g = b._graphs[tuple(id(nd.dispatch) for nd in runs)]
         assert g.faults is None or g.faults.clean  # steady state: no clearing before a launch
         return (lambda: b._enqueue(g)), scheme
 
@@ -701,6 +711,13 @@ def main() -> int:
         t_two = ev.median_ms(run, stream, reps)
         rows_out.append(("full sum, both passes", gbps(nb, t_two), None, gbps(nb, t_cp) if cp else None,
                          gbps(nb, t_th) if torch else None, "block_sum + sum_partials (1 workgroup), one graph"))
+        got = total.numpy()[0]
+        run, _s = ours("block_sum", [x, partial, PER_THREAD], (blocks, 1, 1),
+                       then=("sum_partials", [partial, total], (1, 1, 1)), specialize=True)
+        assert total.numpy()[0].view(np.uint32) == got.view(np.uint32), "specialized sum bits differ"
+        t_two = ev.median_ms(run, stream, reps)
+        rows_out.append(("full sum, both passes, baked", gbps(nb, t_two), None, None, None,
+                         "Scheme.set_specialization(True): per-thread count and lengths baked"))
 
     # ------------------------------------------------------------ row softmax (in place)
     if "softmax" in only:
@@ -727,6 +744,18 @@ def main() -> int:
         rows_out.append((f"row softmax ({ROW}), collective", gbps(nb, t_ours), gbps(nb, t_ref),
                          gbps(nb, t_cp) if cp else None, gbps(nb, t_th) if torch else None,
                          "1 element/lane, lanes entry; torch out of place; cupy 5 kernels"))
+        sm.write(x0)  # (the timed runs ran it again and again in place: compare one run)
+        run, _s = ours("row_softmax", [sm, ROW], (rows, 1, 1))
+        once = sm.numpy()
+        sm.write(x0)
+        run, _s = ours("row_softmax", [sm, ROW], (rows, 1, 1), specialize=True)  # ran twice: in place
+        sm.write(x0)
+        run()
+        b._cu("cuStreamSynchronize", stream)
+        assert np.array_equal(sm.numpy().view(np.uint32), once.view(np.uint32)), "specialized softmax bits differ"
+        t_spec = ev.median_ms(run, stream, reps)
+        rows_out.append(("row softmax, count baked", gbps(nb, t_spec), gbps(nb, t_ref), None, None,
+                         "Scheme.set_specialization(True): the variant with count = 1024"))
         sm.write(x0)
         run, _s = ours("row_softmax", [sm, ROW], (rows, 1, 1), lanes=False)
         np.testing.assert_allclose(sm.numpy(), want, rtol=1e-5, atol=1e-9)
