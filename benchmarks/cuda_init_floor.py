@@ -9,9 +9,7 @@ Fresh interpreters, each timing from its first line (seconds, best of --repeat):
   `module` (cuModuleLoadData of a 1-instruction PTX kernel: the JIT's first use) through
   cuda-python, and `total` from the first line to the loaded module;
 - the same cuInit and context through ctypes on libcuda.so.1 alone (no cuda-python):
-  what a start that did not wait for cuda-python's import would pay;
-- `numpy+ctx`: `import numpy` first, then cuInit and the context (the order a user's
-  program imposes on benchmarks/cold_start.py's cuda row).
+  what a start that did not wait for cuda-python's import would pay.
 
 benchmarks/cold_start.py's warm cuda `first` against these says how much of goldy-import's
 cold start is the driver's and how much is ours.
@@ -60,19 +58,6 @@ t3 = time.perf_counter()
 print(json.dumps({"dlopen": t1 - t0, "cuInit": t2 - t1, "context": t3 - t2, "total": t3 - t0}))
 """
 
-NUMPY_FIRST = r"""
-import time, json, ctypes
-t0 = time.perf_counter()
-import numpy
-t1 = time.perf_counter()
-cu = ctypes.CDLL("libcuda.so.1")
-assert cu.cuInit(0) == 0
-dev, ctx = ctypes.c_int(), ctypes.c_void_p()
-assert cu.cuDeviceGet(ctypes.byref(dev), 0) == 0
-assert cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev) == 0
-t2 = time.perf_counter()
-print(json.dumps({"numpy": t1 - t0, "numpy+ctx": t2 - t0}))
-"""
 
 
 def best(code: str, repeat: int) -> dict:
@@ -89,7 +74,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
-    for name, code in (("cuda-python", BINDINGS), ("ctypes", CTYPES), ("numpy first", NUMPY_FIRST)):
+    for name, code in (("cuda-python", BINDINGS), ("ctypes", CTYPES)):
         row = best(code, args.repeat)
         print(f"{name:12} " + "  ".join(f"{k} {v:.4f}" for k, v in row.items()))
 
