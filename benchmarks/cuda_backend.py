@@ -14,7 +14,9 @@ kernels through goldy-import's CUDA backend, the same algorithms in CUDA C
 kernels run through the backend's batched entry (runtime/cuda.py BATCH = 8 workgroups per block); the
 "one workgroup per block" rows force the plain entry. The row softmax appears as the
 dialect's collective (one element per thread) and as kernels written for speed (several
-values per thread in registers). Then a second table: f32 matrix multiply at
+values per thread in registers). The complete sum and the collective softmax also run as
+the variants a Scheme with `set_specialization(True)` settles on (every scalar and length
+baked, checked bit for bit against the universal program first). Then a second table: f32 matrix multiply at
 `--matmul`^3, GFLOP/s of rust_examples/matmul.rs (16 x 16 tiles), of a 4 x 4 register-
 blocked kernel with the same product order (so the same bits), of nvcc's build of the
 latter, of rust_examples/matmul.rs's `matmul_fast` (128 x 128 per workgroup, 8 x 8 `mul_add`
