@@ -1363,9 +1363,7 @@ class Scheme:
             if self.device.closed:
                 self.device._check_open()
             with self._lock:
-                f, sp, t = self._fusion, self._spec, self._temps  # (_setter_key, without its call)
-                if stamp == (self._version, -1 if t is None else t.rebinds, -1 if f is None else f.gen,
-                             -1 if sp is None else sp.gen):
+                if stamp == self._setter_key():
                     for target, slot in effects:
                         if type(target) is list:
                             target[slot] = arg
@@ -1400,9 +1398,7 @@ class Scheme:
             finally:
                 self._rec = None
             steady = None not in rec and all(type(t) is not list or t[slot] is arg for t, slot in rec)
-            if key is not None and steady:
-                if len(self._setters) > 4 * len(self.nodes) + 64:  # (nodes re-recorded: their entries go)
-                    self._setters.clear()
+            if key is not None and steady:  # (nodes stay while the scheme does: at most one per node and key)
                 self._setters[key] = (node, idx, p.ty, pk.where[idx], rec, stamp)
 
     def _setter_key(self) -> tuple:

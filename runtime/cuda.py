@@ -22,8 +22,9 @@
   objects and grid once (`_packed`, held weakly, with their layout and entry choice), and
   a dead dispatch's unchanged state (block, error word, launch arguments) goes to the next
   record of the same objects (`_Packed.spare`: what a fresh Scheme per call costs).
-  `enqueue` (submit without waiting) records an event after the graph launch; replays of one graph may overlap (a fault in their
-  shared words is reported once, at the first wait that reads it).
+  `enqueue` (submit without waiting) records an event after the graph launch; replays of
+  one graph may overlap (a fault in their shared words is reported once, at the first
+  wait that reads it).
 - `wrap_external(obj)` binds memory exposing `__cuda_array_interface__` (CuPy, PyTorch)
   without a copy, after checking device, dtype and contiguity.
 - A kernel whose threads each sum a loop (`acc = acc + E(j)`, codegen/ptx/rowwarp.py) is

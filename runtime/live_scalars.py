@@ -72,13 +72,12 @@ class LiveScalars:
         _FORMAT[arg.ty].pack_into(self.mirror, 4 * word, v)
         self.dirty = True
 
-    def changed(self, source: tuple[int, int], arg: ScalarArg) -> bool:
-        """set_node_param: the scalar's word takes the new value; False if it has none."""
+    def changed(self, source: tuple[int, int], arg: ScalarArg) -> Optional[int]:
+        """set_node_param: the scalar's word takes the new value; that word, None if it has none."""
         w = self.words.get(source)
-        if w is None:
-            return False
-        self.set(w, arg)
-        return True
+        if w is not None:
+            self.set(w, arg)
+        return w
 
     def arg(self) -> BufferArg:
         """The block as a variant's last argument."""

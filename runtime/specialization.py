@@ -331,9 +331,10 @@ class Specializer:
             units += [(u, self.regions[u][0], slot, self.regions[u][0].kernel.ir.params[slot].name)
                       for u, slot in self.by_source.get(src, ())]
             self.units[src] = units
-        word = self.live is not None and self.live.changed(src, node.dispatch.args[index])
+        w = self.live.changed(src, node.dispatch.args[index]) if self.live is not None else None
+        word = w is not None
         if word:
-            self.scheme._wrote_live(self.live.words[src])
+            self.scheme._wrote_live(w)
         for u, entry, slot, name in units:
             hit = self.active.get(u)
             if new:

@@ -178,15 +178,18 @@ def test_fresh_schemes_after_set_node_param_run_their_own_scalars(backend, mod):
 
     def run(dev):
         k = mod.affine.prepare(dev)
-        x, y = dev.buffer(x0), dev.buffer(np.full(300, np.nan, np.float32))
+        x, y = dev.buffer(x0), dev.empty(300, np.float32)
+        poison = np.full(300, np.nan, np.float32)
         outs = []
         for step in range(3):
             s = gi.Scheme(dev)
             n = k.record(s, "affine", x, y, a, b).over_1d(300)
+            y.write(poison)  # before every submit: an unwritten element shows
             s.submit()
             outs.append(y.numpy())
             if step == 1:
                 s.set_node_param(n, "a", changed)
+                y.write(poison)
                 s.submit()
                 outs.append(y.numpy())
             del s, n

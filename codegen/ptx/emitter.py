@@ -48,7 +48,8 @@ threads side by side in each run), and the threads of full, aligned blocks run a
 (codegen/ptx/batched.py). Collective kernels that qualify get a
 lanes entry with `emit_ptx(..., lane_threads=128)`, each thread running several lanes of
 the workgroup the same way (codegen/ptx/lanes.py). Short constant loops are fully unrolled
-(the copies' checks deferred together, as an unrolled trip's are) and consecutive workgroup-array elements read or written as vectors (codegen/ptx/tiles.py).
+(the copies' checks deferred together, as an unrolled trip's are) and consecutive
+workgroup-array elements read or written as vectors (codegen/ptx/tiles.py).
 """
 
 from __future__ import annotations
@@ -931,9 +932,11 @@ class _Emitter:
         self.flush_traps()
         trips = tiles.full_trips(s)
         if trips is not None:  # short and constant: one copy of the body per value
-            for v in trips:  # the copies' checks share flushes, as the four-iteration trip's
-                b.op(f"mov.b32 {i}, {v};")  # do: a branch per copy would keep ptxas from
-                self.block(s.body, flush=False)  # issuing later copies' loads before it
+            # the copies' checks share flushes, as the four-iteration trip's do: a branch per
+            # copy would keep ptxas from issuing later copies' loads before it
+            for v in trips:
+                b.op(f"mov.b32 {i}, {v};")
+                self.block(s.body, flush=False)
             self.flush_traps()
             return
         b.op(f"mov.b32 {i}, {start};")
