@@ -126,7 +126,9 @@ def hot_path(code: list[tuple[int, str]]) -> list[str]:
             skip.append((target, addr))  # a loop body
         elif target > code[end - 1][0] if end else True:
             continue  # out of the hot path (the batched entry's general path): not a skip
-        elif m.group(1) and _rare([t2 for a, t2 in code[:end] if addr < a < target]):
+        elif not m.group(1):
+            skip.append((addr + 1, target - 1))  # jumped over: e.g. the general arm after the softmax's one-tile one
+        elif _rare([t2 for a, t2 in code[:end] if addr < a < target]):
             skip.append((addr + 1, target - 1))  # the branch itself stays
     return [t for addr, t in code[:end]
             if not t.startswith("NOP") and not any(a <= addr <= b for a, b in skip)]
@@ -139,6 +141,8 @@ def _rare(skipped: list[str]) -> bool:
     out-of-line rare blocks of codegen/ptx/rare.py: a kernel's own `if` holds memory
     accesses or is predicated)."""
     ops = [strip_guard(t).split()[0] for t in skipped]
+    if any(op.startswith("BAR") for op in ops):
+        return False  # a kernel's own code: a branch of the softmax's one tile (ir/legalize.py)
     if any(op.startswith(("ATOMG", "CALL")) for op in ops):
         return True
     return len(ops) >= 16 and all(classify(op) in ("fp32", "int", "conv", "pred", "move", "mufu", "branch", "sync")

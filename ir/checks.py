@@ -47,8 +47,10 @@ class Site:
     text: str  # what was checked, for messages (`x[i]`, `a / b`)
 
 
-def insert_checks(kernel: N.Kernel) -> N.Kernel:
-    k = expand_softmax(kernel)
+def insert_checks(kernel: N.Kernel, softmax_one_tile: bool = False) -> N.Kernel:
+    """The kernel with its check sites (module docstring); `softmax_one_tile`: softmax
+    expanded as for a target that asks for its one-tile branch (ir/targets.py)."""
+    k = expand_softmax(kernel, softmax_one_tile)
     k = clone(k) if k is kernel else k
     _Pass(k).run()
     return k

@@ -30,6 +30,7 @@ from . import nodes as N
 from .bool_fields import store_bool_fields_as_u32
 from .clone import clone, clone_unshared
 from .targets import FEATURES, Target
+from .uniformity import Uniformity
 
 __all__ = ["legalize", "expand_softmax", "NEG_BIG"]
 
@@ -44,16 +45,18 @@ def legalize(kernel: N.Kernel, target: Target) -> N.Kernel:
 
 
 _SOFTMAX_ONLY = Target("softmax", frozenset(FEATURES) - {"softmax"}, "lowers softmax, keeps the rest")
+_SOFTMAX_ONLY_ONE_TILE = dataclasses.replace(_SOFTMAX_ONLY, softmax_one_tile=True)
 
 
-def expand_softmax(kernel: N.Kernel) -> N.Kernel:
+def expand_softmax(kernel: N.Kernel, one_tile: bool = False) -> N.Kernel:
     """`workgroup_softmax_in_place` in plain IR (its max and sum kept as `Reduce`, for
     `legalize` to lower per target), so that ir/checks.py sees its loads and stores of the
-    row; no target renders softmax natively. Returns the input when it has none."""
+    row; no target renders softmax natively. `one_tile`: as for a target with
+    `softmax_one_tile` (ir/targets.py). Returns the input when it has none."""
     if not any(isinstance(s, N.Softmax) for s in N.walk_stmts(kernel.body)):
         return kernel
     k = clone(kernel)
-    _lower_body(k, _SOFTMAX_ONLY)
+    _lower_body(k, _SOFTMAX_ONLY_ONE_TILE if one_tile else _SOFTMAX_ONLY)
     return k
 
 
@@ -75,6 +78,7 @@ class _Lowering:
                       | {s.name for s in k.structs} | set(k.locals))
         self.count = 0
         self.used_lane = False
+        self.uniformity = None  # of `k` before this lowering, made when a softmax asks (one_tile_branch)
 
     # -- helpers building IR at one span
 
@@ -158,19 +162,55 @@ class _Lowering:
         self.count += 1
         stem = f"softmax{self.count}"
         out: list[N.Stmt] = []
+        lane_let, lane = self.lane(sp, stem)
+        out.append(lane_let)
+        base = self.let(out, sp, stem, "base", "u32", s.base)
+        count = self.let(out, sp, stem, "count", "u32", s.count)
+        if self.one_tile_branch(s):
+            # count == N (a row softmax whose rows are the workgroup's width): every lane has
+            # exactly one element, so the copy below has no `lane < count` guard and no loop
+            # over later tiles; the same loads, stores and operations in the same order, so
+            # the same bits and the same first fault. No lane can disagree on the condition
+            full = self.let(out, sp, stem, "one_tile", "bool", N.Binary("bool", sp, "eq", count, _u32(sp, n)))
+            fast: list[N.Stmt] = []
+            slow: list[N.Stmt] = []
+            self.softmax_one_tile(s, stem, lane, base, fast)
+            self.softmax_row(s, stem, lane, base, count, slow)
+            out.append(N.If(sp, full, fast, slow))
+        else:
+            self.softmax_row(s, stem, lane, base, count, out)
+        out.append(N.Barrier(sp))  # the trailing barrier
+        return out
+
+    def let(self, out: list[N.Stmt], sp: N.Span, stem: str, role: str, ty: str, value: Optional[N.Expr],
+            mutable: bool = False) -> N.Var:
+        """`let <stem>_<role>: ty = value` appended to `out` (no value: declared mutable), and its Var."""
+        name = self.fresh(f"{stem}_{role}", ty)
+        out.append(N.Let(sp, name, ty, value, mutable or value is None))
+        return N.Var(ty, sp, name)
+
+    def one_tile_branch(self, s: N.Softmax) -> bool:
+        """Whether softmax `s` gets the branch to its one-tile copy: the target asks for it
+        (ir/targets.py `softmax_one_tile`), the workgroup is exactly [N, 1, 1], and `s` is
+        reached by every lane together with a count no lane can disagree on (else the
+        branch would be a lane-varying one around barriers)."""
+        if not self.target.softmax_one_tile or tuple(self.k.workgroup_size) != (s.n, 1, 1):
+            return False
+        if self.uniformity is None:
+            self.uniformity = Uniformity(self.k, "may")
+        return id(s) in self.uniformity.aligned and not self.uniformity.varies(s.count)
+
+    def softmax_row(self, s: N.Softmax, stem: str, lane: N.Expr, base: N.Var, count: N.Var,
+                    out: list[N.Stmt]) -> None:
+        """The row's max, sum and normalised stores into `out` (module docstring)."""
+        sp, n = s.span, s.n
 
         def let(role: str, ty: str, value: Optional[N.Expr], mutable: bool = False) -> N.Var:
-            name = self.fresh(f"{stem}_{role}", ty)
-            out.append(N.Let(sp, name, ty, value, mutable or value is None))
-            return N.Var(ty, sp, name)
+            return self.let(out, sp, stem, role, ty, value, mutable)
 
         def f32(v: float) -> N.Const:
             return N.Const("f32", sp, float(v))
 
-        lane_let, lane = self.lane(sp, stem)
-        out.append(lane_let)
-        base = let("base", "u32", s.base)
-        count = let("count", "u32", s.count)
         # tiles of N elements the row spans: count / N rounded up, without overflow
         rest = N.Binary("bool", sp, "ne", N.Binary("u32", sp, "bitand", count, _u32(sp, n - 1)), _u32(sp, 0))
         tiles = let("tiles", "u32", _add(sp, N.Binary("u32", sp, "shr", count, _u32(sp, n.bit_length() - 1)),
@@ -191,36 +231,42 @@ class _Lowering:
             return N.For(sp, j, "u32", _u32(sp, 1), tiles, False,
                          [N.If(sp, inside, [N.Let(sp, t, "u32", _add(sp, jn, lane), False)] + body(tv), [])])
 
-        def assign(var: N.Var, value: N.Expr) -> N.Assign:
-            return N.Assign(sp, N.Var(var.ty, sp, var.name), value)
-
         # the maximum
         x0 = let("x", "f32", f32(NEG_BIG), mutable=True)
-        out.append(N.If(sp, first, [assign(x0, x(lane))], []))
+        out.append(N.If(sp, first, [_set(sp, x0, x(lane))], []))
         mine = let("lane_max", "f32", x0, mutable=True)
-        out.append(later(lambda t: [assign(mine, _combine(sp, "max", "f32", mine, x(t)))]))
+        out.append(later(lambda t: [_set(sp, mine, _combine(sp, "max", "f32", mine, x(t)))]))
         m = let("max", "f32", None)
         out += self.collective(N.Reduce(sp, m.name, "max", n, mine, s.scratch), lane)
 
-        def e(value: N.Expr) -> N.Expr:
-            return N.Call("f32", sp, "exp", [N.Binary("f32", sp, "sub", value, m)])
-
         # the sum
         e0 = let("e", "f32", f32(0.0), mutable=True)
-        out.append(N.If(sp, first, [assign(e0, e(x0))], []))
+        out.append(N.If(sp, first, [_set(sp, e0, _exp_minus(sp, x0, m))], []))
         part = let("lane_sum", "f32", e0, mutable=True)
-        out.append(later(lambda t: [assign(part, _combine(sp, "sum", "f32", part, e(x(t))))]))
+        out.append(later(lambda t: [_set(sp, part, _combine(sp, "sum", "f32", part, _exp_minus(sp, x(t), m)))]))
         total = let("sum", "f32", None)
         out += self.collective(N.Reduce(sp, total.name, "sum", n, part, s.scratch), lane)
 
-        # the row, normalised; then the trailing barrier
+        # the row, normalised
         def write(t: N.Expr, value: N.Expr) -> N.Store:
             return N.Store(sp, s.resource, _add(sp, base, t), N.Binary("f32", sp, "div", value, total))
 
         out.append(N.If(sp, first, [write(lane, e0)], []))
-        out.append(later(lambda t: [write(t, e(x(t)))]))
-        out.append(N.Barrier(sp))
-        return out
+        out.append(later(lambda t: [write(t, _exp_minus(sp, x(t), m))]))
+
+    def softmax_one_tile(self, s: N.Softmax, stem: str, lane: N.Expr, base: N.Var, out: list[N.Stmt]) -> None:
+        """`softmax_row` at count == N: lane l's one element x[base + l] (its address
+        computed once), no guard and no later tiles. Every value, access and operation is
+        the general form's at that count, in its order."""
+        sp, n = s.span, s.n
+        at = self.let(out, sp, stem, "at", "u32", _add(sp, base, lane))
+        x0 = self.let(out, sp, stem, "x", "f32", N.Load("f32", sp, s.resource, at))
+        m = self.let(out, sp, stem, "max", "f32", None)
+        out += self.collective(N.Reduce(sp, m.name, "max", n, x0, s.scratch), lane)
+        e0 = self.let(out, sp, stem, "e", "f32", _exp_minus(sp, x0, m))
+        total = self.let(out, sp, stem, "sum", "f32", None)
+        out += self.collective(N.Reduce(sp, total.name, "sum", n, e0, s.scratch), lane)
+        out.append(N.Store(sp, s.resource, at, N.Binary("f32", sp, "div", e0, total)))
 
     def collective(self, r: N.Reduce, lane: N.Expr) -> list[N.Stmt]:
         return [r] if self.target.has("reduce") else self.reduce(r, lane)
@@ -240,6 +286,15 @@ def _mul(sp: N.Span, a: N.Expr, b: N.Expr) -> N.Binary:
 
 def _lt(sp: N.Span, a: N.Expr, b: N.Expr) -> N.Binary:
     return N.Binary("bool", sp, "lt", a, b)
+
+
+def _set(sp: N.Span, var: N.Var, value: N.Expr) -> N.Assign:
+    return N.Assign(sp, N.Var(var.ty, sp, var.name), value)
+
+
+def _exp_minus(sp: N.Span, value: N.Expr, m: N.Expr) -> N.Call:
+    """softmax's `exp(value - max)`."""
+    return N.Call("f32", sp, "exp", [N.Binary("f32", sp, "sub", value, m)])
 
 
 def _combine(sp: N.Span, op: str, ty: str, a: N.Expr, b: N.Expr) -> N.Expr:

@@ -89,7 +89,7 @@ def lower(kernel: N.Kernel, target: str, checks: bool = True, extra: tuple = ())
     if target not in TARGETS:
         raise ValueError(f"unknown target `{target}` (expected one of {', '.join(TARGETS)})")
     verify(kernel)
-    k = insert_checks(kernel) if checks else kernel
+    k = insert_checks(kernel, targets.target(target).softmax_one_tile) if checks else kernel
     k = _legalize(k, target)
     try:
         verify(k)

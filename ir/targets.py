@@ -45,6 +45,10 @@ class Target:
     doc: str
     unroll: int = 1  # per-thread loops of loads: iterations per trip, their loads first (ir/unroll.py)
     unroll_sync: bool = False  # in kernels with barriers or collectives too (PTX: their `for`s feed the lanes entry)
+    # softmax with a count the same for every lane: a branch to a copy without the
+    # `lane < count` guards and later tiles when count == N (ir/legalize.py; PTX's lanes
+    # entry runs it as one branch, codegen/ptx/lanes.py)
+    softmax_one_tile: bool = False
 
     def has(self, feature: str) -> bool:
         if feature not in FEATURES:
@@ -58,7 +62,7 @@ CPU = Target("cpu", _INTRINSICS | {"reduce", "float_atomics"},
 WGSL = Target("wgsl", _INTRINSICS, "WGSL via wgpu", unroll=4, unroll_sync=True)
 PTX = Target("ptx", _INTRINSICS | {"reduce", "float_atomics"},
              "PTX: warp shuffles for the first five tree levels where every lane arrives, each level "
-             "combining the same lanes as the tree, lower lane on the left", unroll=64)
+             "combining the same lanes as the tree, lower lane on the left", unroll=64, softmax_one_tile=True)
 SLANG = Target("slang", _INTRINSICS, "canonical Slang and its lane-serial CPU form")
 
 TARGETS = {t.name: t for t in (CPU, WGSL, PTX, SLANG)}

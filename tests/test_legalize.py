@@ -184,3 +184,71 @@ def test_lowered_tree_gives_the_native_cpu_bits(monkeypatch):
     for a, b in zip(native, lowered):
         assert a.tobytes() == b.tobytes()
     assert not np.isnan(native[3]).any()  # the softmax rows were computed
+
+
+# ---------------------------------------------------------------- softmax's one-tile branch (PTX)
+
+ONE_TILE = """
+use goldy::gpu;
+
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn rows(x: &mut [f32], count: u32) {
+    let s = gpu::workgroup_array::<f32, 64>();
+    gpu::workgroup_softmax_in_place::<64>(x, gpu::workgroup_id().x * count, count, s);
+}
+
+/// a count that lanes may disagree on: no branch around the barriers
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn ragged(x: &mut [f32], count: u32) {
+    let s = gpu::workgroup_array::<f32, 64>();
+    gpu::workgroup_softmax_in_place::<64>(x, 0, count + gpu::local_id().x % 2, s);
+}
+"""
+
+
+def _one_tile_ifs(k: N.Kernel) -> int:
+    return sum(1 for s in N.walk_stmts(k.body) if isinstance(s, N.If) and isinstance(s.cond, N.Var)
+               and "one_tile" in s.cond.name)
+
+
+def test_only_ptx_branches_to_the_one_tile_softmax_and_only_on_a_uniform_count():
+    from goldy_import.ir.pipeline import lower
+    rows, ragged = import_source(ONE_TILE, "one_tile.rs").kernels
+    assert [t for t in sorted(TARGETS) if target(t).softmax_one_tile] == ["ptx"]
+    for checks in (False, True):
+        for tname in TARGETS:
+            assert _one_tile_ifs(lower(rows, tname, checks=checks).kernel) == (tname == "ptx"), (tname, checks)
+        assert _one_tile_ifs(lower(ragged, "ptx", checks=checks).kernel) == 0
+
+
+def test_the_one_tile_softmax_gives_the_general_bits_and_faults(monkeypatch):
+    """The branch run on the cpu backend (a target that asks for it here): at count == N
+    and around it, the same bits as the general form, and the same first fault."""
+    rng = np.random.default_rng(int(np.random.SeedSequence().entropy % 2**32))
+
+    def run(count: int, groups: int, length: int):
+        dev = gi.Device("cpu")
+        x = (rng.standard_normal(length) * 4).astype(np.float32)
+        x[rng.integers(0, length)] = np.inf
+        outs = []
+        for one_tile in (False, True):
+            monkeypatch.setitem(TG.TARGETS, "cpu", dataclasses.replace(CPU, softmax_one_tile=one_tile))
+            k = import_source(ONE_TILE, "one_tile.rs").kernels[0]
+            from goldy_import.ir.pipeline import lower
+            assert _one_tile_ifs(lower(k, "cpu").kernel) == one_tile
+            buf = dev.buffer(x.copy())
+            kdef = gi.load_source(ONE_TILE, f"one_tile_{one_tile}.rs").rows
+            scheme = gi.Scheme(dev)
+            kdef.prepare(dev).record(scheme, "rows", buf, count).groups((groups, 1, 1))
+            try:
+                scheme.submit()
+                outs.append(buf.numpy())
+            except gi.KernelFault as e:
+                outs.append(str(e).replace("one_tile_True", "one_tile_False"))
+        return outs
+
+    for count in (64, 63, 65, 128, 0, 1):
+        a, b = run(count, 5, 5 * count + 3)
+        assert a.tobytes() == b.tobytes(), count
+    a, b = run(64, 5, 4 * 64 + 10)  # the last row runs past the buffer
+    assert isinstance(a, str) and a == b, (a, b)

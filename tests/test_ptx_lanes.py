@@ -63,9 +63,10 @@ def test_reductions_every_lane_bit_exact(n, lane_threads, plain):
 
 @pytest.mark.parametrize("n,lane_threads", [(64, 32), (256, 128), (1024, 128)])
 def test_softmax_bit_exact_with_the_oracle(n, lane_threads):
-    """Counts below, at and past the width (the lanes' later elements), not multiples of
-    32, with an infinity and a NaN: both entries give the CPU oracle's bits, and the
-    slots past each row are left as they were."""
+    """Counts of zero, below, at and past the width (the lanes' later elements), multiples
+    of it (the one-tile branch, ir/legalize.py) and not multiples of 32, with an infinity
+    and a NaN: both entries give the CPU oracle's bits, and the slots past each row are
+    left as they were."""
     src = SOFTMAX.format(n=n)
     name = f"softmax_{n}"
     k = oracle.kernel_ir(src, name)
@@ -73,7 +74,7 @@ def test_softmax_bit_exact_with_the_oracle(n, lane_threads):
     s = seed()
     rng = np.random.default_rng(s)
     rows = 3
-    for count in (1, n // 2 + 3, n, 2 * n + 5) if n < 1024 else (n - 37, n):
+    for count in (0, 1, n // 2 + 3, n, 2 * n, 2 * n + 5) if n < 1024 else (n - 37, n):
         stride = count + 5
         x = (rng.standard_normal(rows * stride) * 4).astype(np.float32)
         x[stride + 1] = np.inf
@@ -147,8 +148,13 @@ fn k({params}) {{
     ("gpu::workgroup_barrier(); out[i] = x[i];", False),
     # a return (here a uniform one) before the collective
     ("if n > 3 { return; } let t = gpu::workgroup_sum::<256>(x[i], s); out[i] = t;", False),
-    # a collective under an `if`, even a uniform one
-    ("if n > 3 { let t = gpu::workgroup_sum::<256>(x[i], s); out[i] = t; }", False),
+    # a collective or a loop under a uniform `if`: one branch for every copy (lanes.branches)
+    ("if n > 3 { let t = gpu::workgroup_sum::<256>(x[i], s); out[i] = t; }", True),
+    ("let mut a = 0.0; if n > 3 { for j in 0..n { a += x[j]; } } let t = gpu::workgroup_sum::<256>(a, s); out[i] = t;",
+     True),
+    # ... but not inside a predicated one: some copies would skip it
+    ("let mut a = 0.0; if x[i] > 0.0 { if n > 3 { for j in 0..n { a += x[j]; } } } "
+     "let t = gpu::workgroup_sum::<256>(a, s); out[i] = t;", False),
     # a loop whose range varies between lanes
     ("let mut a = 0.0; for j in 0..i { a += x[j]; } let t = gpu::workgroup_sum::<256>(a, s); out[i] = t;", False),
     # a loop under an `if`: it would run where the `if` skips it
@@ -218,21 +224,30 @@ def _replace_last(text: str, old: str, new: str) -> str:
 
 
 def test_the_interpreter_catches_wrong_lanes_shuffles_and_missing_barriers():
-    """ptx_sim would fail these tests for the mistakes a lanes entry could make."""
+    """ptx_sim would fail these tests for the mistakes a lanes entry could make. Each
+    mistake is made once, in one arm of the softmax (the one-tile copy comes first, the
+    general one last), so each is run at a count of each arm: one of them must show it."""
     n = 256
     src = SOFTMAX.format(n=n)
     k = oracle.kernel_ir(src, f"softmax_{n}")
     ptx, (_, name) = entries(k, 64)
     x = (np.random.default_rng(seed()).standard_normal(3 * 300) * 4).astype(np.float32)
-    want = oracle.run_kernel("cpu", src, f"softmax_{n}", [x.copy(), 300, 290], ("groups", (3, 1, 1)))[0]
+    want = {count: oracle.run_kernel("cpu", src, f"softmax_{n}", [x.copy(), 300, count], ("groups", (3, 1, 1)))[0]
+            for count in (290, 256)}
     head, tail = ptx.split(".entry " + name)
     for wrong in (tail.replace(", 128;", ", 129;", 1),           # copy 2's lane
                   # the sum's last shuffle (a max's could still find the maximum by chance)
                   _replace_last(tail, ", 2, 31, 0xffffffff", ", 4, 31, 0xffffffff"),
                   tail.replace("bar.sync 0;", "", 2)):
-        try:
-            got = ptx_sim.run(head + ".entry " + name + wrong, name, [x.copy()],
-                              {"p1_stride": u32(300), "p2_count": u32(290)}, (3, 1, 1))[0]
-        except AssertionError:
-            continue
-        assert not np.array_equal(got.view(np.uint32), want.view(np.uint32))
+        assert wrong != tail
+        caught = []
+        for count, w in want.items():
+            try:
+                got = ptx_sim.run(head + ".entry " + name + wrong, name, [x.copy()],
+                                  {"p1_stride": u32(300), "p2_count": u32(count)}, (3, 1, 1))[0]
+            except AssertionError:
+                caught.append(count)
+                continue
+            if not np.array_equal(got.view(np.uint32), w.view(np.uint32)):
+                caught.append(count)
+        assert caught, "a mistake the interpreter did not show"

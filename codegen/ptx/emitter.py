@@ -70,7 +70,7 @@ from goldy_import.ir.rules import RULES, call_rule
 
 from . import batched
 from . import math as PM
-from .lanes import lanes_for, packed_warp_totals, private_scratch
+from .lanes import branches as lanes_branches, lanes_for, packed_warp_totals, private_scratch
 from . import vectors
 from . import tiles
 from . import pdl
@@ -568,6 +568,31 @@ class _Emitter:
         self.counted_loop(s, i, end_val, lambda cont, brk: self.batched_block(s.body, outer))
         self.masks = {}
 
+    def lanes_branch(self, s: N.If, outer: list[str]) -> None:
+        """An `if` of the lanes entry that every copy takes together (lanes.py `branches`):
+        copy 0's condition decides one branch for all of them."""
+        b = self.b
+        self.use_copy(0, None)
+        c = self.reg_of(self.expr(s.cond)[0], "p")
+        self.pred = None
+        self.flush_traps()
+        end = b.label("endif")
+        els = b.label("else") if s.else_body else end
+        b.op(f"@!{c} bra {els};")
+        self.lanes_arm(s.then_body, outer)
+        if s.else_body:
+            b.op(f"bra.uni {end};")
+            b.place(els)
+            self.lanes_arm(s.else_body, outer)
+        b.place(end)
+
+    def lanes_arm(self, body: list[N.Stmt], outer: list[str]) -> None:
+        self.masks = {}  # predicates made in one arm are not defined in the other, nor after
+        self.batched_block(body, outer)
+        self.pred = None
+        self.flush_traps()
+        self.masks = {}
+
     def use_copy(self, j: int, pred: Optional[str]) -> None:
         self.locals, self.builtin = self.copies[j]
         self.pred = pred
@@ -588,6 +613,8 @@ class _Emitter:
                     gone = self.new("p", "not.pred {}, {};", p)
                     alive = self.alive[j]
                     self.alive[j] = gone if alive is None else self.pred_and(alive, gone)
+            elif isinstance(s, N.If) and self.lanes > 1 and lanes_branches(s, self.uni):
+                self.lanes_branch(s, outer)
             elif isinstance(s, N.If):
                 then_p, else_p = [], []
                 for j, p in enumerate(preds):

@@ -14,9 +14,11 @@ the same scratch slots. Same pairs, same operand order: the same bits as the ora
 
 Only kernels whose shape makes that a plain re-scheduling take it (`lanes_ok`): every
 barrier and collective reached by all lanes together (ir.uniformity, "may" mode) and
-outside any `if`, loops only as `for` over ranges that are the same for every lane and
-carry no check (one loop runs for all copies), no `return`, `break`, `continue`, `while`,
-`loop` or atomic. Lanes of one workgroup then observe each other only through barriers,
+outside any predicated `if`, loops only as `for` over ranges that are the same for every
+lane and carry no check (one loop runs for all copies), no `return`, `break`, `continue`,
+`while`, `loop` or atomic. An `if` whose condition is the same for every lane and whose
+arms hold barriers, collectives or loops runs as one branch for all copies (`branches`);
+other `if`s are predication. Lanes of one workgroup then observe each other only through barriers,
 collectives and workgroup memory between barriers (where the order of a race is
 unspecified anyway), so running them interleaved in one thread is one of the executions
 the GPU could have produced.
@@ -27,7 +29,7 @@ from __future__ import annotations
 from goldy_import.ir import nodes as N
 from goldy_import.ir.uniformity import Uniformity
 
-__all__ = ["lanes_for", "lanes_ok", "private_scratch", "packed_warp_totals", "LANE_THREADS"]
+__all__ = ["lanes_for", "lanes_ok", "branches", "private_scratch", "packed_warp_totals", "LANE_THREADS"]
 
 LANE_THREADS = 256  # hardware threads per block the lanes entry aims at
 _ALLOWED = (N.Let, N.Assign, N.Store, N.If, N.For, N.Barrier, N.Reduce)
@@ -67,9 +69,20 @@ def _ok(stmts: list[N.Stmt], uni: Uniformity, under_if: bool) -> bool:
             if any(uni.varies(e) or _checked(e) for e in bounds) or not _ok(s.body, uni, under_if):
                 return False
         elif isinstance(s, N.If):
-            if not (_ok(s.then_body, uni, True) and _ok(s.else_body, uni, True)):
+            inner = under_if or not branches(s, uni)
+            if not (_ok(s.then_body, uni, inner) and _ok(s.else_body, uni, inner)):
                 return False
     return True
+
+
+def branches(s: N.If, uni: Uniformity) -> bool:
+    """Whether the lanes entry runs `if` statement `s` as one branch for all copies instead
+    of as predication: its condition is the same for every lane of the workgroup, and an
+    arm holds what predication cannot run for some copies only (a barrier, a collective, a
+    loop), such as a softmax's branch to its one-tile copy (ir/legalize.py). Outside any
+    predicated `if` only (`_ok`): there every copy is live."""
+    return not uni.varies(s.cond) and any(isinstance(x, (N.Barrier, N.Reduce, N.For))
+                                          for arm in (s.then_body, s.else_body) for x in N.walk_stmts(arm))
 
 
 def _checked(e: N.Expr) -> bool:
