@@ -399,3 +399,27 @@ def test_the_readme_report_is_what_racecheck_prints():
     with pytest.raises(gi.RaceError) as e:
         s.submit()
     assert f"{type(e.value).__module__}.RaceError: {e.value}\n" == report
+
+
+def test_an_if_whose_only_statement_names_global_id():
+    """The racecheck build of an `if` holding only `let v = i;` (i = global_id().x, which
+    the CPU emitter keeps as a name, not a statement) compiles: found by the racecheck
+    fuzz on the H200 (2026-12-03)."""
+    src = """use goldy::gpu;
+#[goldy::compute(workgroup_size = [8, 1, 1])]
+fn k(xu: &[u32], ou: &mut [u32]) {
+    let i = gpu::global_id().x;
+    if true {
+        let v5: u32 = i;
+    }
+    ou[i] = xu.len() + i;
+}
+"""
+    for racecheck in (False, True):
+        dev = gi.Device("cpu", racecheck=racecheck)
+        out = dev.buffer(np.full(16, 7, np.uint32))
+        s = gi.Scheme(dev)
+        gi.load_source(src, "alias_if.rs").k.prepare(dev).record(s, "k", dev.buffer(np.arange(3, dtype=np.uint32)),
+                                                                 out).over_1d(16)
+        s.submit()
+        assert out.numpy().tolist() == [3 + i for i in range(16)]

@@ -82,6 +82,11 @@ class CpuKernel:
         return self.kernel.name
 
 
+def _only_comments(lines: list[str]) -> bool:
+    """Whether emitted `lines` hold no statement (a block of them needs a `pass`)."""
+    return all(ln.strip().startswith("#") for ln in lines)
+
+
 def _san(name: str) -> str:
     """A Rust name inside a generated Python name: ASCII (codegen/names.py), since Python
     folds identifiers by NFKC (`ﬁ` would meet `fi`); `fresh` keeps the results distinct."""
@@ -150,7 +155,7 @@ class _Emitter:
         self.M = mask
         self.ind += indent
         self.body(stmts)
-        if len(self.lines) == n0 and indent:
+        if indent and _only_comments(self.lines[n0:]):  # (a `let` of global_id() is a comment)
             self.emit("pass")
         self.ind -= indent
         self.M = saved_m
@@ -277,7 +282,7 @@ class _Emitter:
         if any(isinstance(s, N.Return) for s in N.walk_stmts(k.body)):
             self.emit("ret = FALSE  # lanes that returned")
         self.body(k.body)
-        if all(ln.strip().startswith("#") for ln in self.lines):  # only comments: still a function body
+        if _only_comments(self.lines):  # still a function body
             self.emit("pass")
         body = self.lines
         wg = "x".join(str(d) for d in k.workgroup_size)
