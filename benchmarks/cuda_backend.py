@@ -14,7 +14,9 @@ kernels through goldy-import's CUDA backend, the same algorithms in CUDA C
 kernels run through the backend's batched entry (runtime/cuda.py BATCH = 8 workgroups per block); the
 "one workgroup per block" rows force the plain entry. The row softmax appears as the
 dialect's collective (one element per thread) and as kernels written for speed (several
-values per thread in registers). The complete sum and the collective softmax also run as
+values per thread in registers), and once more over rows of 1000 on the same 1024-lane
+workgroups (the collective's general form; rows of 1024 take its one-tile branch,
+ir/legalize.py). The complete sum and the collective softmax also run as
 the variants a Scheme with `set_specialization(True)` settles on (every scalar and length
 baked, checked bit for bit against the universal program first). Then a second table: f32 matrix multiply at
 `--matmul`^3, GFLOP/s of rust_examples/matmul.rs (16 x 16 tiles), of a 4 x 4 register-
@@ -295,8 +297,8 @@ def event_elapsed(a, b) -> float:
     return cp.cuda.get_elapsed_time(a, b)
 
 
-def softmax_ref(x: np.ndarray) -> np.ndarray:
-    r = x.reshape(-1, ROW).astype(np.float64)
+def softmax_ref(x: np.ndarray, row: int = ROW) -> np.ndarray:
+    r = x.reshape(-1, row).astype(np.float64)
     e = np.exp(r - r.max(axis=1, keepdims=True))
     return (e / e.sum(axis=1, keepdims=True)).reshape(-1)
 
@@ -758,6 +760,18 @@ def main() -> int:
         t_spec = ev.median_ms(run, stream, reps)
         rows_out.append(("row softmax, count baked", gbps(nb, t_spec), gbps(nb, t_ref), None, None,
                          "Scheme.set_specialization(True): the variant with count = 1024"))
+        # rows of 1000 on the same 1024-lane workgroups: the general form (lanes past the row
+        # idle), not the branch to the one-tile copy that count == 1024 takes (ir/legalize.py)
+        r1000 = n // 1000
+        sm.write(x0)
+        run, _s = ours("row_softmax", [sm, 1000], (r1000, 1, 1))
+        got = sm.numpy()
+        want1000 = softmax_ref(x0[:r1000 * 1000], 1000)
+        np.testing.assert_allclose(got[:r1000 * 1000], want1000, rtol=1e-5, atol=1e-9)
+        assert np.array_equal(got[r1000 * 1000:].view(np.uint32), x0[r1000 * 1000:].view(np.uint32))
+        t_1000 = ev.median_ms(run, stream, reps)
+        rows_out.append(("row softmax, rows of 1000", gbps(8 * r1000 * 1000, t_1000), None, None, None,
+                         "count = 1000 < 1024 lanes: the general form"))
         sm.write(x0)
         run, _s = ours("row_softmax", [sm, ROW], (rows, 1, 1), lanes=False)
         np.testing.assert_allclose(sm.numpy(), want, rtol=1e-5, atol=1e-9)

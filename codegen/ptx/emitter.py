@@ -70,7 +70,7 @@ from goldy_import.ir.rules import RULES, call_rule
 
 from . import batched
 from . import math as PM
-from .lanes import branches as lanes_branches, lanes_for, packed_warp_totals, private_scratch
+from .lanes import LANES_SM_THREADS, branches as lanes_branches, lanes_for, packed_warp_totals, private_scratch
 from . import vectors
 from . import tiles
 from . import pdl
@@ -403,6 +403,9 @@ class _Emitter:
             out.append(f") .reqntid {wx // self.lanes}, {wy}, {wz}")
             if self.trips:  # ptxas would interleave a trip's loads with its uses to save registers
                 out.append(".minnctapersm 1")  # (codegen/ptx/vectors.py): let it keep them in flight
+            elif self.lanes > 1:  # registers for LANES_SM_THREADS: else ptxas sizes them for the
+                # longest arm (softmax's general form: 56, 9 blocks), which the one-tile copy runs at
+                out.append(f".minnctapersm {min(16, max(1, LANES_SM_THREADS // (wx // self.lanes)))}")
         out.append("{")
         out += self.b.decls()
         for w in k.workgroup_arrays:

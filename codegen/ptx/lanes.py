@@ -29,9 +29,14 @@ from __future__ import annotations
 from goldy_import.ir import nodes as N
 from goldy_import.ir.uniformity import Uniformity
 
-__all__ = ["lanes_for", "lanes_ok", "branches", "private_scratch", "packed_warp_totals", "LANE_THREADS"]
+__all__ = ["lanes_for", "lanes_ok", "branches", "LANES_SM_THREADS", "private_scratch", "packed_warp_totals", "LANE_THREADS"]
 
 LANE_THREADS = 256  # hardware threads per block the lanes entry aims at
+# threads per SM the lanes entry's registers are sized for (`.minnctapersm`): 40 registers at
+# 128 threads per block; 1536 of sm_90's 2048 (the H200's row softmax: 75% -> 82% of copy,
+# benchmarks/RESULTS.md); more costs spills in the hot path. At most 16 blocks (the limit of
+# the oldest architectures the backend targets)
+LANES_SM_THREADS = 1536
 _ALLOWED = (N.Let, N.Assign, N.Store, N.If, N.For, N.Barrier, N.Reduce)
 
 
