@@ -168,15 +168,20 @@ class _Lowering:
         count = self.let(out, sp, stem, "count", "u32", s.count)
         if self.one_tile_branch(s):
             # count == N (a row softmax whose rows are the workgroup's width): every lane has
-            # exactly one element, so the copy below has no `lane < count` guard and no loop
-            # over later tiles; the same loads, stores and operations in the same order, so
-            # the same bits and the same first fault. No lane can disagree on the condition
+            # exactly one element, so that copy has no `lane < count` guard and no loop over
+            # later tiles; count < N: no lane has a later element, so that copy has no such
+            # loop. The same loads, stores and operations in the same order as the general
+            # form, so the same bits and the same first fault. No lane can disagree on
+            # either condition
             full = self.let(out, sp, stem, "one_tile", "bool", N.Binary("bool", sp, "eq", count, _u32(sp, n)))
             fast: list[N.Stmt] = []
-            slow: list[N.Stmt] = []
             self.softmax_one_tile(s, stem, lane, base, fast)
+            short = [N.Binary("bool", sp, "lt", count, _u32(sp, n))]
+            part: list[N.Stmt] = []
+            self.softmax_row(s, stem, lane, base, count, part, single=True)
+            slow: list[N.Stmt] = []
             self.softmax_row(s, stem, lane, base, count, slow)
-            out.append(N.If(sp, full, fast, slow))
+            out.append(N.If(sp, full, fast, [N.If(sp, short[0], part, slow)]))
         else:
             self.softmax_row(s, stem, lane, base, count, out)
         out.append(N.Barrier(sp))  # the trailing barrier
@@ -190,7 +195,7 @@ class _Lowering:
         return N.Var(ty, sp, name)
 
     def one_tile_branch(self, s: N.Softmax) -> bool:
-        """Whether softmax `s` gets the branch to its one-tile copy: the target asks for it
+        """Whether softmax `s` gets the branches to its one-tile copies: the target asks for them
         (ir/targets.py `softmax_one_tile`), the workgroup is exactly [N, 1, 1], and `s` is
         reached by every lane together with a count no lane can disagree on (else the
         branch would be a lane-varying one around barriers)."""
@@ -201,8 +206,9 @@ class _Lowering:
         return id(s) in self.uniformity.aligned and not self.uniformity.varies(s.count)
 
     def softmax_row(self, s: N.Softmax, stem: str, lane: N.Expr, base: N.Var, count: N.Var,
-                    out: list[N.Stmt]) -> None:
-        """The row's max, sum and normalised stores into `out` (module docstring)."""
+                    out: list[N.Stmt], single: bool = False) -> None:
+        """The row's max, sum and normalised stores into `out` (module docstring); `single`:
+        count < N is known, so no lane has a later element (no loops over later tiles)."""
         sp, n = s.span, s.n
 
         def let(role: str, ty: str, value: Optional[N.Expr], mutable: bool = False) -> N.Var:
@@ -212,30 +218,33 @@ class _Lowering:
             return N.Const("f32", sp, float(v))
 
         # tiles of N elements the row spans: count / N rounded up, without overflow
-        rest = N.Binary("bool", sp, "ne", N.Binary("u32", sp, "bitand", count, _u32(sp, n - 1)), _u32(sp, 0))
-        tiles = let("tiles", "u32", _add(sp, N.Binary("u32", sp, "shr", count, _u32(sp, n.bit_length() - 1)),
-                                         N.Select("u32", sp, rest, _u32(sp, 1), _u32(sp, 0))))
+        if not single:
+            rest = N.Binary("bool", sp, "ne", N.Binary("u32", sp, "bitand", count, _u32(sp, n - 1)), _u32(sp, 0))
+            tiles = let("tiles", "u32", _add(sp, N.Binary("u32", sp, "shr", count, _u32(sp, n.bit_length() - 1)),
+                                             N.Select("u32", sp, rest, _u32(sp, 1), _u32(sp, 0))))
         first = _lt(sp, lane, count)
 
         def x(i: N.Expr) -> N.Load:
             return N.Load("f32", sp, s.resource, _add(sp, base, i))
 
-        def later(body: Callable[[N.Expr], list[N.Stmt]]) -> N.For:
+        def later(body: Callable[[N.Expr], list[N.Stmt]]) -> list[N.Stmt]:
             """`for j in 1..tiles { if lane < count - j * N { body(j * N + lane) } }`:
-            the lane's elements after its first, in increasing order."""
+            the lane's elements after its first, in increasing order (none if `single`)."""
+            if single:
+                return []
             j = self.fresh(f"{stem}_j", "u32")
             jn = _mul(sp, N.Var("u32", sp, j), _u32(sp, n))
             inside = _lt(sp, lane, N.Binary("u32", sp, "sub", count, jn))
             t = self.fresh(f"{stem}_t", "u32")
             tv = N.Var("u32", sp, t)
-            return N.For(sp, j, "u32", _u32(sp, 1), tiles, False,
-                         [N.If(sp, inside, [N.Let(sp, t, "u32", _add(sp, jn, lane), False)] + body(tv), [])])
+            return [N.For(sp, j, "u32", _u32(sp, 1), tiles, False,
+                          [N.If(sp, inside, [N.Let(sp, t, "u32", _add(sp, jn, lane), False)] + body(tv), [])])]
 
         # the maximum
         x0 = let("x", "f32", f32(NEG_BIG), mutable=True)
         out.append(N.If(sp, first, [_set(sp, x0, x(lane))], []))
         mine = let("lane_max", "f32", x0, mutable=True)
-        out.append(later(lambda t: [_set(sp, mine, _combine(sp, "max", "f32", mine, x(t)))]))
+        out += later(lambda t: [_set(sp, mine, _combine(sp, "max", "f32", mine, x(t)))])
         m = let("max", "f32", None)
         out += self.collective(N.Reduce(sp, m.name, "max", n, mine, s.scratch), lane)
 
@@ -243,7 +252,7 @@ class _Lowering:
         e0 = let("e", "f32", f32(0.0), mutable=True)
         out.append(N.If(sp, first, [_set(sp, e0, _exp_minus(sp, x0, m))], []))
         part = let("lane_sum", "f32", e0, mutable=True)
-        out.append(later(lambda t: [_set(sp, part, _combine(sp, "sum", "f32", part, _exp_minus(sp, x(t), m)))]))
+        out += later(lambda t: [_set(sp, part, _combine(sp, "sum", "f32", part, _exp_minus(sp, x(t), m)))])
         total = let("sum", "f32", None)
         out += self.collective(N.Reduce(sp, total.name, "sum", n, part, s.scratch), lane)
 
@@ -252,7 +261,7 @@ class _Lowering:
             return N.Store(sp, s.resource, _add(sp, base, t), N.Binary("f32", sp, "div", value, total))
 
         out.append(N.If(sp, first, [write(lane, e0)], []))
-        out.append(later(lambda t: [write(t, _exp_minus(sp, x(t), m))]))
+        out += later(lambda t: [write(t, _exp_minus(sp, x(t), m))])
 
     def softmax_one_tile(self, s: N.Softmax, stem: str, lane: N.Expr, base: N.Var, out: list[N.Stmt]) -> None:
         """`softmax_row` at count == N: lane l's one element x[base + l] (its address

@@ -45,9 +45,9 @@ class Target:
     doc: str
     unroll: int = 1  # per-thread loops of loads: iterations per trip, their loads first (ir/unroll.py)
     unroll_sync: bool = False  # in kernels with barriers or collectives too (PTX: their `for`s feed the lanes entry)
-    # softmax with a count the same for every lane: a branch to a copy without the
-    # `lane < count` guards and later tiles when count == N (ir/legalize.py; PTX's lanes
-    # entry runs it as one branch, codegen/ptx/lanes.py)
+    # softmax with a count the same for every lane: branches to a copy without the
+    # `lane < count` guards and later tiles when count == N, and without later tiles when
+    # count < N (ir/legalize.py; PTX's lanes entry runs them as branches, codegen/ptx/lanes.py)
     softmax_one_tile: bool = False
 
     def has(self, feature: str) -> bool:
