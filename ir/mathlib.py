@@ -151,6 +151,11 @@ class Ops:
     def isnan(self, a):
         return self.ilt_u(self.i(INF_BITS), self.iand(self.fbits(a), self.i(ABS_MASK)))
 
+    def sub_exact_product(self, x, a, c: float):
+        """x - a * c where the caller guarantees that a * c is exact in f32: then one fused
+        multiply-add rounds the same difference once, so a renderer may use one."""
+        return self.sub(x, self.mul(a, self.c(c)))
+
     def big_or_nan(self, a, c: float):
         """|a| >= c or a is NaN (c a positive normal f32), decided on the bits."""
         return self.pnot(self.ilt_u(self.iand(self.fbits(a), self.i(ABS_MASK)), self.i(_f32_bits(c))))
@@ -351,7 +356,7 @@ def exp(m: Ops, x):
     select."""
     big = m.fbits(m.add(m.mul(x, m.c(LOG2E)), m.c(MAGIC)))
     kf = m.sub(m.bitsf(big), m.c(MAGIC))
-    hi = m.sub(x, m.mul(kf, m.c(LN2_HI)))              # exact, as in _exp_full
+    hi = m.sub_exact_product(x, kf, LN2_HI)            # exact, as in _exp_full
     lo = m.mul(kf, m.c(-LN2_LO))
     r = m.add(hi, lo)
     t = m.mul(m.mul(r, r), _horner(m, r, _EXP_Q5))
@@ -376,7 +381,7 @@ def _exp_full(m: Ops, x):
     kf, k = _rint_small(m, m.mul(xc, m.c(LOG2E)))
     # k * LN2_HI is exact, and so is the difference: it is a multiple of ulp(xc) (LN2_HI
     # has 16 bits) no larger than |xc|
-    hi = m.sub(xc, m.mul(kf, m.c(LN2_HI)))
+    hi = m.sub_exact_product(xc, kf, LN2_HI)
     r, rl = two_sum(m, hi, m.neg(m.mul(kf, m.c(LN2_LO))))
     p = _exp_core(m, r, rl)
     return _exp_special(m, x, _ldexp(m, p, k, small_k=True))  # |k| <= 151

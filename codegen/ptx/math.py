@@ -129,7 +129,8 @@ class PtxOps(Ops):
     target's declaration): `isnan` (setp.nan), `mulhi_u` (mul.hi.u32), `u2f_rn`/`i2f_rn`
     (cvt.rn.f32.u32/s32: round to nearest even for every input) and `flt_exact`
     (setp.lt.f32 without .ftz: subnormals compare exactly, NaN gives false), `big_or_nan`
-    (setp.geu.f32 on abs.f32: NaN gives true, ptxas folds the abs into the compare). Integer
+    (setp.geu.f32 on abs.f32: NaN gives true, ptxas folds the abs into the compare),
+    `sub_exact_product` (fma.rn.f32: the product is exact, so the one rounding is sub's). Integer
     operations on two immediates are folded here (rules applied to constants)."""
 
     exact_subnormal_mul = True  # mul.rn.f32 without .ftz
@@ -178,6 +179,10 @@ class PtxOps(Ops):
 
     def sqrt(self, a):
         return self._un("f", "sqrt.rn.f32 {}, {};", self._reg(a, "f"))
+
+    def sub_exact_product(self, x, a, c: float):
+        # a * c exact (the caller's guarantee): fma's one rounding is sub's
+        return self._un("f", "fma.rn.f32 {}, {}, {}, {};", self._reg(a, "f"), fimm(-c), self._reg(x, "f"))
 
     def neg(self, a):
         return self._un("f", "xor.b32 {}, {}, -2147483648;", self._reg(a, "f"))
