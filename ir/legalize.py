@@ -173,15 +173,15 @@ class _Lowering:
             # loop. The same loads, stores and operations in the same order as the general
             # form, so the same bits and the same first fault. No lane can disagree on
             # either condition
-            full = self.let(out, sp, stem, "one_tile", "bool", N.Binary("bool", sp, "eq", count, _u32(sp, n)))
+            whole = self.let(out, sp, stem, "one_tile", "bool", N.Binary("bool", sp, "eq", count, _u32(sp, n)))
             fast: list[N.Stmt] = []
             self.softmax_one_tile(s, stem, lane, base, fast)
-            short = [N.Binary("bool", sp, "lt", count, _u32(sp, n))]
             part: list[N.Stmt] = []
             self.softmax_row(s, stem, lane, base, count, part, single=True)
             slow: list[N.Stmt] = []
             self.softmax_row(s, stem, lane, base, count, slow)
-            out.append(N.If(sp, full, fast, [N.If(sp, short[0], part, slow)]))
+            short = N.Binary("bool", sp, "lt", count, _u32(sp, n))
+            out.append(N.If(sp, whole, fast, [N.If(sp, short, part, slow)]))
         else:
             self.softmax_row(s, stem, lane, base, count, out)
         out.append(N.Barrier(sp))  # the trailing barrier

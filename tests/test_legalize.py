@@ -20,6 +20,7 @@ from goldy_import.importer import import_source
 from goldy_import.ir import nodes as N
 from goldy_import.ir.checks import check_sites, insert_checks
 from goldy_import.ir.legalize import legalize
+from goldy_import.ir.pipeline import lower
 from goldy_import.ir.serialize import to_json
 from goldy_import.ir.targets import CPU, FEATURES, TARGETS, target
 from goldy_import.ir.verify import verify
@@ -212,7 +213,6 @@ def _one_tile_ifs(k: N.Kernel) -> int:
 
 
 def test_only_ptx_branches_to_the_one_tile_softmax_and_only_on_a_uniform_count():
-    from goldy_import.ir.pipeline import lower
     rows, ragged = import_source(ONE_TILE, "one_tile.rs").kernels
     assert [t for t in sorted(TARGETS) if target(t).softmax_one_tile] == ["ptx"]
     for checks in (False, True):
@@ -234,9 +234,11 @@ def test_the_one_tile_softmax_gives_the_general_bits_and_faults(monkeypatch):
         for one_tile in (False, True):
             monkeypatch.setitem(TG.TARGETS, "cpu", dataclasses.replace(CPU, softmax_one_tile=one_tile))
             k = import_source(ONE_TILE, "one_tile.rs").kernels[0]
-            from goldy_import.ir.pipeline import lower
             assert _one_tile_ifs(lower(k, "cpu").kernel) == one_tile
             buf = dev.buffer(x.copy())
+            # a file name of its own per form: compiled programs are cached by source and
+            # target name, and the target's flag is not part of that key (it never changes
+            # outside this test)
             kdef = gi.load_source(ONE_TILE, f"one_tile_{one_tile}.rs").rows
             scheme = gi.Scheme(dev)
             kdef.prepare(dev).record(scheme, "rows", buf, count).groups((groups, 1, 1))

@@ -577,7 +577,6 @@ class _Emitter:
         b = self.b
         self.use_copy(0, None)
         c = self.reg_of(self.expr(s.cond)[0], "p")
-        self.pred = None
         self.flush_traps()
         end = b.label("endif")
         els = b.label("else") if s.else_body else end
