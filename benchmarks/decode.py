@@ -32,6 +32,7 @@ import platform
 import sys
 import time
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
@@ -39,6 +40,7 @@ import goldy_import as gi
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RTOL = 2e-3  # numpy reference vs goldy-import: relative to the largest |logit|
+GREEDY = ", greedy on the device (tokens read at the end)"
 
 
 @dataclass(frozen=True)
@@ -89,11 +91,14 @@ def weights(cfg: Config, seed: int = 0) -> dict:
 class GoldyDecoder:
     """The recorded step on one device; `step(token, pos)` gives the logits."""
 
-    def __init__(self, dev: gi.Device, cfg: Config, W: dict, fusion: bool = False, specialize: bool = False):
-        self.cfg, self.dev = cfg, dev
+    def __init__(self, dev: gi.Device, cfg: Config, W: dict, fusion: bool = False, specialize: bool = False,
+                 greedy: bool = False):
+        self.cfg, self.dev, self.greedy = cfg, dev, greedy
+        self.fusion, self.specialize = fusion, specialize
         m = gi.load(os.path.join(HERE, "llama_decode.rs"))
         k = {name: getattr(m, name).prepare(dev) for name in
-             ("embed", "rmsnorm", "matvec", "matvec_add", "rope", "scores", "softmax_rows", "mix", "swiglu")}
+             ("embed", "embed_token", "argmax", "rmsnorm", "matvec", "matvec_add", "rope", "scores", "softmax_rows",
+              "mix", "swiglu")}
         d, h, L, S, hs = cfg.dim, cfg.hidden, cfg.layers, cfg.seq, cfg.head_size
         B = {name: dev.buffer(np.ascontiguousarray(a).reshape(-1)) for name, a in W.items()
              if name not in ("wq", "wk", "wv", "wo", "w1", "w2", "w3", "rms_att", "rms_ffn")}
@@ -106,7 +111,11 @@ class GoldyDecoder:
         self.logits = dev.zeros(cfg.vocab)
         s = self.scheme = gi.Scheme(dev)
         self.token_nodes, self.pos_nodes, self.cache_nodes = [], [], []
-        self.token_nodes.append(k["embed"].record(s, "embed", B["emb"], x, 0, d).over_1d(d))
+        if greedy:  # the token comes from the last step's argmax, through `tok`
+            self.tok, self.hist = dev.zeros(1, np.uint32), dev.zeros(S, np.uint32)
+            k["embed_token"].record(s, "embed", B["emb"], x, self.tok, d).over_1d(d)
+        else:
+            self.token_nodes.append(k["embed"].record(s, "embed", B["emb"], x, 0, d).over_1d(d))
         scale = float(1.0 / np.sqrt(np.float32(hs)))
         for l in range(L):
             w, base = layer[l], l * S * d
@@ -129,6 +138,9 @@ class GoldyDecoder:
             k["matvec_add"].record(s, f"l{l} w2", w["w2"], hb, x, d, h).over_1d(d)
         k["rmsnorm"].record(s, "final norm", x, B["rms_final"], xb, d, float(EPS)).groups((1, 1, 1))
         k["matvec"].record(s, "classifier", B["wcls"], xb, self.logits, cfg.vocab, d, 0).over_1d(cfg.vocab)
+        if greedy:
+            self.pos_nodes.append(k["argmax"].record(s, "argmax", self.logits, self.tok, self.hist, cfg.vocab,
+                                                     0).groups((1, 1, 1)))
         if fusion:
             s.set_automatic_fusion(True)
         if specialize:  # bake the scalars that stay (sizes, offsets of the weights) into variants
@@ -138,7 +150,7 @@ class GoldyDecoder:
     def dispatches(self) -> int:
         return len(self.scheme.nodes)
 
-    def step(self, token: int, pos: int) -> np.ndarray:
+    def _at(self, token: int, pos: int) -> None:
         s, d = self.scheme, self.cfg.dim
         for n in self.token_nodes:
             s.set_node_param(n, "token", token)
@@ -146,8 +158,26 @@ class GoldyDecoder:
             s.set_node_param(n, "pos", pos)
         for n, base in self.cache_nodes:
             s.set_node_param(n, "koff" if n.kernel.name == "rope" else "off", base + pos * d)
-        s.submit()
+
+    def step(self, token: int, pos: int) -> np.ndarray:
+        """One token, its logits read back before the next (the host picks the next token)."""
+        if self.greedy:
+            self.tok.write(np.array([token], np.uint32))
+        self._at(token, pos)
+        self.scheme.submit()
         return self.logits.numpy()
+
+    def generate(self, token: Optional[int], pos: int, count: int) -> np.ndarray:
+        """Greedy decoding of `count` tokens from `token` at `pos` (None: the one the last
+        step chose), queued without waiting: each step's argmax feeds the next one's
+        embedding on the device. The chosen tokens, read once at the end."""
+        if token is not None:
+            self.tok.write(np.array([token], np.uint32))
+        for p in range(pos, pos + count):
+            self._at(0, p)
+            self.scheme.submit(wait=False)
+        self.dev.synchronize()  # (a fault of any of them is raised here)
+        return self.hist.numpy()[pos:pos + count]
 
 
 # ---------------------------------------------------------------- references
@@ -234,8 +264,19 @@ def torch_decoders(cfg: Config, W: dict, device: str):
                 return fn(token, pos).cpu().numpy()
         return go
 
+    def generating(fn):
+        def generate(token, pos, count):
+            """Greedy decoding kept on the device (argmax feeds the next step); tokens read at the end."""
+            with torch.no_grad():
+                tok, out = torch.tensor(token, device=device), []
+                for p in range(pos, pos + count):
+                    tok = fn(tok, p).argmax()
+                    out.append(tok)
+                return torch.stack(out).cpu().numpy()
+        return generate
+
     compiled = torch.compile(step, dynamic=True)
-    return run(step), run(compiled)
+    return run(step), run(compiled), generating(step), generating(compiled)
 
 
 # ---------------------------------------------------------------- driver
@@ -273,6 +314,36 @@ def check(cfg: Config, W: dict, backend_dev: gi.Device, steps: int, fusion: bool
     got.scheme.wait_for_specialization()
 
 
+def check_greedy(cfg: Config, W: dict, dev: gi.Device, steps: int, fusion: bool, specialize: bool = False) -> None:
+    """Greedy decoding on the device, once the background compiles are done, against the cpu
+    backend's step fed the same tokens: each chosen token is numpy's argmax of those logits
+    (the cpu logits are checked against the numpy model as in `check`), and the device's last
+    logits are the cpu backend's bits."""
+    got = GoldyDecoder(dev, cfg, W, fusion, specialize, greedy=True)
+    first = tokens_for(cfg, 1)[0]
+    got.generate(first, 0, steps)
+    for _ in range(3):  # a fused region is specialized once a submit ran it
+        got.scheme.wait_for_fusion()
+        got.scheme.wait_for_specialization()
+        got.generate(first, 0, 1)
+    chosen = got.generate(first, 0, 2 * steps)
+    cpu, ref = GoldyDecoder(gi.Device("cpu"), cfg, W), NumpyDecoder(cfg, W)
+    token = first
+    for pos, t in enumerate(chosen):
+        c, r = cpu.step(token, pos), ref.step(token, pos)
+        if not float(np.abs(c - r).max()) <= RTOL * float(np.abs(r).max()):
+            raise AssertionError(f"pos {pos}: the cpu backend's logits differ from the numpy model")
+        if int(t) != int(np.argmax(c)):
+            raise AssertionError(f"pos {pos}: greedy decoding chose token {int(t)}, the logits' argmax is "
+                                 f"{int(np.argmax(c))}")
+        token = int(t)
+    g = got.logits.numpy()
+    if not np.array_equal(g.view(np.uint32), c.view(np.uint32)):
+        raise AssertionError("greedy decoding's last logits differ from the cpu backend's bits")
+    got.scheme.wait_for_fusion()
+    got.scheme.wait_for_specialization()
+
+
 def settle(dec: "GoldyDecoder", token: int, rounds: int = 3) -> None:
     """Steps until the background compiles are done: a fused region is specialized only
     after a submit has run it, so each wait can start the next compile."""
@@ -290,6 +361,14 @@ def rate(step, toks: list[int], warmup: int) -> float:
     for pos in range(warmup, len(toks)):
         step(toks[pos], pos)
     return (len(toks) - warmup) / (time.perf_counter() - t0)
+
+
+def greedy_rate(generate, first: int, warmup: int, count: int) -> float:
+    """Tokens/s of `count` greedy tokens after `warmup` (the tokens read once, at the end)."""
+    last = int(generate(first, 0, warmup)[-1])
+    t0 = time.perf_counter()
+    generate(last, warmup, count)
+    return count / (time.perf_counter() - t0)
 
 
 def main(argv=None) -> list[str]:
@@ -314,33 +393,42 @@ def main(argv=None) -> list[str]:
     variants = ((False, False), (True, False), (True, True))  # (automatic fusion, specialization)
     for fusion, spec in variants:
         check(cfg, W, dev, a.check_steps, fusion, spec)
+        check_greedy(cfg, W, dev, a.check_steps, fusion, spec)
     rows = []
     decs = []
-    for fusion, spec in variants:
-        dec = GoldyDecoder(dev, cfg, W, fusion, spec)
-        if fusion or spec:
-            settle(dec, toks[0])
-        decs.append(dec)
+    for greedy in (False, True):
+        for fusion, spec in variants:
+            dec = GoldyDecoder(dev, cfg, W, fusion, spec, greedy)
+            if fusion or spec:
+                settle(dec, toks[0])
+            decs.append(dec)
+
+    def timed(dec: GoldyDecoder) -> float:
+        if dec.greedy:
+            return greedy_rate(dec.generate, toks[0], a.warmup, a.tokens)
+        return rate(dec.step, toks, a.warmup)
+
     rates: list[list[float]] = [[] for _ in decs]
     per = [0.0] * len(decs)
     for r in range(a.repeat):
         for i in [(r + j) % len(decs) for j in range(len(decs))]:
             st = decs[i].scheme.stats
             s0, d0 = st.submits, st.dispatches
-            rates[i].append(rate(decs[i].step, toks, a.warmup))
+            rates[i].append(timed(decs[i]))
             per[i] = (st.dispatches - d0) / max(1, st.submits - s0)
-    for (fusion, spec), dec, rs, p in zip(variants, decs, rates, per):
+    for dec, rs, p in zip(decs, rates, per):
         spread = f" ({min(rs):.0f}-{max(rs):.0f})" if len(rs) > 1 else ""
-        rows.append(f"| goldy-import {a.backend}{', automatic fusion' if fusion else ''}"
-                    f"{', specialization' if spec else ''} | "
+        rows.append(f"| goldy-import {a.backend}{', automatic fusion' if dec.fusion else ''}"
+                    f"{', specialization' if dec.specialize else ''}{GREEDY if dec.greedy else ''} | "
                     f"{dec.dispatches} recorded, {p:.0f} per token | {float(np.median(rs)):.1f}{spread} |")
-    rows.append(f"| plain numpy (float32, BLAS matvec) | | {rate(NumpyDecoder(cfg, W).step, toks, a.warmup):.1f} |")
+    numpy_step = NumpyDecoder(cfg, W).step
+    rows.append(f"| plain numpy (float32, BLAS matvec) | | {rate(numpy_step, toks, a.warmup):.1f} |")
     torch_dev = "cuda" if a.backend == "cuda" else "cpu"
-    pair = None if a.no_torch else torch_decoders(cfg, W, torch_dev)
-    if pair is None:
+    fns = None if a.no_torch else torch_decoders(cfg, W, torch_dev)
+    if fns is None:
         rows.append("| PyTorch | skipped (not importable or --no-torch) | |")
     else:
-        for name, fn in zip(("PyTorch eager", "torch.compile"), pair):
+        for name, fn, gen in zip(("PyTorch eager", "torch.compile"), fns[:2], fns[2:]):
             r = NumpyDecoder(cfg, W).step(toks[0], 0)
             try:
                 g = fn(toks[0], 0)  # pos 0 again below: the cache row is overwritten
@@ -349,6 +437,8 @@ def main(argv=None) -> list[str]:
                 continue
             assert np.abs(g - r).max() <= RTOL * np.abs(r).max(), f"{name} disagrees with the numpy model"
             rows.append(f"| {name} ({torch_dev}) | | {rate(fn, toks, a.warmup):.1f} |")
+            assert int(gen(toks[0], 0, 1)[0]) == int(np.argmax(fn(toks[0], 0))), f"{name}: greedy argmax"
+            rows.append(f"| {name} ({torch_dev}){GREEDY} | | {greedy_rate(gen, toks[0], a.warmup, a.tokens):.1f} |")
     size = "small" if a.small else "stories15M"
     print(f"decode step, {size} {cfg}, {a.tokens} timed tokens after {a.warmup}, goldy-import rows: median of "
           f"{a.repeat} interleaved rounds (range); {platform.node()}, "

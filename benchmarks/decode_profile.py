@@ -1,10 +1,11 @@
 """Where a decode step's device time goes, per kernel (CUDA; needs PyTorch for its profiler).
 
-    python3 benchmarks/decode_profile.py [--tokens 8] [--fusion] [--specialize] [--small]
+    python3 benchmarks/decode_profile.py [--tokens 8] [--fusion] [--specialize] [--greedy] [--small]
 
 Records benchmarks/decode.py's step on the cuda device, runs `--tokens` steps under
 `torch.profiler` (CUPTI sees every kernel in the process, ours included) and prints each
-kernel's device time per token, the sum, and the wall time per token.
+kernel's device time per token, the sum, and the wall time per token. `--greedy`: the
+step's greedy form (decode.py `generate`), every token queued before one wait.
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=8)
     ap.add_argument("--fusion", action="store_true")
     ap.add_argument("--specialize", action="store_true")
+    ap.add_argument("--greedy", action="store_true")
     ap.add_argument("--small", action="store_true")
     a = ap.parse_args()
     import torch
     from torch.profiler import ProfilerActivity, profile
 
     cfg = SMALL if a.small else STORIES15M
-    dec = GoldyDecoder(gi.Device("cuda"), cfg, weights(cfg), a.fusion, a.specialize)
+    dec = GoldyDecoder(gi.Device("cuda"), cfg, weights(cfg), a.fusion, a.specialize, a.greedy)
     toks = tokens_for(cfg, 3 + a.tokens)
     for pos in range(3):
         dec.step(toks[pos], pos)
@@ -42,7 +44,9 @@ def main() -> None:
     before = dataclasses.asdict(dec.scheme.stats)
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         t0 = time.perf_counter()
-        for pos in range(3, 3 + a.tokens):
+        if a.greedy:
+            dec.generate(toks[3], 3, a.tokens)
+        for pos in range(3, 3 + a.tokens if not a.greedy else 3):
             dec.step(toks[pos], pos)
         wall = (time.perf_counter() - t0) / a.tokens
     rows = []
@@ -51,7 +55,7 @@ def main() -> None:
         if dt:
             rows.append((dt / a.tokens, ev.count / a.tokens, ev.key))
     rows.sort(reverse=True)
-    print(f"# {cfg}, {a.tokens} tokens, fusion={a.fusion}, specialization={a.specialize}")
+    print(f"# {cfg}, {a.tokens} tokens, fusion={a.fusion}, specialization={a.specialize}, greedy={a.greedy}")
     print("| kernel | launches/token | us/token |\n|---|---:|---:|")
     for us, count, key in rows[:25]:
         print(f"| {key[:60]} | {count:.0f} | {us:.1f} |")

@@ -4,7 +4,9 @@ use goldy::gpu;
 // a user porting it would: one small kernel per step, naive per-row matrix-vector loops,
 // collectives for the norms and the softmax. benchmarks/decode.py records the whole step
 // once as a Scheme and replays it per token, changing `token`, `pos` and the cache offsets
-// with `set_node_param`.
+// with `set_node_param`. Its greedy form reads the token from a one-element buffer
+// (`embed_token`) that the step's `argmax` writes, so the device feeds itself and the
+// host never waits within a run of tokens.
 
 /// The token's row of the embedding table.
 #[goldy::compute(workgroup_size = [64, 1, 1])]
@@ -12,6 +14,52 @@ fn embed(table: &[f32], x: &mut [f32], token: u32, dim: u32) {
     let i = gpu::global_id().x;
     if i < dim {
         x[i] = table[token * dim + i];
+    }
+}
+
+/// The same gather with the token read from `tok[0]` (written by the last step's `argmax`).
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn embed_token(table: &[f32], x: &mut [f32], tok: &[u32], dim: u32) {
+    let i = gpu::global_id().x;
+    if i < dim {
+        x[i] = table[tok[0] * dim + i];
+    }
+}
+
+/// Greedy sampling in one workgroup: the first index of the largest of `logits[0..n]`
+/// (a NaN is never the largest; 0 when nothing is above -inf), into `tok[0]` for the next
+/// step and `hist[pos]`.
+#[goldy::compute(workgroup_size = [1024, 1, 1])]
+fn argmax(logits: &[f32], tok: &mut [u32], hist: &mut [u32], n: u32, pos: u32) {
+    let best_of = gpu::workgroup_array::<f32, 1024>();
+    let first_of = gpu::workgroup_array::<u32, 1024>();
+    let lid = gpu::local_id().x;
+    let mut best = f32::NEG_INFINITY;
+    let mut at = n;
+    for k in 0..(n + 1023) / 1024 {
+        let j = k * 1024 + lid;
+        if j < n {
+            let v = logits[j];
+            if v > best {
+                best = v;
+                at = j;
+            }
+        }
+    }
+    let top = gpu::workgroup_max::<1024>(best, best_of);
+    // the lowest index holding `top`: the largest of `n - at` over the lanes that hold it
+    let mut key = 0;
+    if best == top && at < n {
+        key = n - at;
+    }
+    let far = gpu::workgroup_max::<1024>(key, first_of);
+    let mut first = 0;
+    if far > 0 {
+        first = n - far;
+    }
+    if lid == 0 {
+        tok[0] = first;
+        hist[pos] = first;
     }
 }
 
