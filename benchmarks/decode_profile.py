@@ -46,8 +46,9 @@ def main() -> None:
         t0 = time.perf_counter()
         if a.greedy:
             dec.generate(toks[3], 3, a.tokens)
-        for pos in range(3, 3 + a.tokens if not a.greedy else 3):
-            dec.step(toks[pos], pos)
+        else:
+            for pos in range(3, 3 + a.tokens):
+                dec.step(toks[pos], pos)
         wall = (time.perf_counter() - t0) / a.tokens
     rows = []
     for ev in prof.key_averages():
