@@ -200,9 +200,11 @@ fn sum(x: &[f32], o: &mut [f32], n: u32) {
 """))
     # the first loop: trips of 64, 32, 16 and 8 (ir/unroll.py), each 4 elements one
     # ld.global.v4; only the trip of 8 has the one-by-one form (codegen/ptx/vectors.py);
-    # then the rest loop (4 unrolled + 1); the second loop (a break) only the rest loop's form
-    assert text.count("$L_for4_") == 2 and text.count("ld.global.nc.v4.f32") == 16 + 8 + 4 + 2
-    assert text.count("ld.global.nc.f32") == 8 + 4 + 1
+    # then the rest loop (its small body: 8 unrolled, 4 unrolled, + 1); the second loop (a
+    # break) only the rest loop's form
+    assert text.count("$L_for8_") == 2 and text.count("$L_for4_") == 2
+    assert text.count("ld.global.nc.v4.f32") == 16 + 8 + 4 + 2
+    assert text.count("ld.global.nc.f32") == 8 + 8 + 4 + 1
 
 
 # ---------------------------------------------------------------- batched entries
@@ -290,6 +292,6 @@ fn tiles(out: &mut [f32], n: u32) {
     loads = re.findall(r"^\t(@%p\d+ )?ld\.shared\.f32", text, re.M)
     stores = re.findall(r"^\t(@%p\d+ )?st\.shared\.f32", text, re.M)
     # s[ty*16 + tx] and s[ty*16 + j] (the constant loop fully unrolled: 16 copies) are in range;
-    # s[q] (unrolled by 4, plus the rest loop: 5 copies) and s[tx*16 + ty + 1] are not
+    # s[q] (trips of 8 and 4, plus the rest loop: 13 copies) and s[tx*16 + ty + 1] are not
     assert stores == [""]
-    assert loads.count("") == 16 and len(loads) == 22
+    assert loads.count("") == 16 and len(loads) == 30

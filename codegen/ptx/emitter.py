@@ -286,10 +286,22 @@ def _stride(k: N.Kernel, ty: str) -> int:
 
 
 UNROLL = 4
+# a `for` body this small (expression nodes in all, no call or division: those expand to
+# long sequences) also gets a trip of WIDE_UNROLL first: a reduction loop under a
+# collective (block_sum's `acc += x[base + j * 256]`) then keeps eight loads in flight per
+# thread, which four at full occupancy fall just short of
+WIDE_UNROLL, WIDE_BODY_NODES = 8, 24
 MAX_PENDING = 8  # deferred checks per branch to a fault block (bounds the predicates kept live)
 _ATOM = {"add": "add", "sub": "add", "min": "min", "max": "max", "and": "and", "or": "or", "xor": "xor",
          "exchange": "exch", "compare_exchange": "cas"}
 _NOT_BATCHABLE = (N.Barrier, N.Reduce, N.Softmax, N.AtomicAdd, N.Break, N.Continue, N.While, N.Loop, N.For)
+
+
+def _cheap(body: list[N.Stmt]) -> bool:
+    """A `for` body worth the WIDE_UNROLL trip (see there)."""
+    nodes = [e for x in N.walk_stmts(body) for top in N.stmt_exprs(x) for e in N.walk_expr(top)]
+    return len(nodes) <= WIDE_BODY_NODES and not any(
+        isinstance(e, N.Call) or (isinstance(e, N.Binary) and e.op in ("div", "rem")) for e in nodes)
 
 
 def _unrollable(body: list[N.Stmt]) -> bool:
@@ -970,32 +982,38 @@ class _Emitter:
             return
         b.op(f"mov.b32 {i}, {start};")
         if not s.inclusive and _unrollable(s.body):
-            # four iterations per trip while at least four remain, so that ptxas can issue
-            # their loads together; the plain loop below finishes the rest
-            top4, rest = b.label("for4"), b.label("frest")
-            outer, sticky = self.sticky, None
-            if self.checked:
-                # failed checks accumulate in registers (the first in evaluation order wins)
-                # and one branch after the loop records it: no side exit inside the loop
-                sticky = [self.new("p", "setp.ne.u32 {}, {}, {};", i, i)]
-                sticky += [self.new("r", "mov.b32 {}, 0;") for _ in range(4)]
-                self.sticky = sticky
-            b.place(top4)
-            more = self.new("p", f"setp.lt.{sty} {{}}, {{}}, {{}};", i, end_val)
-            left = self.new("r", "sub.s32 {}, {}, {};", end_val, i)
-            four = self.pred_and(more, self.new("p", "setp.gt.u32 {}, {}, 3;", left))
-            b.op(f"@!{four} bra {rest};")
-            for _ in range(UNROLL):
-                self.block(s.body, flush=False)  # the copies' checks share one branch
-                b.op(f"add.s32 {i}, {i}, 1;")
-            self.flush_traps()
-            b.op(f"bra.uni {top4};")
-            b.place(rest)
-            if sticky is not None:
-                self.sticky = outer
-                self.deferred.append((sticky[0], sticky[1], sticky[2], sticky[3], sticky[4]))
-                self.flush_traps()
+            for u in ((WIDE_UNROLL, UNROLL) if _cheap(s.body) else (UNROLL,)):
+                self.unrolled_trips(s, i, end_val, u)  # (after the first, fewer than its u remain)
         self.counted_loop(s, i, end_val, lambda cont, brk: self.loop_body(s.body, cont, brk))
+
+    def unrolled_trips(self, s: N.For, i: str, end_val: str, u: int) -> None:
+        """`u` iterations of `s` per trip while at least `u` remain, so that ptxas can issue
+        their loads together; what follows finishes the rest."""
+        b = self.b
+        sty = "s32" if s.ty == "i32" else "u32"
+        top, rest = b.label(f"for{u}"), b.label("frest")
+        outer, sticky = self.sticky, None
+        if self.checked:
+            # failed checks accumulate in registers (the first in evaluation order wins)
+            # and one branch after the loop records it: no side exit inside the loop
+            sticky = [self.new("p", "setp.ne.u32 {}, {}, {};", i, i)]
+            sticky += [self.new("r", "mov.b32 {}, 0;") for _ in range(4)]
+            self.sticky = sticky
+        b.place(top)
+        more = self.new("p", f"setp.lt.{sty} {{}}, {{}}, {{}};", i, end_val)
+        left = self.new("r", "sub.s32 {}, {}, {};", end_val, i)
+        enough = self.pred_and(more, self.new("p", f"setp.gt.u32 {{}}, {{}}, {u - 1};", left))
+        b.op(f"@!{enough} bra {rest};")
+        for _ in range(u):
+            self.block(s.body, flush=False)  # the copies' checks share one branch
+            b.op(f"add.s32 {i}, {i}, 1;")
+        self.flush_traps()
+        b.op(f"bra.uni {top};")
+        b.place(rest)
+        if sticky is not None:
+            self.sticky = outer
+            self.deferred.append((sticky[0], sticky[1], sticky[2], sticky[3], sticky[4]))
+            self.flush_traps()
 
     def counted_loop(self, s: N.For, i: str, end_val: str, body) -> None:
         """`i` from its value now while below (`..=`: up to) `end_val`, by one; `body(cont,
