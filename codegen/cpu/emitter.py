@@ -787,6 +787,8 @@ class _Emitter:
             return f"np.{f}({x})"
         if f == "round":
             return f"rt.round_away({x})"
+        if f in _MATH_FUNCS and self.M != "None":  # ~40 numpy ops: on the active lanes alone where few are
+            return f"rt.on_lanes({self.M}, rt.{f}, {', '.join(xs)})"
         if f in _MATH_FUNCS or f in ("fma", "from_bits", "to_bits"):
             return f"rt.{f}({', '.join(xs)})"
         if elem == "f32":  # ir/rules.py: Rust's NaN rules, decided on the bits

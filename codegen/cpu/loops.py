@@ -23,7 +23,8 @@ tested against (tests/test_cpu_loops.py).
 A span of a read-only buffer read again unchanged comes from a transposed copy
 (codegen/cpu/transposed.py): the lanes are then contiguous, and `accumulate` takes wide
 blocks of them (`WIDE_LANES`). A run per lane that is not a span (its start jumps between
-lanes) is gathered on the loop's active lanes alone where few are (`rt._ld_lanes`).
+lanes) is gathered on the loop's active lanes alone where few are (`rt._ld_lanes`), as a
+`Sparse` operand: `accumulate` then sums on those lanes alone.
 """
 
 from __future__ import annotations
@@ -190,6 +191,55 @@ class Span:
         return out.reshape(k, r1 - r0, S)
 
 
+class Sparse:
+    """A load gathered on the active lanes alone (rt._ld_lanes, where few are): `vals` is
+    (k, len(on)), lane `on[c]` of the flat (W, S) lanes reading vals[:, c]; the other lanes
+    of `shape` = (k, W, S) hold nothing anyone reads (the loop's sums are selected by the
+    same mask). `accumulate` then sums on those lanes alone."""
+
+    __slots__ = ("on", "vals", "shape")
+
+    def __init__(self, on: np.ndarray, vals: np.ndarray, shape: tuple):
+        self.on, self.vals, self.shape = on, vals, shape
+
+    def dense(self) -> np.ndarray:
+        """The (k, W, S) array, 0 on the lanes not gathered."""
+        k, w, s = self.shape
+        out = np.zeros((k, w * s), self.vals.dtype)
+        out[:, self.on] = self.vals
+        return out.reshape(self.shape)
+
+
+def _on_lanes(x, on: np.ndarray, lanes: tuple) -> np.ndarray:
+    """An `_iteration_major` operand on the flat lanes `on` of `lanes`: (k or 1, len(on))."""
+    if isinstance(x, Sparse):
+        if x.on is on or np.array_equal(x.on, on):
+            return x.vals
+        return x.dense().reshape(x.shape[0], -1)[:, on]
+    if isinstance(x, Span):
+        x = x.rows(0, x.shape[1])
+    return np.broadcast_to(x, (x.shape[0],) + lanes).reshape(x.shape[0], -1)[:, on]
+
+
+def _accumulate_sparse(acc, count: int, ops: list, op, lanes: tuple) -> np.ndarray:
+    """`accumulate` on the lanes of the first `Sparse` operand alone; the others hold `acc`."""
+    on = next(o.on for o in ops if isinstance(o, Sparse))
+    cols = [_on_lanes(o, on, lanes) for o in ops]
+    out = np.array(np.broadcast_to(np.asarray(acc, np.float32), lanes))
+    if on.size == 0:
+        return out
+    flat = out.reshape(-1)
+    start = flat[on]
+    terms = np.broadcast_to(cols[0] if op is None else op(cols[0], cols[1]), (count, on.size))
+    if on.size < 2 or not IN_ORDER:
+        flat[on] = _accumulate_slow(start, count, terms, (1, on.size)).reshape(-1)
+    else:
+        buf = np.empty((1 + count, on.size), np.float32)
+        buf[0], buf[1:] = start, terms
+        flat[on] = np.add.reduce(buf, axis=0)  # the rows in order (IN_ORDER)
+    return out
+
+
 def run_view(a: np.ndarray, first: int, shape: tuple, d: int) -> np.ndarray:
     """Read-only (k, lanes) view of 1-D `a`: element [j, l] is a[first + j + d*l]."""
     st = a.strides[0]
@@ -202,8 +252,8 @@ def run_view(a: np.ndarray, first: int, shape: tuple, d: int) -> np.ndarray:
 
 
 def _iteration_major(x):
-    """A term or operand as a 3-D (iterations or 1, lanes...) array, or a Span."""
-    if isinstance(x, Span):
+    """A term or operand as a 3-D (iterations or 1, lanes...) array, or a Span or Sparse."""
+    if isinstance(x, (Span, Sparse)):
         return x
     x = np.asarray(x, dtype=np.float32)
     return x.reshape((1,) * (3 - x.ndim) + x.shape) if x.ndim < 3 else x
@@ -225,7 +275,7 @@ def _lane_rows(h: int, per: int):
     return zip(cuts[:-1], cuts[1:])
 
 
-def _lanes(shapes: list) -> tuple:
+def lane_shape(shapes: list) -> tuple:
     """The (H, S) that (W, S)-broadcastable shapes broadcast to (np.broadcast_shapes,
     without its cost: a few microseconds per loop)."""
     h = s = 1
@@ -246,8 +296,10 @@ def accumulate(acc, count: int, x, op=None, y=None):
     (`IN_ORDER`), from the sum so far (reduce's `initial`, or the buffer's first row).
     One lane: `np.add.accumulate`."""
     ops = [_iteration_major(x)] + ([] if op is None else [_iteration_major(y)])
-    lanes = _lanes([np.shape(acc)] + [o.shape[1:] for o in ops])
+    lanes = lane_shape([np.shape(acc)] + [o.shape[1:] for o in ops])
     H, S = lanes
+    if any(isinstance(o, Sparse) for o in ops):
+        return _accumulate_sparse(acc, count, ops, op, lanes)
     if H * S < 2 or not IN_ORDER:
         ops = [_rows(o, 0, o.shape[1]) for o in ops]
         return _accumulate_slow(acc, count, ops[0] if op is None else op(ops[0], ops[1]), lanes)

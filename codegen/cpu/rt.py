@@ -17,7 +17,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .loops import Span, accumulate, iteration_blocks, uniform_trips  # noqa: F401 (reduction loops in one pass)
+from .loops import Span, Sparse, accumulate, iteration_blocks, lane_shape, uniform_trips  # noqa: F401 (reduction loops in one pass)
 from .math import evaluate as evaluate_math, evaluate_rule
 from .transposed import transposed
 
@@ -801,6 +801,28 @@ def fma(a, b, c):
     return s.astype(np.float32)[()]
 
 
+def on_lanes(m, fn, *xs):
+    """`fn(*xs)` (a math library function) on the lanes of mask `m`, computed on those lanes
+    alone where few are active (`SPARSE_LANES`), 0 on the others: what a value holds on a
+    lane outside the statement's mask is never read (selects, stores, collectives and
+    checks all take the mask)."""
+    if m is None or np.ndim(m) != 2 or all(np.ndim(x) == 0 for x in xs):  # uniform values stay scalars
+        return fn(*xs)
+    active = np.count_nonzero(m)
+    if active * SPARSE_LANES > m.size:
+        return fn(*xs)
+    shapes = [np.shape(x) for x in xs]
+    if any(len(sh) > 2 for sh in shapes):  # an iteration block (a one-pass loop's terms)
+        return fn(*xs)
+    shape = lane_shape([m.shape] + shapes)
+    out = np.zeros(shape, np.float32)
+    if active:
+        on = np.flatnonzero(m if m.shape == shape else np.broadcast_to(m, shape))
+        picks = [x if np.ndim(x) == 0 else np.broadcast_to(x, shape).reshape(-1)[on] for x in xs]
+        out.reshape(-1)[on] = fn(*picks)
+    return out
+
+
 def _mathlib(name: str):
     def g(*xs):
         return evaluate_math(name, *xs)[()]
@@ -864,6 +886,8 @@ def ld_span(a: np.ndarray, base, J: np.ndarray, chk=None, m=None):
     (W, S)) and an iteration block J (k, 1, 1), as a (k, W, S) array: `span`'s view of `a`
     where every lane's run is in range, else its parts put together."""
     r = span(a, base, J, chk, m)
+    if isinstance(r, Sparse):
+        return r.dense()
     return r.rows(0, r.shape[1]) if isinstance(r, Span) else r
 
 
@@ -915,8 +939,8 @@ SPARSE_LANES = 4  # `_ld_lanes` gathers the active lanes alone where at most 1 i
 
 
 def _ld_lanes(a: np.ndarray, base, J: np.ndarray, chk, m):
-    """rt.ld's `a[base + J]` as a (k, W, S) array, gathered on the lanes of mask `m` alone
-    where few are active (0 on the others): in a one-pass loop nothing reads a value on an
+    """rt.ld's `a[base + J]` as a (k, W, S) array, or gathered on the lanes of mask `m` alone
+    where few are active (a loops.Sparse): in a one-pass loop nothing reads a value on an
     inactive lane (the sums are selected by the same mask), and a check traps on active
     lanes only, in the same order (iteration, then lane)."""
     if m is None or np.ndim(m) != 2 or a.ndim != 1 or np.ndim(base) > 2:
@@ -930,9 +954,7 @@ def _ld_lanes(a: np.ndarray, base, J: np.ndarray, chk, m):
     if chk is not None:  # every lane left is active: the guards alone still say which access
         F, site, _, guards = chk
         chk = (F, site, None, [_lane_cols(g, shape, on) for g in guards])
-    out = np.zeros((k, shape[0] * shape[1]), a.dtype)
-    out[:, on] = ld(a, pick.reshape(1, -1) + J.reshape(k, 1), chk)
-    return out.reshape((k,) + shape)
+    return Sparse(on, ld(a, pick.reshape(1, -1) + J.reshape(k, 1), chk), (k,) + shape)
 
 
 def _lane_cols(m, shape: tuple, cols):

@@ -24,20 +24,20 @@ def k_transcendental(G, R, F):
         # line 100: let
         v_o = (G.gid_x * U6)
         # line 101: store
-        _t2 = rt.sin(v_x)
+        _t2 = rt.on_lanes(m1, rt.sin, v_x)
         rt.st(p_out, v_o, _t2, m1, (F, 0, m1, ()))
         # line 102: store
-        _t3 = rt.cos(v_x)
+        _t3 = rt.on_lanes(m1, rt.cos, v_x)
         rt.st(p_out, (v_o + U1), _t3, m1, (F, 1, m1, ()))
         # line 103: store
-        _t4 = rt.exp((v_x * F0_5))
+        _t4 = rt.on_lanes(m1, rt.exp, (v_x * F0_5))
         rt.st(p_out, (v_o + U2), _t4, m1, (F, 2, m1, ()))
         # line 104: store
-        _t5 = rt.log(rt.abs_f32(v_x))
+        _t5 = rt.on_lanes(m1, rt.log, rt.abs_f32(v_x))
         rt.st(p_out, (v_o + U3), _t5, m1, (F, 3, m1, ()))
         # line 105: store
         _t6 = np.sqrt(rt.abs_f32(v_x))
         rt.st(p_out, (v_o + U4), _t6, m1, (F, 4, m1, ()))
         # line 106: store
-        _t7 = rt.pow(rt.abs_f32(v_x), F0_75)
+        _t7 = rt.on_lanes(m1, rt.pow, rt.abs_f32(v_x), F0_75)
         rt.st(p_out, (v_o + U5), _t7, m1, (F, 5, m1, ()))

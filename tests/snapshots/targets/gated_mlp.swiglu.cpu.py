@@ -20,4 +20,4 @@ def k_swiglu(G, R, F):
     # line 14: let
     v_g = rt.ld_lin(p_gate, G, (F, 0, m2, ()))
     # line 15: store
-    rt.st_lin(p_h, G, ((v_g / (F1_0 + rt.exp((-v_g)))) * rt.ld_lin(p_up, G, (F, 1, m2, ()))), m2, (F, 2, m2, ()))
+    rt.st_lin(p_h, G, ((v_g / (F1_0 + rt.on_lanes(m2, rt.exp, (-v_g)))) * rt.ld_lin(p_up, G, (F, 1, m2, ()))), m2, (F, 2, m2, ()))

@@ -203,7 +203,7 @@ def k_everything(G, R, F):
         ret = rt.f_or(ret, m15)
     m16 = rt.m_exit(None, ret)
     # line 56: store
-    _t19 = (((((v_mx + rt.fclamp(v_f, F0_0, F1_0)) + F3_1415927410125732) + rt.u2f(v_bits)) + rt.i2f(v_kk)) + rt.pow(F2_0, F3_0))
+    _t19 = (((((v_mx + rt.fclamp(v_f, F0_0, F1_0)) + F3_1415927410125732) + rt.u2f(v_bits)) + rt.i2f(v_kk)) + rt.on_lanes(m16, rt.pow, F2_0, F3_0))
     rt.st_lin(p_out, G, _t19, m16)
     # line 57: let
     v_old = U0

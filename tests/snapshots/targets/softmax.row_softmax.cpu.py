@@ -64,7 +64,7 @@ def k_row_softmax(G, R, F):
     m5 = rt.m_and(None, _t5)
     if rt.m_any(m5):
         # line 9: assign
-        v_softmax1_e = rt.sel(m5, rt.exp((v_softmax1_x - v_softmax1_max)), v_softmax1_e)
+        v_softmax1_e = rt.sel(m5, rt.on_lanes(m5, rt.exp, (v_softmax1_x - v_softmax1_max)), v_softmax1_e)
     # line 9: let
     v_softmax1_lane_sum = v_softmax1_e
     # line 9: for
@@ -82,8 +82,8 @@ def k_row_softmax(G, R, F):
             # line 9: let
             v_softmax1_t_2 = ((v_softmax1_j_2 * U256) + G.lid_x)
             # line 9: assign
-            _t8 = (v_softmax1_lane_sum + rt.exp((rt.ld(p_x, (v_softmax1_base + v_softmax1_t_2), (F, 2, m8, ())) - v_softmax1_max)))
-            v_softmax1_lane_sum = rt.sel(m8, _t8, v_softmax1_lane_sum)
+            _t8 = rt.on_lanes(m8, rt.exp, (rt.ld(p_x, (v_softmax1_base + v_softmax1_t_2), (F, 2, m8, ())) - v_softmax1_max))
+            v_softmax1_lane_sum = rt.sel(m8, (v_softmax1_lane_sum + _t8), v_softmax1_lane_sum)
         v_softmax1_j_2 = rt.sel(m6, v_softmax1_j_2 + U1, v_softmax1_j_2)
         m6 = rt.m_and(m6, v_softmax1_j_2 < _t6)
     # line 9: let
@@ -113,8 +113,8 @@ def k_row_softmax(G, R, F):
             # line 9: let
             v_softmax1_t_3 = ((v_softmax1_j_3 * U256) + G.lid_x)
             # line 9: store
-            _t14 = (rt.exp((rt.ld(p_x, (v_softmax1_base + v_softmax1_t_3), (F, 4, m12, ())) - v_softmax1_max)) / v_softmax1_sum)
-            _t15 = _t14
+            _t14 = rt.on_lanes(m12, rt.exp, (rt.ld(p_x, (v_softmax1_base + v_softmax1_t_3), (F, 4, m12, ())) - v_softmax1_max))
+            _t15 = (_t14 / v_softmax1_sum)
             rt.st(p_x, (v_softmax1_base + v_softmax1_t_3), _t15, m12, (F, 5, m12, ()))
         v_softmax1_j_3 = rt.sel(m10, v_softmax1_j_3 + U1, v_softmax1_j_3)
         m10 = rt.m_and(m10, v_softmax1_j_3 < _t12)
