@@ -35,6 +35,8 @@ import numpy as np
 
 from goldy_import.ir import nodes as N
 
+from . import native
+
 BLOCK_ELEMENTS = 1 << 18  # terms per block of iterations: the temporaries stay in cache (L2)
 # a lean loop's terms are views (rt.span) and (iterations, 1, 1) arrays until `accumulate`
 # combines them a block at a time; only a gather where rt.span falls back is this big
@@ -300,6 +302,10 @@ def accumulate(acc, count: int, x, op=None, y=None):
     H, S = lanes
     if any(isinstance(o, Sparse) for o in ops):
         return _accumulate_sparse(acc, count, ops, op, lanes)
+    if native.library() is not None:  # the same sums in one C pass (codegen/cpu/native.py)
+        out = native.accumulate(acc, count, [_rows(o, 0, o.shape[1]) for o in ops], op, lanes)
+        if out is not None:
+            return out
     if H * S < 2 or not IN_ORDER:
         ops = [_rows(o, 0, o.shape[1]) for o in ops]
         return _accumulate_slow(acc, count, ops[0] if op is None else op(ops[0], ops[1]), lanes)
