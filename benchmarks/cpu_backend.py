@@ -190,6 +190,9 @@ def decode(reps: int) -> list[str]:
     plain = D.GoldyDecoder(gi.Device("cpu", transposed_cache=0), cfg, W)  # no transposed copies
     toks = D.tokens_for(cfg, cfg.seq, seed=2)
     D.check(cfg, W, gi.Device("cpu"), 2, False)  # logits against the numpy model first
+    for d in (dec, plain):
+        D.settle(d, toks[0])  # the C builds done, each dispatch in its faster form (codegen/cpu/ckernel.py)
+    forms = collections.Counter("C" if n.dispatch.state.native_choice else "numpy" for n in dec.scheme.nodes)
     per_kernel = collections.defaultdict(float)
     counting = [False]  # only `dec`'s steps (compiled kernels are shared between devices)
     for node in dec.scheme.nodes + plain.scheme.nodes:  # time each kernel function (shared by its nodes)
@@ -202,6 +205,15 @@ def decode(reps: int) -> list[str]:
                     per_kernel[name] += time.perf_counter() - t0
             timed.timed = True
             ck.fn = timed
+        if ck.native is not None and not getattr(ck.native.run, "timed", False):  # its C form
+            def timed_c(packed, groups, f=ck.native.run, name=ck.kernel.name):
+                t0 = time.perf_counter()
+                ok = f(packed, groups)
+                if counting[0]:
+                    per_kernel[name] += time.perf_counter() - t0
+                return ok
+            timed_c.timed = True
+            ck.native.run = timed_c
     ours, nocopy, theirs, pos, logits = [], [], [], 0, {}
     for phase in range(2 + reps):
         for fn, out in ((dec.step, ours), (plain.step, nocopy), (ref.step, theirs)):
@@ -224,6 +236,7 @@ def decode(reps: int) -> list[str]:
     total = sum(per_kernel.values())
     share = ", ".join(f"{k} {v / len(ours) * 1e3:.2f}" for k, v in sorted(per_kernel.items(), key=lambda kv: -kv[1]))
     rows.append(f"| kernels (ms per token) | {total / len(ours) * 1e3:.1f}: {share} | | |")
+    rows.append(f"| dispatches per form | {forms['C']} C, {forms['numpy']} numpy | | |")
     return rows
 
 

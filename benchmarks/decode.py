@@ -346,11 +346,17 @@ def check_greedy(cfg: Config, W: dict, dev: gi.Device, steps: int, fusion: bool,
 
 def settle(dec: "GoldyDecoder", token: int, rounds: int = 3) -> None:
     """Steps until the background compiles are done: a fused region is specialized only
-    after a submit has run it, so each wait can start the next compile."""
+    after a submit has run it, so each wait can start the next compile. On the cpu
+    backend also its C builds, and enough steps for each dispatch to time both forms
+    (codegen/cpu/ckernel.py)."""
+    from goldy_import.codegen.cpu import ckernel
+    if dec.dev.backend_name == "cpu":
+        rounds = max(rounds, ckernel.WARMUP_RUNS + 2 * ckernel.DECIDE_RUNS + 2)
     for _ in range(rounds):
         dec.step(token, 0)
         dec.scheme.wait_for_fusion()
         dec.scheme.wait_for_specialization()
+        ckernel.wait_for_builds()
 
 
 def rate(step, toks: list[int], warmup: int) -> float:
@@ -399,7 +405,7 @@ def main(argv=None) -> list[str]:
     for greedy in (False, True):
         for fusion, spec in variants:
             dec = GoldyDecoder(dev, cfg, W, fusion, spec, greedy)
-            if fusion or spec:
+            if fusion or spec or a.backend == "cpu":
                 settle(dec, toks[0])
             decs.append(dec)
 

@@ -8,13 +8,19 @@ import os
 import numpy as np
 import pytest
 
+from goldy_import.codegen.cpu import ckernel, rt
 from goldy_import.codegen.cpu import emitter as E
-from goldy_import.codegen.cpu import rt
 from goldy_import.codegen.cpu.emitter import emit_cpu
 
 from oracle import kernel_ir, run_kernel
 from test_cpu_loops import specials
 from test_differential_fuzz import assert_bits
+
+
+@pytest.fixture(autouse=True)
+def numpy_form_only(monkeypatch):
+    """These tests are about the numpy form: no dispatch may move to its C form."""
+    monkeypatch.setattr(ckernel, "PREFER", False)
 
 MASKED_MATH = """
 use goldy::gpu;

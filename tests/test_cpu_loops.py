@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import goldy_import as gi
+from goldy_import.codegen.cpu import ckernel
 from goldy_import.codegen.cpu import emitter as E
 from goldy_import.codegen.cpu.emitter import emit_cpu
 from goldy_import.errors import BackendError
@@ -15,6 +16,12 @@ from goldy_import.errors import BackendError
 import kernel_gen as G
 from oracle import kernel_ir, run_kernel
 from test_differential_fuzz import assert_bits, trapping_checks
+
+
+@pytest.fixture(autouse=True)
+def numpy_form_only(monkeypatch):
+    """These tests are about the numpy form: no dispatch may move to its C form."""
+    monkeypatch.setattr(ckernel, "PREFER", False)
 
 GEMV = """
 use goldy::gpu;

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from goldy_import import cache
+from goldy_import.codegen.cpu import ckernel, native
 from goldy_import.codegen.cpu import loops as L
-from goldy_import.codegen.cpu import native
 
 import test_cpu_loops
 from test_cpu_loops import specials
@@ -20,6 +20,12 @@ from test_differential_fuzz import assert_bits
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NaN and inf among the values
 
 HAVE_CC = shutil.which(os.environ.get("CC") or "cc") is not None
+
+
+@pytest.fixture(autouse=True)
+def numpy_form_only(monkeypatch):
+    """These tests are about the numpy form: no dispatch may move to its C form."""
+    monkeypatch.setattr(ckernel, "PREFER", False)
 
 
 def numpy_path(monkeypatch, fn):

@@ -24,7 +24,7 @@ import linecache
 import re
 import threading
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -76,6 +76,10 @@ class CpuKernel:
     slots: list[Slot]
     atomics: bool  # chunks must then keep global thread order
     race_sites: Optional[list] = None  # racecheck builds only: what each access site is (codegen.cpu.race)
+    # the C build (codegen/cpu/ckernel.py): made after a few submits, used once ready
+    native: Optional[Any] = None
+    native_state: str = ""  # "", "building", "ready", "off", "unsupported: ...", "build failed"
+    submits: int = 0
 
     @property
     def name(self) -> str:

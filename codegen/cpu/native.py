@@ -136,15 +136,29 @@ def _processor() -> str:
 
 
 def _load() -> Any:
-    import ctypes  # only a process whose loops run in one pass needs these
+    lib = build(SOURCE)
+    if lib is not None:
+        import ctypes
+        fn = lib.goldy_accumulate
+        L, P = ctypes.c_long, ctypes.c_void_p
+        fn.argtypes = [P, L, L, P, L, L, ctypes.c_int, P, L, L]
+        fn.restype = None
+    return lib
+
+
+def build(source: str) -> Any:
+    """`source` built into a shared library and loaded (a ctypes.CDLL), from the disk cache
+    where this machine built it before; None without a compiler, or where it fails (a
+    failed build is never cached)."""
+    import ctypes  # only a process that runs compiled CPU code needs these
     import subprocess
     import tempfile
     cc = _compiler()
     if cc is None:
-        _log.debug("no C compiler: one-pass loops stay in numpy")
+        _log.debug("no C compiler: the CPU backend stays in numpy")
         return None
     st = os.stat(cc)
-    k = cache.key("cpu-native", [SOURCE, " ".join(FLAGS), os.path.realpath(cc), st.st_size, st.st_mtime_ns,
+    k = cache.key("cpu-native", [source, " ".join(FLAGS), os.path.realpath(cc), st.st_size, st.st_mtime_ns,
                                  _processor()])
     so = cache.get("cpu-native", k)
     with tempfile.TemporaryDirectory(prefix="goldy-native-") as tmp:
@@ -152,11 +166,12 @@ def _load() -> Any:
         if so is None:
             src = os.path.join(tmp, "goldy_native.c")
             with open(src, "w") as f:
-                f.write(SOURCE)
+                f.write(source)
             try:
                 subprocess.run([cc, *FLAGS, "-o", path, src], check=True, capture_output=True, timeout=120)
             except (OSError, subprocess.SubprocessError) as e:
-                _log.debug("cannot build the native loop helper with %s: %s", cc, e)
+                err = getattr(e, "stderr", b"") or b""
+                _log.debug("cannot build with %s: %s %s", cc, e, err.decode(errors="replace")[:2000])
                 return None
             with open(path, "rb") as f:
                 so = f.read()
@@ -165,15 +180,10 @@ def _load() -> Any:
             with open(path, "wb") as f:
                 f.write(so)
         try:
-            lib = ctypes.CDLL(path)  # mapped: the file may go with the directory
+            return ctypes.CDLL(path)  # mapped: the file may go with the directory
         except OSError as e:
-            _log.debug("cannot load the native loop helper: %s", e)
+            _log.debug("cannot load %s: %s", path, e)
             return None
-    fn = lib.goldy_accumulate
-    L, P = ctypes.c_long, ctypes.c_void_p
-    fn.argtypes = [P, L, L, P, L, L, ctypes.c_int, P, L, L]
-    fn.restype = None
-    return lib
 
 
 def _strides(a: np.ndarray, count: int, lanes: tuple) -> Optional[tuple]:

@@ -1,0 +1,638 @@
+"""Kernels compiled to C for the CPU backend: the same lowered IR the numpy emitter reads
+(codegen/cpu/emitter.py), one C loop over the dispatch's threads, each thread running the
+body straight through.
+
+The numpy SIMT form stays the oracle and the fallback; this is its faster twin for
+kernels a C compiler can run thread by thread with the same bits:
+- only scalar f32/u32/i32/bool values, buffers of them (contiguous views), scalars and
+  the builtins; no workgroup memory, barriers, collectives, atomics, images, tensors,
+  uniforms, structs or vectors (`unsupported` names what keeps a kernel out), so no
+  thread sees another's work within a dispatch except through a race, whose result
+  the semantics leave open;
+- f32 `+ - * /` are C's, built without contraction or fast-math (codegen/cpu/native.py
+  FLAGS): one IEEE rounding each, as numpy's; `%` is `fmodf`, `sqrt` `sqrtf`, floor, ceil
+  and trunc C's (all exact or correctly rounded); every Rust rule (integer division,
+  shifts, casts, min/max/clamp, abs, round, the bit intrinsics) and every math library
+  function is ir/rules.py's or ir/mathlib.py's sequence rendered as C
+  (codegen/math_text.py `C`), as for WGSL and Slang; i32 values live as their u32 bits, so
+  no C signed overflow happens;
+- a trapping check that fails sets a flag; the thread loop stops, every store of the
+  dispatch is undone from a log (in reverse), and the backend reruns the dispatch the
+  numpy way, which reports the fault in SIMT order. Out-of-range accesses read 0 and
+  drop the store, checked or not, as rt.ld/rt.st do. A select evaluates both sides (as
+  numpy does), `&&` and `||` short-circuit (as numpy's guards do), so the C run faults
+  wherever the numpy run would.
+
+tests/test_cpu_compiled.py runs random kernels (tests/kernel_gen.py) both ways."""
+
+from __future__ import annotations
+
+import struct
+from typing import Optional
+
+import numpy as np
+
+from goldy_import.ir import nodes as N
+from goldy_import.ir.mathlib import FUNCTIONS
+from goldy_import.ir.rules import CALL_RESULT, RULES, call_rule
+
+from .. import math_text as MT
+from ..names import ascii_ident
+
+TYPES = {"f32": "float", "u32": "uint32_t", "i32": "uint32_t", "bool": "int"}  # i32 as its u32 bits
+SCALAR_PARAM_TYPES = ("f32", "u32", "i32", "bool")
+
+
+def _bits(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def _fconst(x: float) -> str:
+    """An f32 literal with exactly x's bits (hexadecimal: no decimal rounding)."""
+    b = _bits(x)
+    if (b >> 23) & 0xFF == 0xFF:  # inf, NaN
+        return f"gi_u2f(0x{b:08x}u)"
+    f = struct.unpack("<f", struct.pack("<I", b))[0]
+    return f"({float(f).hex()}f)" if f < 0 or (f == 0 and b >> 31) else f"{float(f).hex()}f"
+
+
+_C_TYPES = {"f": "float", "u": "uint32_t", "i": "uint32_t", "p": "int"}
+C = MT.Syntax(
+    name=lambda f: f"gi_{f}_f32",
+    rule_name=lambda r: f"gi_{r}",
+    types=_C_TYPES,
+    fn_head=lambda name, args, ret: (f"static inline {_C_TYPES[ret]} {name}("
+                                     f"{', '.join(f'{_C_TYPES[k]} {a}' for a, k in args)}) {{"),
+    let=lambda kind, name, value: f"const {_C_TYPES[kind]} {name} = {value};",
+    var=lambda kind, name, value: f"{_C_TYPES[kind]} {name} = {value};",
+    fconst=_fconst,
+    fop={"add": "({a} + {b})", "sub": "({a} - {b})", "mul": "({a} * {b})", "div": "({a} / {b})"},
+    f2u="gi_f2u({a})", u2f_bits="gi_u2f({a})",
+    u2i="((int32_t)({a}))", i2u="({a})",  # i32 lives as u32 bits: only signed ops convert
+    conv_u="((float)({a}))", conv_i="((float)(int32_t)({a}))",
+    trunc_i="((uint32_t)(int32_t)({a}))", trunc_u="((uint32_t)({a}))",
+    sel="({p} ? {a} : {b})",
+)
+
+PRELUDE = r"""#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tgmath.h>
+
+static inline uint32_t gi_f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline float gi_u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+typedef struct { uint32_t *at; uint32_t old; } gi_undo;
+typedef struct { gi_undo *log; size_t n, cap; int fault; } gi_state;
+
+/* Remember a word before a store (LOGGING: the kernel has a trapping check, so a fault
+   may need every store undone); 0 where the log cannot grow (the store is then skipped
+   and the run abandoned, as for a fault). */
+static int gi_log(gi_state *s, void *p) {
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 1024;
+        gi_undo *log = realloc(s->log, cap * sizeof *log);
+        if (!log) return 0;
+        s->log = log, s->cap = cap;
+    }
+    s->log[s->n].at = p;
+    memcpy(&s->log[s->n].old, p, 4);
+    s->n++;
+    return 1;
+}
+
+static inline float gi_ld_f(gi_state *st, const float *b, uint32_t n, uint32_t i, int chk) {
+    if (i < n) return b[i];
+    if (chk) st->fault = 1;
+    return 0.0f;
+}
+static inline uint32_t gi_ld_u(gi_state *st, const uint32_t *b, uint32_t n, uint32_t i, int chk) {
+    if (i < n) return b[i];
+    if (chk) st->fault = 1;
+    return 0u;
+}
+#define GI_ST(b, n, i, v, chk)                                           \
+    do {                                                                 \
+        uint32_t gi_i = (i);                                             \
+        if (gi_i < (n)) {                                                \
+            if (LOGGING && !gi_log(st, &(b)[gi_i])) { st->fault = 1; break; } \
+            (b)[gi_i] = (v);                                             \
+        } else if (chk) st->fault = 1;                                   \
+    } while (0)
+static inline uint32_t gi_zero_chk(gi_state *st, uint32_t b, int chk) { if (chk && b == 0) st->fault = 1; return b; }
+static inline float gi_sel_f(int c, float a, float b) { return c ? a : b; }
+static inline uint32_t gi_sel_u(int c, uint32_t a, uint32_t b) { return c ? a : b; }
+static inline int gi_sel_p(int c, int a, int b) { return c ? a : b; }
+static inline uint32_t gi_min_u(uint32_t a, uint32_t b) { return a < b ? a : b; }
+static inline uint32_t gi_max_u(uint32_t a, uint32_t b) { return a > b ? a : b; }
+static inline uint32_t gi_min_i(uint32_t a, uint32_t b) { return (int32_t)a < (int32_t)b ? a : b; }
+static inline uint32_t gi_max_i(uint32_t a, uint32_t b) { return (int32_t)a > (int32_t)b ? a : b; }
+"""
+
+
+class Unsupported(Exception):
+    """What keeps a kernel on the numpy path."""
+
+
+def _name(s: str) -> str:
+    return "v_" + ascii_ident(s)
+
+
+class _Emitter:
+    def __init__(self, k: N.Kernel, slots: list):
+        self.k, self.slots = k, slots
+        self.lines: list[str] = []
+        self.ind = 2
+        self.rules: set[str] = set()
+        self.funcs: set[str] = set()
+        self.loops: list[Optional[str]] = []  # per loop: the label `continue` jumps to, or None
+        self.workgroup_form = False  # locals are arrays over the workgroup's threads (`phases`)
+        self.nlabel = 0
+        self.checked = False
+
+    def local(self, name: str) -> str:
+        return _name(name) + ("[gi_t]" if self.workgroup_form else "")
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.ind + line)
+
+    # ------------------------------------------------------------ kernel
+
+    def run(self) -> str:
+        k = self.k
+        if k.structs:
+            raise Unsupported("structs")
+        head = self.arguments()
+        for name, ty in k.locals.items():
+            if ty not in TYPES:
+                raise Unsupported(f"a local of {ty}")
+        wx, wy, wz = k.workgroup_size
+        self.S = wx * wy * wz
+        phased = any(isinstance(st, N.Reduce) for st in k.body)
+        self.workgroup_form = phased
+        if k.workgroup_arrays and not phased:
+            raise Unsupported("workgroup memory")
+        if phased:
+            loops = self.phases()
+        else:
+            self.ind = 2
+            self.block(k.body)
+            loops = [f"    for (uint32_t lz = 0; lz < {wz}u; lz++)",
+                     f"    for (uint32_t ly = 0; ly < {wy}u; ly++)",
+                     f"    for (uint32_t lx = 0; lx < {wx}u; lx++) {{",
+                     "        {",
+                     *["        " + f"{TYPES[ty]} {_name(n)} = 0;" for n, ty in k.locals.items()],
+                     *self.lines,
+                     "        }",
+                     "    gi_ret:",
+                     "        if (st->fault) goto gi_undo;",
+                     "    }"]
+        helpers = [MT.render_rule(r, C)[0] for r in sorted(self.rules)]
+        helpers += [MT.render(f, C)[0] for f in sorted(self.funcs)]
+        src = [f"#define LOGGING {int(self.checked)}", PRELUDE, *helpers, "",
+               "int goldy_kernel(void **bufs, const uint32_t *lens, const uint32_t *sc,",
+               "                 uint32_t gx, uint32_t gy, uint32_t gz) {",
+               "    gi_state state = {0}, *st = &state;",
+               *["    " + h for h in head],
+               f"    const uint32_t wsx = {wx}u, wsy = {wy}u, wsz = {wz}u;",
+               "    (void)wsx; (void)wsy; (void)wsz;",
+               "    for (uint32_t wz = 0; wz < gz; wz++)",
+               "    for (uint32_t wy = 0; wy < gy; wy++)",
+               "    for (uint32_t wx = 0; wx < gx; wx++) {",
+               *loops,
+               "    }",
+               "    free(state.log);",
+               "    return 0;",
+               "gi_undo:",
+               "    for (size_t i = state.n; i-- > 0;) memcpy(state.log[i].at, &state.log[i].old, 4);",
+               "    free(state.log);",
+               "    return 1;",
+               "}", ""]
+        return "\n".join(src)
+
+    def arguments(self) -> list[str]:
+        """The entry's views, lengths and scalars, in the numpy form's slot order."""
+        k, head = self.k, []
+        nb = nl = ns = 0
+        for s in self.slots:
+            p = k.params[s.param]
+            if s.kind == "view":
+                if p.ty not in SCALAR_PARAM_TYPES:
+                    raise Unsupported(f"a buffer of {p.ty}")
+                ct = "float" if p.ty == "f32" else "uint32_t"  # bool elements are u32 words
+                head.append(f"{ct} *b_{ascii_ident(p.name)} = ({ct} *)bufs[{nb}];")
+                nb += 1
+            elif s.kind == "len":
+                head.append(f"const uint32_t n_{ascii_ident(p.name)} = lens[{nl}];")
+                nl += 1
+            elif s.kind == "value":
+                if p.ty not in SCALAR_PARAM_TYPES:
+                    raise Unsupported(f"a scalar of {p.ty}")
+                v = {"f32": f"gi_u2f(sc[{ns}])", "bool": f"(sc[{ns}] != 0u)"}.get(p.ty, f"sc[{ns}]")
+                head.append(f"const {TYPES[p.ty]} s_{ascii_ident(p.name)} = {v};")
+                ns += 1
+            else:
+                raise Unsupported(f"a {p.category} parameter")
+        return head
+
+    def phases(self) -> list[str]:
+        """The workgroup form: the body split at its top-level `workgroup_sum`s; each phase a
+        loop over the workgroup's threads in local-index order, each local an array over
+        them; a sum is the numpy form's tree (rt.reduce: lane l adds lane l + 2^s), the same
+        pairs and roundings. Only for bodies with no `return` (every lane takes part), sums
+        over the whole workgroup, and workgroup memory used as their scratch alone."""
+        k, S = self.k, self.S
+        for st in N.walk_stmts(k.body):
+            if isinstance(st, N.Return):
+                raise Unsupported("a return beside a collective")
+            if isinstance(st, N.Reduce) and st not in k.body:
+                raise Unsupported("a collective inside control flow")
+            for e in N.stmt_exprs(st):
+                for x in N.walk_expr(e):
+                    if isinstance(x, N.Load) and k.workgroup_array(x.resource) is not None:
+                        raise Unsupported("workgroup memory read by the kernel")
+            if isinstance(st, N.Store) and k.workgroup_array(st.resource) is not None:
+                raise Unsupported("workgroup memory written by the kernel")
+        wx, wy = k.workgroup_size[:2]
+        ids = [f"const uint32_t lx = gi_t % {wx}u, ly = (gi_t / {wx}u) % {wy}u, lz = gi_t / {wx * wy}u;",
+               "(void)lx; (void)ly; (void)lz;"]
+        out = [f"        {TYPES[ty]} {_name(n)}[{S}];" for n, ty in k.locals.items()]
+        out += [f"        memset({_name(n)}, 0, sizeof {_name(n)});" for n in k.locals]
+        out.append(f"        float gi_redf[{S}]; uint32_t gi_redu[{S}]; (void)gi_redf; (void)gi_redu;")
+        phase: list = []
+
+        def flush():
+            if not phase:
+                return
+            self.lines, self.ind = [], 3
+            self.block(phase)
+            out.extend([f"        for (uint32_t gi_t = 0; gi_t < {S}u; gi_t++) {{",
+                        *["            " + i for i in ids], *self.lines,
+                        "            if (st->fault) goto gi_undo;", "        }"])
+            phase.clear()
+        for st in k.body:
+            if isinstance(st, N.Barrier):  # a phase boundary: what came before is seen by all after
+                flush()
+                continue
+            if not isinstance(st, N.Reduce):
+                phase.append(st)
+                continue
+            flush()
+            if st.op != "sum" or st.n != S or st.value.ty not in ("f32", "u32", "i32"):
+                raise Unsupported(f"workgroup_{st.op}::<{st.n}> over {S} threads")
+            red = "gi_redf" if st.value.ty == "f32" else "gi_redu"
+            self.lines, self.ind = [], 3
+            v = self.expr(st.value)
+            out.extend([f"        for (uint32_t gi_t = 0; gi_t < {S}u; gi_t++) {{",
+                        *["            " + i for i in ids], *self.lines,
+                        f"            {red}[gi_t] = {v};",
+                        "            if (st->fault) goto gi_undo;", "        }",
+                        f"        for (uint32_t h = 1; h < {S}u; h *= 2)",
+                        f"            for (uint32_t l = 0; l + h < {S}u; l += 2 * h) {red}[l] = {red}[l] + {red}[l + h];",
+                        f"        for (uint32_t gi_t = 0; gi_t < {S}u; gi_t++) {_name(st.target)}[gi_t] = {red}[0];"])
+        flush()
+        return out
+
+    # ------------------------------------------------------------ statements
+
+    def block(self, stmts: list) -> None:
+        for s in stmts:
+            fn = getattr(self, "s_" + type(s).__name__, None)
+            if fn is None:
+                raise Unsupported(f"a {type(s).__name__} statement")
+            fn(s)
+
+    def s_Let(self, s: N.Let) -> None:
+        if s.value is not None:
+            self.emit(f"{self.local(s.name)} = {self.expr(s.value)};")
+
+    def s_Assign(self, s: N.Assign) -> None:
+        if not isinstance(s.target, N.Var):
+            raise Unsupported("an assignment to a part of a value")
+        self.emit(f"{self.local(s.target.name)} = {self.expr(s.value)};")
+
+    def s_Store(self, s: N.Store) -> None:
+        p = self.param_buffer(s.resource)
+        v = self.expr(s.value)
+        if p.ty == "bool":
+            v = f"(({v}) ? 1u : 0u)"
+        self.checked |= s.check >= 0
+        self.emit(f"GI_ST(b_{ascii_ident(p.name)}, n_{ascii_ident(p.name)}, {self.expr(s.index)}, {v}, "
+                  f"{int(s.check >= 0)});")
+        self.emit("if (st->fault) goto gi_undo;")
+
+    def s_If(self, s: N.If) -> None:
+        self.emit(f"if ({self.expr(s.cond)}) {{")
+        self.nested(s.then_body)
+        if s.else_body:
+            self.emit("} else {")
+            self.nested(s.else_body)
+        self.emit("}")
+
+    def nested(self, body: list, loop: Optional[tuple] = None) -> None:
+        self.ind += 1
+        if loop is not None:
+            self.loops.append(loop[0])
+        self.block(body)
+        if loop is not None:
+            self.loops.pop()
+            if loop[1]:
+                self.emit(loop[1])
+        self.ind -= 1
+
+    def s_While(self, s: N.While) -> None:
+        self.emit(f"while ({self.expr(s.cond)}) {{")
+        self.nested(s.body, (None, ""))
+        self.emit("}")
+
+    def s_Loop(self, s: N.Loop) -> None:
+        self.emit("for (;;) {")
+        self.nested(s.body, (None, ""))
+        self.emit("}")
+
+    def s_For(self, s: N.For) -> None:
+        if s.ty not in ("u32", "i32"):
+            raise Unsupported(f"a for loop over {s.ty}")
+        v = self.local(s.var)
+        self.nlabel += 1
+        lo, hi = f"gi_lo{self.nlabel}", f"gi_hi{self.nlabel}"
+        self.emit("{")
+        self.ind += 1
+        self.emit(f"const uint32_t {lo} = {self.expr(s.start)}, {hi} = {self.expr(s.end)};")
+        lt = (lambda a, b: f"((int32_t){a} < (int32_t){b})") if s.ty == "i32" else (lambda a, b: f"({a} < {b})")
+        if not s.inclusive:
+            self.emit(f"for ({v} = {lo}; {lt(v, hi)}; {v}++) {{")
+            self.nested(s.body, (None, ""))
+        else:  # `a..=b`: the last iteration is b itself (b may be the type's largest value)
+            cont = f"gi_cont{self.nlabel}"
+            self.emit(f"if (!{lt(hi, lo)}) for ({v} = {lo};; {v}++) {{")
+            self.nested(s.body, (cont, f"{cont}: if ({v} == {hi}) break;"))
+        self.emit("}")
+        self.ind -= 1
+        self.emit("}")
+
+    def s_Break(self, s) -> None:
+        self.emit("break;")
+
+    def s_Continue(self, s) -> None:
+        label = self.loops[-1]
+        self.emit("continue;" if label is None else f"goto {label};")
+
+    def s_Return(self, s) -> None:
+        self.emit("goto gi_ret;")
+
+    # ------------------------------------------------------------ expressions
+
+    def param_buffer(self, resource: str) -> N.Param:
+        p = self.k.param(resource)
+        if p is None or p.category not in N.BUFFER_CATEGORIES:
+            raise Unsupported(f"an access of `{resource}`")
+        return p
+
+    def expr(self, e: N.Expr) -> str:
+        if e.ty not in TYPES and not isinstance(e, N.Builtin):
+            raise Unsupported(f"a value of {e.ty}")
+        fn = getattr(self, "e_" + type(e).__name__, None)
+        if fn is None:
+            raise Unsupported(f"a {type(e).__name__} expression")
+        return fn(e)
+
+    def e_Const(self, e: N.Const) -> str:
+        if e.ty == "f32":
+            return _fconst(float(e.value))
+        if e.ty == "bool":
+            return "1" if e.value else "0"
+        return f"0x{int(e.value) & 0xFFFFFFFF:08x}u"
+
+    def e_Var(self, e: N.Var) -> str:
+        if e.name in self.k.locals:
+            return self.local(e.name)
+        p = self.k.param(e.name)
+        if p is None or p.category != "scalar":
+            raise Unsupported(f"the name `{e.name}`")
+        return f"s_{ascii_ident(p.name)}"
+
+    def e_Swizzle(self, e: N.Swizzle) -> str:
+        if not isinstance(e.value, N.Builtin) or len(e.lanes) != 1:
+            raise Unsupported("a vector swizzle")
+        return self.builtin(e.value.name, e.lanes)
+
+    def e_Field(self, e: N.Field) -> str:
+        if not isinstance(e.value, N.Builtin) or e.name not in ("x", "y", "z"):
+            raise Unsupported("a field")
+        return self.builtin(e.value.name, e.name)
+
+    def e_Builtin(self, e: N.Builtin) -> str:
+        raise Unsupported("a builtin used as a vector")
+
+    def builtin(self, name: str, c: str) -> str:
+        if name == "local_id":
+            return f"l{c}"
+        if name == "workgroup_id":
+            return f"w{c}"
+        if name == "num_workgroups":
+            return f"g{c}"
+        if name == "workgroup_size":
+            return f"ws{c}"
+        if name == "global_id":
+            return f"(w{c} * ws{c} + l{c})"
+        raise Unsupported(f"the builtin {name}")
+
+    def e_Len(self, e: N.Len) -> str:
+        return f"n_{ascii_ident(self.param_buffer(e.resource).name)}"
+
+    def e_Load(self, e: N.Load) -> str:
+        p = self.param_buffer(e.resource)
+        self.checked |= e.check >= 0
+        r = ascii_ident(p.name)
+        v = f"gi_ld_{'f' if p.ty == 'f32' else 'u'}(st, b_{r}, n_{r}, {self.expr(e.index)}, {int(e.check >= 0)})"
+        return f"({v} != 0u)" if p.ty == "bool" else v
+
+    def e_Unary(self, e: N.Unary) -> str:
+        a = self.expr(e.operand)
+        if e.op == "neg":
+            return f"(-{a})" if e.ty == "f32" else f"(0u - {a})"
+        return f"(!{a})" if e.ty == "bool" else f"(~{a})"
+
+    def e_Binary(self, e: N.Binary) -> str:
+        op, ty, lt = e.op, e.ty, e.lhs.ty
+        if op in N.LOGICAL:
+            return f"({self.expr(e.lhs)} {'&&' if op == 'and' else '||'} {self.expr(e.rhs)})"
+        a, b = self.expr(e.lhs), self.expr(e.rhs)
+        if op in N.COMPARISONS:
+            sym = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[op]
+            if lt == "i32":
+                return f"((int32_t){a} {sym} (int32_t){b})"
+            return f"({a} {sym} {b})"
+        if op in ("shl", "shr"):
+            return self.rule(f"{op}_{lt}", a, b)
+        if op in ("add", "sub", "mul", "bitand", "bitor", "bitxor"):
+            sym = {"add": "+", "sub": "-", "mul": "*", "bitand": "&", "bitor": "|", "bitxor": "^"}[op]
+            return f"({a} {sym} {b})"
+        if ty == "f32":
+            return f"({a} / {b})" if op == "div" else f"fmodf({a}, {b})"
+        if op in ("div", "rem"):
+            self.checked |= e.check >= 0
+            return self.rule(f"{op}_{ty}", a, f"gi_zero_chk(st, {b}, {int(e.check >= 0)})")
+        raise Unsupported(f"the operator {op}")
+
+    def rule(self, name: str, *args: str) -> str:
+        if name not in RULES:
+            raise Unsupported(f"the rule {name}")
+        self.rules.add(name)
+        return f"{C.rule_name(name)}({', '.join(args)})"
+
+    def e_Cast(self, e: N.Cast) -> str:
+        x, vt, ty = self.expr(e.value), e.value.ty, e.ty
+        if vt == ty or {vt, ty} == {"u32", "i32"}:
+            return x
+        if vt == "bool":
+            return f"(({x}) ? 1u : 0u)" if ty in ("u32", "i32") else f"(({x}) ? 1.0f : 0.0f)"
+        if vt == "f32" and ty in ("u32", "i32"):
+            return self.rule(f"f32_to_{ty}", x)
+        if ty == "f32" and vt in ("u32", "i32"):
+            return self.rule(f"{vt}_to_f32", x)
+        raise Unsupported(f"a cast from {vt} to {ty}")
+
+    def e_Select(self, e: N.Select) -> str:
+        kind = {"f32": "f", "bool": "p"}.get(e.ty, "u")
+        return f"gi_sel_{kind}({self.expr(e.cond)}, {self.expr(e.if_true)}, {self.expr(e.if_false)})"
+
+    def e_Call(self, e: N.Call) -> str:
+        f = e.func
+        if any(a.ty not in TYPES for a in e.args):
+            raise Unsupported(f"{f} of a vector")
+        xs = [self.expr(a) for a in e.args]
+        elem = e.args[0].ty
+        rule = call_rule(f, elem)
+        if rule is not None:
+            assert CALL_RESULT[RULES[rule].ret] == e.ty
+            return self.rule(rule, *xs)
+        if f == "abs":
+            return xs[0] if elem == "u32" else self.rule(f"abs_{elem}", xs[0])
+        if f in ("floor", "ceil", "trunc", "sqrt"):
+            return f"{f}f({xs[0]})"
+        if f == "round":
+            return self.rule("round_f32", xs[0])
+        if f in FUNCTIONS:
+            self.funcs.add(f)
+            return f"{C.name(f)}({', '.join(xs)})"
+        if f == "fma":
+            return f"fmaf({xs[0]}, {xs[1]}, {xs[2]})"
+        if f == "to_bits":
+            return f"gi_f2u({xs[0]})"
+        if f == "from_bits":
+            return f"gi_u2f({xs[0]})"
+        if f in ("min", "max", "clamp") and elem == "f32":
+            return self.rule(f"{f}_f32", *xs)
+        if f in ("min", "max", "clamp"):  # numpy's minimum / maximum (clamp: min(max(x, lo), hi))
+            t = elem[0]
+            if f == "clamp":
+                return f"gi_min_{t}(gi_max_{t}({xs[0]}, {xs[1]}), {xs[2]})"
+            return f"gi_{f}_{t}({xs[0]}, {xs[1]})"
+        raise Unsupported(f"the call {f}")
+
+
+def emit_c(kernel: N.Kernel, slots: list) -> str:
+    """The C source of `kernel` (lowered for the cpu target; `slots`: the numpy form's
+    argument list, whose views, lengths and scalars the entry takes in order), or raises
+    Unsupported."""
+    return _Emitter(kernel, slots).run()
+
+
+# ---------------------------------------------------------------- build and run
+
+NATIVE_AFTER = 4  # a kernel's dispatches submitted this often get a C build (in the background)
+DECIDE_RUNS = 2  # runs of each form, per dispatch, before the faster one is kept
+WARMUP_RUNS = 2  # numpy runs not timed for that: the first make transposed copies (transposed.py)
+PREFER: Optional[bool] = None  # tests: True builds at the first submit and always runs C, False never
+_pool = None
+
+
+class NativeKernel:
+    """A compiled kernel's entry, called with a dispatch's R (the numpy form's arguments)."""
+
+    def __init__(self, lib, slots: list, params: list):
+        import ctypes
+        self.lib, self.ct = lib, ctypes
+        self.fn = lib.goldy_kernel
+        P, U = ctypes.c_void_p, ctypes.c_uint32
+        self.fn.argtypes = [P, P, P, U, U, U]
+        self.fn.restype = ctypes.c_int
+        self.kinds = [(s.kind, params[s.param].ty) for s in slots]
+
+    def pack(self, R: list):
+        """(buffer pointers, lengths, scalar bits) as ctypes arrays, or None where a view is
+        not contiguous (a strided binding: the numpy form takes it)."""
+        ct = self.ct
+        ptrs, lens, sc = [], [], []
+        for (kind, ty), v in zip(self.kinds, R):
+            if kind == "view":
+                if v.ndim != 1 or (v.size > 1 and v.strides[0] != v.itemsize):
+                    return None
+                ptrs.append(v.ctypes.data)
+            elif kind == "len":
+                lens.append(int(v))
+            elif ty == "f32":
+                sc.append(int(np.float32(v).view(np.uint32)))
+            else:
+                sc.append(int(v) & 0xFFFFFFFF)
+        return ((ct.c_void_p * max(1, len(ptrs)))(*ptrs), (ct.c_uint32 * max(1, len(lens)))(*lens),
+                (ct.c_uint32 * max(1, len(sc)))(*sc))
+
+    def run(self, packed, groups: tuple) -> bool:
+        """True: the dispatch ran. False: a trapping check failed, every store was undone,
+        and the numpy form must run it (and report the fault)."""
+        return self.fn(*packed, *groups) == 0
+
+
+def build_now(ck) -> Optional[NativeKernel]:
+    """`ck`'s (a CpuKernel's) C build, made now: sets and returns ck.native, or None where
+    the kernel is unsupported or no compiler builds it (ck.native_state says which)."""
+    from . import native
+    from goldy_import.ir.pipeline import for_target
+    if native.library() is None:  # no compiler, or GOLDY_CPU_NATIVE=0
+        ck.native_state = "off"
+        return None
+    try:
+        k = for_target(ck.kernel, "cpu").kernel
+        source = emit_c(k, ck.slots)
+    except Unsupported as e:
+        ck.native_state = f"unsupported: {e}"
+        return None
+    except Exception as e:  # a gap in this emitter must never stop the numpy form
+        ck.native_state = f"emitter failed: {type(e).__name__}: {e}"
+        return None
+    lib = native.build(source)
+    if lib is None:
+        ck.native_state = "build failed"
+        return None
+    ck.native = NativeKernel(lib, ck.slots, k.params)
+    ck.native_state = "ready"
+    return ck.native
+
+
+def request(ck) -> None:
+    """Count a submit of `ck`; at NATIVE_AFTER, build it on the background worker (the
+    numpy form runs meanwhile; the next submit after the build uses it)."""
+    if PREFER is False:
+        return
+    ck.submits += 1
+    if ck.submits != NATIVE_AFTER or ck.native_state:
+        return
+    ck.native_state = "building"
+    _worker().submit(build_now, ck)
+
+
+def _worker():
+    global _pool
+    if _pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="goldy-cpu-native")
+    return _pool
+
+
+def wait_for_builds() -> None:
+    """Block until every requested C build is done (benchmarks and tests)."""
+    if _pool is not None:
+        _pool.submit(lambda: None).result()

@@ -1,0 +1,198 @@
+"""The CPU backend's C form (codegen/cpu/ckernel.py) against its numpy SIMT form, the
+oracle: random kernels of the whole dialect (tests/kernel_gen.py) on fresh random data
+with special values give the same bits in every output, or the same fault; the C form
+runs where it can and says why not elsewhere; each dispatch keeps its faster form."""
+
+import random
+
+import numpy as np
+import pytest
+
+import goldy_import as gi
+from goldy_import.codegen.cpu import ckernel, native
+from goldy_import.codegen.cpu import emitter as E
+
+import kernel_gen as G
+from oracle import run_kernel
+from test_cpu_loops import outcome, specials
+from test_differential_fuzz import assert_bits, trapping_checks
+
+pytestmark = [pytest.mark.skipif(native.library() is None, reason="no C compiler: the numpy form alone"),
+              pytest.mark.filterwarnings("ignore::RuntimeWarning")]
+
+
+def run(src, kernel, args, grid, prefer, monkeypatch):
+    """One run on a fresh CPU device: the C form always (True) or never (False)."""
+    with monkeypatch.context() as m:
+        m.setattr(ckernel, "PREFER", prefer)
+        m.setattr(E, "_CACHE", {})
+        m.setattr("oracle._devices", {})
+        ran = []
+        real = ckernel.NativeKernel.run
+        m.setattr(ckernel.NativeKernel, "run", lambda self, *a: ran.append(1) or real(self, *a))
+        out = outcome(lambda: run_kernel("cpu", src, kernel, args, grid))
+        return out, bool(ran)
+
+
+def assert_same(c, plain, what):
+    if isinstance(plain, str):
+        assert c == plain, what
+        return
+    assert not isinstance(c, str), f"{what}: {c}"
+    for g, w in zip(c, plain):
+        if w is not None:
+            assert_bits(g, w, what)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_random_kernels_give_the_numpy_forms_bits(monkeypatch, seed):
+    rng = random.Random(20261204 + seed)
+    compiled = 0
+    for case in range(60):
+        gk = G.sample(rng)
+        n = rng.choice((1, 63, 64, 70, 300))
+        args = gk.inputs(n, case)
+        with trapping_checks(not gk.unchecked):
+            (c, ran), (plain, _) = (run(gk.source, G.NAME, args, ("over_1d", n), p, monkeypatch) for p in (True, False))
+        assert_same(c, plain, f"case {case}, n={n}, seed {seed}\n{gk.source}")
+        compiled += ran
+    assert compiled >= 8, f"only {compiled} of 60 kernels ran as C"  # ~1 in 4 (most use workgroup memory)
+
+
+KERNELS = """
+use goldy::gpu;
+
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn norm(x: &[f32], out: &mut [f32], n: u32, eps: f32) {
+    let scratch = gpu::workgroup_array::<f32, 64>();
+    let lid = gpu::local_id().x;
+    let base = gpu::workgroup_id().x * n;
+    let mut acc = 0.0;
+    let mut c = lid;
+    while c < n {
+        acc += x[base + c] * x[base + c];
+        c += 64;
+    }
+    let total = gpu::workgroup_sum::<64>(acc, scratch);
+    let inv = 1.0 / (total / (n as f32) + eps).sqrt();
+    gpu::workgroup_barrier();
+    c = lid;
+    while c < n {
+        out[base + c] = x[base + c] * inv;
+        c += 64;
+    }
+}
+
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn counts(x: &[u32], out: &mut [u32]) {
+    let scratch = gpu::workgroup_array::<u32, 64>();
+    let i = gpu::global_id().x;
+    let v = if i < x.len() { x[i] % 7 } else { 0 };
+    let total = gpu::workgroup_sum::<64>(v, scratch);
+    if gpu::local_id().x == 0 {
+        out[gpu::workgroup_id().x] = total;
+    }
+}
+
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn tail(x: &[f32], out: &mut [f32], lo: u32, hi: u32, skip: u32) {
+    let i = gpu::global_id().x;
+    let mut s = 0.0;
+    for j in lo..=hi {
+        if j == skip { continue; }
+        if j > lo + 40 { break; }
+        s = s + x[(i + j) % x.len()];
+    }
+    out[i] = s.exp() - (s * 0.5).tanh();
+}
+
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn shift(x: &[f32], out: &mut [f32], by: u32) {
+    let i = gpu::global_id().x;
+    out[i + by] = x[i] * 2.0;
+}
+
+#[goldy::compute(workgroup_size = [64, 1, 1])]
+fn biggest(x: &[f32], out: &mut [f32]) {
+    let scratch = gpu::workgroup_array::<f32, 64>();
+    let m = gpu::workgroup_max::<64>(x[gpu::global_id().x], scratch);
+    out[gpu::workgroup_id().x] = m;
+}
+"""
+
+
+def both(monkeypatch, kernel, args, grid, checks=True):
+    with trapping_checks(checks):
+        (c, ran), (plain, _) = (run(KERNELS, kernel, args, grid, p, monkeypatch) for p in (True, False))
+    assert_same(c, plain, kernel)
+    return c, ran
+
+
+@pytest.mark.parametrize("n", [1, 63, 64, 200])
+def test_workgroup_sums_and_barriers_run_phase_by_phase(monkeypatch, n):
+    r = np.random.default_rng(n)
+    _, ran = both(monkeypatch, "norm", [specials(r, 3 * n), np.zeros(3 * n, np.float32), n, 1e-5],
+                  ("groups", (3, 1, 1)))
+    assert ran
+    _, ran = both(monkeypatch, "counts", [r.integers(0, 2**32, 5 * n, dtype=np.uint32),
+                                          np.zeros(-(-5 * n // 64), np.uint32)], ("over_1d", 5 * n))
+    assert ran
+
+
+@pytest.mark.parametrize("lo,hi,skip", [(0, 10, 3), (5, 4, 0), (2**32 - 3, 2**32 - 1, 2**32 - 2), (0, 100, 100)])
+def test_inclusive_loops_with_break_and_continue(monkeypatch, lo, hi, skip):
+    r = np.random.default_rng(lo)
+    _, ran = both(monkeypatch, "tail", [specials(r, 100), np.zeros(128, np.float32), lo, hi, skip], ("over_1d", 128))
+    assert ran
+
+
+@pytest.mark.parametrize("checks", [True, False])
+def test_a_fault_undoes_the_c_run_and_the_numpy_form_reports_it(monkeypatch, checks):
+    r = np.random.default_rng(5)
+    x = specials(r, 128)
+    out, ran = both(monkeypatch, "shift", [x, np.zeros(140, np.float32), 20], ("over_1d", 128), checks)
+    assert ran
+    if checks:
+        assert isinstance(out, str) and "`out`" in out
+    else:  # the stores past the end dropped, the rest made
+        assert_bits(out[1][20:140], x[:120] * np.float32(2), "shifted")
+
+
+def test_what_stays_in_numpy_says_why():
+    dev = gi.Device("cpu")
+    m = gi.load_source(KERNELS, "ckernel_cases.rs")
+    ck = m.biggest.prepare(dev).prepared.compiled
+    assert ckernel.build_now(ck) is None and ck.native_state.startswith("unsupported: workgroup_max")
+    ck = m.norm.prepare(dev).prepared.compiled
+    assert ckernel.build_now(ck) is not None and ck.native_state == "ready"
+
+
+def test_each_dispatch_keeps_its_faster_form(monkeypatch):
+    monkeypatch.setattr(ckernel, "PREFER", None)
+    dev = gi.Device("cpu")
+    m = gi.load_source(KERNELS, "ckernel_cases.rs")
+    pk = m.shift.prepare(dev)
+    ck = pk.prepared.compiled
+    x, out = dev.buffer(np.arange(64, dtype=np.float32)), dev.zeros(64)
+    s = gi.Scheme(dev)
+    node = pk.record(s, "shift", x, out, 0).over_1d(64)
+    for _ in range(ckernel.NATIVE_AFTER + ckernel.WARMUP_RUNS + 2 * ckernel.DECIDE_RUNS + 2):
+        s.submit()
+        ckernel.wait_for_builds()
+    st = node.dispatch.state
+    assert ck.native_state == "ready" and st.native_choice is not None
+    assert len(st.native_times) == ckernel.DECIDE_RUNS
+    assert np.array_equal(out.numpy(), np.arange(64, dtype=np.float32) * 2)
+    s.set_node_param(node, "by", 0)  # repacked, same choice
+    s.submit()
+    assert st.native_args is not None
+
+
+def test_off_keeps_every_kernel_in_numpy(monkeypatch):
+    monkeypatch.setattr(native, "_tried", False)
+    monkeypatch.setattr(native, "_lib", None)
+    monkeypatch.setenv("GOLDY_CPU_NATIVE", "0")
+    dev = gi.Device("cpu")
+    ck = gi.load_source(KERNELS, "ckernel_cases.rs").shift.prepare(dev).prepared.compiled
+    ck.native_state = ""
+    assert ckernel.build_now(ck) is None and ck.native_state == "off"
