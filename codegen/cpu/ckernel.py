@@ -278,9 +278,14 @@ class _Emitter:
                 phase.append(st)
                 continue
             flush()
-            if st.op != "sum" or st.n != S or st.value.ty not in ("f32", "u32", "i32"):
+            ty = st.value.ty
+            if st.op not in ("sum", "max") or st.n != S or ty not in ("f32", "u32", "i32"):
                 raise Unsupported(f"workgroup_{st.op}::<{st.n}> over {S} threads")
-            red = "gi_redf" if st.value.ty == "f32" else "gi_redu"
+            red = "gi_redf" if ty == "f32" else "gi_redu"
+            if st.op == "sum":
+                step = f"{red}[l] + {red}[l + h]"
+            else:  # numpy's fmax (NaN ignored) / maximum: the same value in any order...
+                step = f"{'fmaxf' if ty == 'f32' else 'gi_max_' + ty[0]}({red}[l], {red}[l + h])"
             self.lines, self.ind = [], 3
             v = self.expr(st.value)
             out.extend([f"        for (uint32_t gi_t = 0; gi_t < {S}u; gi_t++) {{",
@@ -288,8 +293,10 @@ class _Emitter:
                         f"            {red}[gi_t] = {v};",
                         "            if (st->fault) goto gi_undo;", "        }",
                         f"        for (uint32_t h = 1; h < {S}u; h *= 2)",
-                        f"            for (uint32_t l = 0; l + h < {S}u; l += 2 * h) {red}[l] = {red}[l] + {red}[l + h];",
-                        f"        for (uint32_t gi_t = 0; gi_t < {S}u; gi_t++) {_name(st.target)}[gi_t] = {red}[0];"])
+                        f"            for (uint32_t l = 0; l + h < {S}u; l += 2 * h) {red}[l] = {step};"])
+            if st.op == "max" and ty == "f32":  # ...but a zero's sign: which one numpy's reduce keeps is its own
+                out.append(f"        if ({red}[0] == 0.0f) {{ st->fault = 1; goto gi_undo; }}  /* the numpy form decides */")
+            out.append(f"        for (uint32_t gi_t = 0; gi_t < {S}u; gi_t++) {_name(st.target)}[gi_t] = {red}[0];")
         flush()
         return out
 
@@ -299,7 +306,7 @@ class _Emitter:
         for s in stmts:
             fn = getattr(self, "s_" + type(s).__name__, None)
             if fn is None:
-                raise Unsupported(f"a {type(s).__name__} statement")
+                raise Unsupported(f"{type(s).__name__} statements")
             fn(s)
 
     def s_Let(self, s: N.Let) -> None:
@@ -394,7 +401,7 @@ class _Emitter:
             raise Unsupported(f"a value of {e.ty}")
         fn = getattr(self, "e_" + type(e).__name__, None)
         if fn is None:
-            raise Unsupported(f"a {type(e).__name__} expression")
+            raise Unsupported(f"{type(e).__name__} expressions")
         return fn(e)
 
     def e_Const(self, e: N.Const) -> str:
