@@ -157,3 +157,18 @@ def test_a_failing_compiler_is_not_an_error(monkeypatch, tmp_path):
     monkeypatch.setattr(native, "_lib", None)
     assert native.library() is None
     assert not (tmp_path / "cache" / "cpu-native").exists()  # a failed build is never cached
+
+
+@needs_cc
+@pytest.mark.parametrize("H,S", [(5, 64), (3, 7), (1, 300)])
+def test_a_sum_split_between_two_cores_is_the_same(monkeypatch, H, S):
+    """Big sums go half to a helper thread (native.SPLIT_TERMS): the lanes are independent."""
+    monkeypatch.setattr(native, "SPLIT_TERMS", 0)
+    if native._helpers() is None:
+        pytest.skip("one core")
+    r = np.random.default_rng(H * S)
+    ops = layouts(r, 37, H, S)
+    for xname in ("transposed", "runs"):
+        x, y = ops[xname], ops["per_iteration"]
+        got = L.accumulate(np.float32(0.5), 37, x, np.multiply, y)
+        assert_bits(got, sequential(np.float32(0.5), 37, x, np.multiply, y, (H, S)), f"{xname} split")

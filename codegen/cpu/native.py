@@ -221,6 +221,32 @@ def accumulate(acc, count: int, parts: list, op, lanes: tuple) -> Optional[np.nd
     out = np.empty(lanes, np.float32)
     out[...] = acc  # the sums so far (a scalar, or per lane)
     y = parts[0] if op is None else parts[1]
-    lib.goldy_accumulate(out.ctypes.data, out.size, count, parts[0].ctypes.data, xs[0], xs[1],
-                         0 if op is None else OPS[op], y.ctypes.data, ys[0], ys[1])
+    o, x, yp, code = out.ctypes.data, parts[0].ctypes.data, y.ctypes.data, 0 if op is None else OPS[op]
+    size = out.size
+    halves = _helpers() if size * count >= SPLIT_TERMS and size >= 2 * 64 else None
+    if halves is None:
+        lib.goldy_accumulate(o, size, count, x, xs[0], xs[1], code, yp, ys[0], ys[1])
+        return out
+    # lanes are independent: the second half on a helper thread (ctypes lets the GIL go)
+    h = size // 2 // 16 * 16
+    other = halves.submit(lib.goldy_accumulate, o + 4 * h, size - h, count, x + 4 * h * xs[1], xs[0], xs[1], code,
+                          yp + 4 * h * ys[1], ys[0], ys[1])
+    lib.goldy_accumulate(o, h, count, x, xs[0], xs[1], code, yp, ys[0], ys[1])
+    other.result()
     return out
+
+
+SPLIT_TERMS = 1 << 21  # terms from which a sum is worth a second core (a handoff costs ~20 us)
+_pool: Any = False
+
+
+def _helpers() -> Any:
+    """One helper thread where the machine has a second core, else None."""
+    global _pool
+    if _pool is False:
+        with _lock:
+            if _pool is False:
+                from concurrent.futures import ThreadPoolExecutor
+                cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+                _pool = ThreadPoolExecutor(1, thread_name_prefix="goldy-cpu-sum") if cores > 1 else None
+    return _pool
