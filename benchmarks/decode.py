@@ -404,7 +404,9 @@ def main(argv=None) -> list[str]:
     decs = []
     for greedy in (False, True):
         for fusion, spec in variants:
-            dec = GoldyDecoder(dev, cfg, W, fusion, spec, greedy)
+            # on the cpu backend a device each: the six decoders' transposed weights (codegen/cpu/
+            # transposed.py) would overflow one device's cache and evict each other
+            dec = GoldyDecoder(gi.Device("cpu") if a.backend == "cpu" else dev, cfg, W, fusion, spec, greedy)
             if fusion or spec or a.backend == "cpu":
                 settle(dec, toks[0])
             decs.append(dec)
