@@ -140,7 +140,9 @@ def large(kernels, chunk: int, reps: int, rng) -> list[str]:
 
 
 def loops(reps: int, rng) -> list[str]:
+    from goldy_import.codegen.cpu import ckernel
     from goldy_import.codegen.cpu import emitter as E
+    ckernel.PREFER = False  # the numpy forms compared here (the decode step shows the C form's choice)
     rows_out = []
     for rows, n in ((768, 288), (288, 768), (32000, 288)):
         w = rng.standard_normal(rows * n).astype(np.float32)
@@ -172,6 +174,7 @@ def loops(reps: int, rng) -> list[str]:
         rows_out.append(f"| gemv {rows} x {n} | {f * 1e3:.2f} ({fm * 1e3:.2f}) | {c * 1e3:.2f} ({cm * 1e3:.2f}) | "
                         f"{p * 1e3:.1f} ({pm * 1e3:.1f}) | {b * 1e3:.3f} ({bm * 1e3:.3f}) | {p / f:.0f}x | "
                         f"{f / b:.1f}x |")
+    ckernel.PREFER = None
     return rows_out
 
 
