@@ -134,6 +134,10 @@ class Unsupported(Exception):
     """What keeps a kernel on the numpy path."""
 
 
+_BUILTINS = {"local_id": "l{c}", "workgroup_id": "w{c}", "num_workgroups": "g{c}", "workgroup_size": "ws{c}",
+             "global_id": "(w{c} * ws{c} + l{c})"}
+
+
 def _name(s: str) -> str:
     return "v_" + ascii_ident(s)
 
@@ -433,17 +437,8 @@ class _Emitter:
         raise Unsupported("a builtin used as a vector")
 
     def builtin(self, name: str, c: str) -> str:
-        if name == "local_id":
-            return f"l{c}"
-        if name == "workgroup_id":
-            return f"w{c}"
-        if name == "num_workgroups":
-            return f"g{c}"
-        if name == "workgroup_size":
-            return f"ws{c}"
-        if name == "global_id":
-            return f"(w{c} * ws{c} + l{c})"
-        raise Unsupported(f"the builtin {name}")
+        """Component `c` of a builtin from the thread loops' counters (u32: global ids wrap)."""
+        return _BUILTINS[name].format(c=c)
 
     def e_Len(self, e: N.Len) -> str:
         return f"n_{ascii_ident(self.param_buffer(e.resource).name)}"
