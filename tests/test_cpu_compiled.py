@@ -227,3 +227,29 @@ def test_off_keeps_every_kernel_in_numpy(monkeypatch):
     ck = gi.load_source(KERNELS, "ckernel_cases.rs").shift.prepare(dev).prepared.compiled
     ck.native_state = ""
     assert ckernel.build_now(ck) is None and ck.native_state == "off"
+
+
+def _child(conn):
+    dev = gi.Device("cpu")
+    pk = gi.load_source(KERNELS, "ckernel_fork.rs").shift.prepare(dev)
+    ck = pk.prepared.compiled
+    ck.native, ck.native_state, ck.submits = None, "", ckernel.NATIVE_AFTER - 1
+    s = gi.Scheme(dev)
+    out = dev.zeros(64)
+    pk.record(s, "shift", dev.buffer(np.arange(64, dtype=np.float32)), out, 0).over_1d(64)
+    s.submit()  # the NATIVE_AFTER-th: a build on this process's worker
+    ckernel.wait_for_builds()
+    conn.send((ck.native_state, out.numpy().tolist()))
+
+
+def test_a_forked_child_builds_on_a_thread_of_its_own():
+    import multiprocessing
+    ckernel._worker().submit(lambda: None).result()  # the parent's worker thread exists
+    ctx = multiprocessing.get_context("fork")
+    a, b = ctx.Pipe()
+    p = ctx.Process(target=_child, args=(b,))
+    p.start()
+    assert a.poll(120), "the child's build never ran"
+    state, out = a.recv()
+    p.join(30)
+    assert state == "ready" and out == [2.0 * i for i in range(64)]

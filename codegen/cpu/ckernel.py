@@ -257,6 +257,8 @@ class _Emitter:
                         raise Unsupported("workgroup memory read by the kernel")
             if isinstance(st, N.Store) and k.workgroup_array(st.resource) is not None:
                 raise Unsupported("workgroup memory written by the kernel")
+        if 4 * S * (len(k.locals) + 2) > MAX_STACK_BYTES:
+            raise Unsupported(f"{len(k.locals)} locals over {S} threads (more stack than a thread may have)")
         wx, wy = k.workgroup_size[:2]
         ids = [f"const uint32_t lx = gi_t % {wx}u, ly = (gi_t / {wx}u) % {wy}u, lz = gi_t / {wx * wy}u;",
                "(void)lx; (void)ly; (void)lz;"]
@@ -544,6 +546,7 @@ def emit_c(kernel: N.Kernel, slots: list) -> str:
 
 # ---------------------------------------------------------------- build and run
 
+MAX_STACK_BYTES = 256 << 10  # the workgroup form's arrays live on the calling thread's stack
 NATIVE_AFTER = 4  # a kernel's dispatches submitted this often get a C build (in the background)
 DECIDE_RUNS = 2  # runs of each form, per dispatch, before the faster one is kept
 WARMUP_RUNS = 2  # numpy runs not timed for that: the first make transposed copies (transposed.py)
@@ -627,14 +630,16 @@ def request(ck) -> None:
 
 
 def _worker():
+    """The build thread (a fresh one in a forked child, where the parent's does not run)."""
     global _pool
-    if _pool is None:
+    import os
+    if _pool is None or _pool[1] != os.getpid():
         from concurrent.futures import ThreadPoolExecutor
-        _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="goldy-cpu-native")
-    return _pool
+        _pool = (ThreadPoolExecutor(max_workers=1, thread_name_prefix="goldy-cpu-native"), os.getpid())
+    return _pool[0]
 
 
 def wait_for_builds() -> None:
     """Block until every requested C build is done (benchmarks and tests)."""
     if _pool is not None:
-        _pool.submit(lambda: None).result()
+        _worker().submit(lambda: None).result()

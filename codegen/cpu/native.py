@@ -243,10 +243,10 @@ _pool: Any = False
 def _helpers() -> Any:
     """One helper thread where the machine has a second core, else None."""
     global _pool
-    if _pool is False:
+    if _pool is False or (_pool is not None and _pool[1] != os.getpid()):  # a forked child: a thread of its own
         with _lock:
-            if _pool is False:
+            if _pool is False or (_pool is not None and _pool[1] != os.getpid()):
                 from concurrent.futures import ThreadPoolExecutor
                 cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-                _pool = ThreadPoolExecutor(1, thread_name_prefix="goldy-cpu-sum") if cores > 1 else None
-    return _pool
+                _pool = (ThreadPoolExecutor(1, thread_name_prefix="goldy-cpu-sum"), os.getpid()) if cores > 1 else None
+    return None if _pool is None else _pool[0]
