@@ -253,3 +253,16 @@ def test_a_forked_child_builds_on_a_thread_of_its_own():
     state, out = a.recv()
     p.join(30)
     assert state == "ready" and out == [2.0 * i for i in range(64)]
+
+
+def test_one_slow_numpy_run_is_enough_to_start_a_build(monkeypatch):
+    monkeypatch.setattr(ckernel, "PREFER", None)
+    monkeypatch.setattr(ckernel, "SLOW_RUN_S", 0.0)  # every run is slow
+    monkeypatch.setattr(E, "_CACHE", {})
+    dev = gi.Device("cpu")
+    pk = gi.load_source(KERNELS, "ckernel_slow.rs").shift.prepare(dev)
+    s = gi.Scheme(dev)
+    pk.record(s, "shift", dev.buffer(np.ones(64, np.float32)), dev.zeros(64), 0).over_1d(64)
+    s.submit()
+    ckernel.wait_for_builds()
+    assert pk.prepared.compiled.native_state == "ready"

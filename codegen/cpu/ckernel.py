@@ -548,6 +548,7 @@ def emit_c(kernel: N.Kernel, slots: list) -> str:
 
 MAX_STACK_BYTES = 256 << 10  # the workgroup form's arrays live on the calling thread's stack
 NATIVE_AFTER = 4  # a kernel's dispatches submitted this often get a C build (in the background)
+SLOW_RUN_S = 0.05  # or one numpy run this long (a compile costs ~0.2 s of the background thread)
 DECIDE_RUNS = 2  # runs of each form, per dispatch, before the faster one is kept
 WARMUP_RUNS = 2  # numpy runs not timed for that: the first make transposed copies (transposed.py)
 PREFER: Optional[bool] = None  # tests: True builds at the first submit and always runs C, False never
@@ -617,13 +618,14 @@ def build_now(ck) -> Optional[NativeKernel]:
     return ck.native
 
 
-def request(ck) -> None:
-    """Count a submit of `ck`; at NATIVE_AFTER, build it on the background worker (the
-    numpy form runs meanwhile; the next submit after the build uses it)."""
-    if PREFER is False:
+def request(ck, seconds: float = 0.0) -> None:
+    """Count a submit of `ck` (its numpy run took `seconds`); at NATIVE_AFTER, or at once
+    after a run slower than SLOW_RUN_S, build it on the background worker (the numpy form
+    runs meanwhile; the next submit after the build uses it)."""
+    if PREFER is False or ck.native_state:
         return
     ck.submits += 1
-    if ck.submits != NATIVE_AFTER or ck.native_state:
+    if ck.submits < NATIVE_AFTER and seconds < SLOW_RUN_S:
         return
     ck.native_state = "building"
     _worker().submit(build_now, ck)
