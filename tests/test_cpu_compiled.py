@@ -172,8 +172,8 @@ def test_a_fault_undoes_the_c_run_and_the_numpy_form_reports_it(monkeypatch, che
 
 @pytest.mark.parametrize("zeros", [False, True])
 def test_workgroup_max_is_the_numpy_forms(monkeypatch, zeros):
-    """NaN ignored, ties any order; a max of zero (whose sign numpy's reduce picks) is the
-    numpy form's: the C run hands the dispatch back."""
+    """NaN ignored; of equal values (zeros of both signs) the later lane's, in the tree's
+    order, as the numpy form and docs/semantics.md have it."""
     r = np.random.default_rng(7)
     x = specials(r, 256)
     if zeros:  # workgroups whose largest value is a zero of either sign

@@ -290,8 +290,10 @@ class _Emitter:
             red = "gi_redf" if ty == "f32" else "gi_redu"
             if st.op == "sum":
                 step = f"{red}[l] + {red}[l + h]"
-            else:  # numpy's fmax (NaN ignored) / maximum: the same value in any order...
-                step = f"{'fmaxf' if ty == 'f32' else 'gi_max_' + ty[0]}({red}[l], {red}[l + h])"
+            elif ty == "f32":  # f32::max (ir/rules.py): a NaN operand yields the other, of equals the later
+                step = self.rule("max_f32", f"{red}[l]", f"{red}[l + h]")
+            else:
+                step = f"gi_max_{ty[0]}({red}[l], {red}[l + h])"
             self.lines, self.ind = [], 3
             v = self.expr(st.value)
             out.extend([f"        for (uint32_t gi_t = 0; gi_t < {S}u; gi_t++) {{",
@@ -300,8 +302,6 @@ class _Emitter:
                         "            if (st->fault) goto gi_undo;", "        }",
                         f"        for (uint32_t h = 1; h < {S}u; h *= 2)",
                         f"            for (uint32_t l = 0; l + h < {S}u; l += 2 * h) {red}[l] = {step};"])
-            if st.op == "max" and ty == "f32":  # ...but a zero's sign: which one numpy's reduce keeps is its own
-                out.append(f"        if ({red}[0] == 0.0f) {{ st->fault = 1; goto gi_undo; }}  /* the numpy form decides */")
             out.append(f"        for (uint32_t gi_t = 0; gi_t < {S}u; gi_t++) {_name(st.target)}[gi_t] = {red}[0];")
         flush()
         return out

@@ -638,11 +638,11 @@ def reduce(sc: np.ndarray, G: Geometry, n: int, v, m, op, keep: bool = True):
         x = v if v.shape == (G.W, G.S) else np.broadcast_to(v, (G.W, G.S))
         if n < G.S:
             x = x[:, :n]
-    if op is np.add and x.dtype.kind == "f":
-        while x.shape[1] > 1:
-            x = x[:, 0::2] + x[:, 1::2]
+    if x.dtype.kind == "f":  # the tree's pairs in order: sums round, and f32::max keeps the later of
+        while x.shape[1] > 1:  # equals (np.fmax elementwise does; its reduce regroups, a zero's sign then moves)
+            x = op(x[:, 0::2], x[:, 1::2])
         return x if x.base is None else x.copy()
-    # f32 max ignoring NaN, and wrapping integer sums, do not depend on the order
+    # integer maxima and wrapping integer sums do not depend on the order
     return op.reduce(x, axis=1, keepdims=True, dtype=x.dtype)
 
 
