@@ -131,9 +131,10 @@ def reduce_inputs(rng: np.random.Generator, n: int, groups: int) -> list:
     xf[2, rng.choice(n, 3, replace=False)] = np.nan     # max skips NaN operands, the sum is NaN
     xf[3, rng.choice(n, 2, replace=False)] = [np.inf, -np.inf]
     xf[4, :] = -np.abs(xf[4, :]) - 1.0                  # an all-negative group
-    xf[5, :] = -np.abs(xf[5, :]) - 1.0                  # a max of zeros of both signs: the tree's order
-    zeros = rng.choice(n, max(2, n // 4), replace=False)  # decides which one (f32::max: the later of equals)
-    xf[5, zeros] = np.where(rng.random(zeros.size) < 0.5, np.float32(-0.0), np.float32(0.0))
+    if groups > 5:  # a max of zeros of both signs: the tree's order decides which (f32::max: the later of equals)
+        xf[5, :] = -np.abs(xf[5, :]) - 1.0
+        zeros = rng.choice(n, max(2, n // 4), replace=False)
+        xf[5, zeros] = np.where(rng.random(zeros.size) < 0.5, np.float32(-0.0), np.float32(0.0))
     xu = rng.integers(0, 2**32, total, dtype=np.uint64).astype(np.uint32)   # sums wrap
     xi = rng.integers(-2**31, 2**31, total, dtype=np.int64).astype(np.int32)
     return [xf.reshape(-1), xu, xi, np.zeros(2 * total, np.float32), np.zeros(2 * total, np.uint32),

@@ -1293,7 +1293,11 @@ class _Emitter:
     def combine(self, op: str, ty: str, a: str, c: str) -> str:
         if op == "sum":
             return self.new(SCALAR_KIND[ty], "add.rn.f32 {}, {}, {};" if ty == "f32" else "add.s32 {}, {}, {};", a, c)
-        t = {"f32": "f32", "u32": "u32", "i32": "s32"}[ty]
+        if ty == "f32":  # f32::max (ir/rules.py `max_f32`): of equal values the right one, where
+            # max.f32 alone would prefer +0 to -0; NaN operands as max.f32 has them (the other)
+            m = self.new("f", "max.f32 {}, {}, {};", a, c)
+            return self.new("f", "selp.f32 {}, {}, {}, {};", c, m, self.new("p", "setp.eq.f32 {}, {}, {};", a, c))
+        t = {"u32": "u32", "i32": "s32"}[ty]
         return self.new(SCALAR_KIND[ty], f"max.{t} {{}}, {{}}, {{}};", a, c)
 
     def atomic(self, s: N.Atomic) -> None:
