@@ -158,6 +158,9 @@ def run_kernel(backend: str, src: str, kernel: str, args: Sequence[Any], grid: t
     return [b.numpy() if b is not None else None for b in buffers]
 
 
+_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
 def assert_same(got: np.ndarray, want: np.ndarray, rtol: float = 0.0, atol: float = 0.0, what: str = "") -> None:
     assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
     if want.dtype.names is not None:
@@ -165,8 +168,9 @@ def assert_same(got: np.ndarray, want: np.ndarray, rtol: float = 0.0, atol: floa
             assert_same(got[name], want[name], rtol, atol, f"{what}.{name}")
         return
     if want.dtype.kind == "f":
-        if rtol == 0 and atol == 0:
-            same = (got == want) | (np.isnan(got) & np.isnan(want))
+        if rtol == 0 and atol == 0:  # the bits (a zero's sign too), NaN equal to NaN whatever its payload
+            same = (got.view(_UINT[got.dtype.itemsize]) == want.view(_UINT[want.dtype.itemsize])) | \
+                (np.isnan(got) & np.isnan(want))
             if not same.all():
                 bad = np.flatnonzero(~same.reshape(-1))
                 i = bad[0]
