@@ -242,6 +242,7 @@ def _child(conn):
     conn.send((ck.native_state, out.numpy().tolist()))
 
 
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded")  # the fork is the point
 def test_a_forked_child_builds_on_a_thread_of_its_own():
     import multiprocessing
     ckernel._worker().submit(lambda: None).result()  # the parent's worker thread exists
