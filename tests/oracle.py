@@ -161,6 +161,16 @@ def run_kernel(backend: str, src: str, kernel: str, args: Sequence[Any], grid: t
 _UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
+def same_bits(got, want) -> np.ndarray:
+    """Element by element: the same bits (a zero's sign too), two NaNs counting as equal
+    whatever their payloads (which the contract leaves open); non-floats: equal."""
+    got, want = np.asarray(got), np.asarray(want)
+    if want.dtype.kind != "f":
+        return got == want
+    return (got.view(_UINT[got.dtype.itemsize]) == want.view(_UINT[want.dtype.itemsize])) | \
+        (np.isnan(got) & np.isnan(want))
+
+
 def assert_same(got: np.ndarray, want: np.ndarray, rtol: float = 0.0, atol: float = 0.0, what: str = "") -> None:
     assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
     if want.dtype.names is not None:
@@ -168,9 +178,8 @@ def assert_same(got: np.ndarray, want: np.ndarray, rtol: float = 0.0, atol: floa
             assert_same(got[name], want[name], rtol, atol, f"{what}.{name}")
         return
     if want.dtype.kind == "f":
-        if rtol == 0 and atol == 0:  # the bits (a zero's sign too), NaN equal to NaN whatever its payload
-            same = (got.view(_UINT[got.dtype.itemsize]) == want.view(_UINT[want.dtype.itemsize])) | \
-                (np.isnan(got) & np.isnan(want))
+        if rtol == 0 and atol == 0:
+            same = same_bits(got, want)
             if not same.all():
                 bad = np.flatnonzero(~same.reshape(-1))
                 i = bad[0]

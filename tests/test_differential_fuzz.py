@@ -33,8 +33,7 @@ from goldy_import.codegen.ptx import emit_ptx
 from goldy_import.importer import import_source
 
 import kernel_gen as G
-from oracle import assert_same, backend_or_skip, run_kernel
-from test_mathlib import same_bits
+from oracle import assert_same, backend_or_skip, run_kernel, same_bits
 
 SEED = int(os.environ.get("GOLDY_FUZZ_SEED") or random.randrange(2**32))
 EXAMPLES = int(os.environ.get("GOLDY_FUZZ_EXAMPLES") or 0)  # 0: the CI budget of each test

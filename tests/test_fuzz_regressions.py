@@ -26,8 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from oracle import backend_or_skip, kernel_ir, run_kernel
-from test_mathlib import same_bits
+from oracle import backend_or_skip, kernel_ir, run_kernel, same_bits
 
 BACKENDS = ["cpu", "wgpu", "slang", "cuda"]
 CORPUS = Path(__file__).resolve().parent / "data" / "fuzz_corpus"

@@ -11,7 +11,7 @@ import pytest
 
 from goldy_import.codegen.cpu.math import evaluate
 from goldy_import.ir import mathlib as ML
-from oracle import assert_same, run_kernel
+from oracle import assert_same, run_kernel, same_bits
 
 BACKENDS = ["cpu", "wgpu", "slang", "cuda"]
 RUST = {"exp": "exp", "exp2": "exp2", "log": "ln", "log2": "log2", "sin": "sin", "cos": "cos", "tan": "tan",
@@ -104,10 +104,6 @@ def args_for(f: str, rng, n: int) -> tuple:
     if f == "pow":
         return pow_sweep(rng, n)
     return pair_sweep(rng, n) if f in BINARY else (sweep(f, rng, n),)
-
-
-def same_bits(got: np.ndarray, want: np.ndarray) -> np.ndarray:
-    return (got.view(np.uint32) == want.view(np.uint32)) | (np.isnan(got) & np.isnan(want))
 
 
 def ulps(got: np.ndarray, ref: np.ndarray) -> np.ndarray:

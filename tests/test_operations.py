@@ -22,7 +22,7 @@ from goldy_import.ir import nodes as N
 from goldy_import.ir.serialize import from_json, to_json
 from goldy_import.ir.verify import VerifyError, verify
 from goldy_import.runtime.dtypes import struct_host_dtype
-from oracle import assert_same, device, kernel_ir, run_kernel, rust_loc
+from oracle import assert_same, device, kernel_ir, run_kernel, rust_loc, same_bits
 from test_ptx import ptxas  # noqa: F401  (the fixture: required in CI, else skipped)
 
 BACKENDS = ["cpu", "wgpu", "slang", "cuda"]
@@ -35,12 +35,6 @@ def seed() -> int:
 
 def poison(n: int, dtype) -> np.ndarray:
     return np.full(n, POISON, np.uint32).view(dtype)
-
-
-def same_bits(got: np.ndarray, want: np.ndarray) -> np.ndarray:
-    if got.dtype.kind != "f":
-        return got == want
-    return (got.view(np.uint32) == want.view(np.uint32)) | (np.isnan(got) & np.isnan(want))
 
 
 def check(what: str, got: np.ndarray, want: np.ndarray, width: int, *inputs) -> None:

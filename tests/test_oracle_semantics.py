@@ -22,8 +22,7 @@ import numpy as np
 import pytest
 
 import kernel_gen as G
-from oracle import backend_or_skip, run_kernel
-from test_mathlib import same_bits
+from oracle import backend_or_skip, run_kernel, same_bits
 
 BACKENDS = ["cpu", "wgpu", "slang", "cuda"]
 MIN, MAX = -(2**31), 2**31 - 1

@@ -18,7 +18,7 @@ import pytest
 from goldy_import.codegen import math_text
 from goldy_import.codegen.cpu.math import evaluate_rule
 from goldy_import.ir.rules import RULES
-from oracle import run_kernel
+from oracle import run_kernel, same_bits
 
 BACKENDS = ["cpu", "wgpu", "slang", "cuda"]
 MIN, MAX = -2 ** 31, 2 ** 31 - 1
@@ -165,12 +165,7 @@ def inputs(rule: str, rng, n: int) -> list[np.ndarray]:
     return [c.view(np.uint32) if k == "u" else c for c, k in zip(cols, kinds)]
 
 
-def same(got, want) -> np.ndarray:
-    """Bit-equal; two NaNs count as equal (NaN payloads are not specified)."""
-    got, want = np.asarray(got), np.asarray(want)
-    if want.dtype.kind != "f":
-        return got == want
-    return (got.view(np.uint32) == want.view(np.uint32)) | (np.isnan(got) & np.isnan(want))
+same = same_bits  # bit-equal; two NaNs count as equal (tests/oracle.py)
 
 
 # ---------------------------------------------------------------- the oracle against Rust
