@@ -74,7 +74,11 @@ C = MT.Syntax(
     sel="({p} ? {a} : {b})",
 )
 
-PRELUDE = r"""#include <stdint.h>
+PRELUDE = r"""#include <float.h>
+#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
+#error "f32 arithmetic with excess precision (x87): the numpy form runs instead"
+#endif
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <tgmath.h>

@@ -28,6 +28,10 @@ from goldy_import.envflag import env_flag
 _log = logging.getLogger("goldy_import.cpu.native")
 
 SOURCE = r"""
+#include <float.h>
+#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
+#error "f32 arithmetic with excess precision (x87): numpy's path runs instead"
+#endif
 /* out[l] = out[l] + t(j, l) for j = 0 .. k-1 in order, t = x (op 0), x * y (1), x + y (2)
    or x - y (3), x(j, l) = x[j * xj + l * xl] (strides in elements, 0 broadcasts): each
    operation one f32 rounding. Four iterations at a time keep a lane's sum in a register
