@@ -9,8 +9,10 @@ the numpy path on random and special values.
 
 The library is built once per machine with the C compiler (`$CC`, else `cc`) and kept in
 the disk cache (goldy_import/cache.py, kind `cpu-native`; keyed by the source, the flags,
-the compiler binary and the CPU, as it is built for this CPU's instructions). Without a compiler, or with GOLDY_CPU_NATIVE=0, `accumulate`
-keeps its numpy path: the same bits, slower."""
+the compiler binary and the CPU, as it is built for this CPU's instructions). Without a
+compiler, or with GOLDY_CPU_NATIVE=0, `accumulate` keeps its numpy path: the same bits,
+slower. A compiler whose f32 arithmetic keeps excess precision (x87: FLT_EVAL_METHOD != 0)
+fails the build on purpose, with the same result."""
 
 from __future__ import annotations
 
