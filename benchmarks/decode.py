@@ -41,6 +41,7 @@ import goldy_import as gi
 HERE = os.path.dirname(os.path.abspath(__file__))
 RTOL = 2e-3  # numpy reference vs goldy-import: relative to the largest |logit|
 GREEDY = ", greedy on the device (tokens read at the end)"
+PIPELINED = ", logits read every token, the positions' scalars set while the device runs"
 
 
 @dataclass(frozen=True)
@@ -92,8 +93,9 @@ class GoldyDecoder:
     """The recorded step on one device; `step(token, pos)` gives the logits."""
 
     def __init__(self, dev: gi.Device, cfg: Config, W: dict, fusion: bool = False, specialize: bool = False,
-                 greedy: bool = False):
-        self.cfg, self.dev, self.greedy = cfg, dev, greedy
+                 greedy: bool = False, pipelined: bool = False):
+        self.cfg, self.dev, self.greedy, self.pipelined = cfg, dev, greedy, pipelined
+        self.next_pos: Optional[int] = None  # (pipelined) the position the scalars are set for
         self.fusion, self.specialize = fusion, specialize
         m = gi.load(os.path.join(HERE, "llama_decode.rs"))
         k = {name: getattr(m, name).prepare(dev) for name in
@@ -151,21 +153,39 @@ class GoldyDecoder:
         return len(self.scheme.nodes)
 
     def _at(self, token: int, pos: int) -> None:
-        s, d = self.scheme, self.cfg.dim
+        self._at_token(token)
+        self._at_pos(pos)
+
+    def _at_token(self, token: int) -> None:
         for n in self.token_nodes:
-            s.set_node_param(n, "token", token)
+            self.scheme.set_node_param(n, "token", token)
+
+    def _at_pos(self, pos: int) -> None:
+        s, d = self.scheme, self.cfg.dim
         for n in self.pos_nodes:
             s.set_node_param(n, "pos", pos)
         for n, base in self.cache_nodes:
             s.set_node_param(n, "koff" if n.kernel.name == "rope" else "off", base + pos * d)
 
     def step(self, token: int, pos: int) -> np.ndarray:
-        """One token, its logits read back before the next (the host picks the next token)."""
+        """One token, its logits read back before the next (the host picks the next token).
+        Pipelined: the scalars that depend on the position alone are set for pos + 1 while
+        the device runs this step (a changed scalar takes effect at the next submit), so
+        only the token's remains between reading the logits and the next submit."""
         if self.greedy:
             self.tok.write(np.array([token], np.uint32))
-        self._at(token, pos)
-        self.scheme.submit()
-        return self.logits.numpy()
+        if not self.pipelined:
+            self._at(token, pos)
+            self.scheme.submit()
+            return self.logits.numpy()
+        if self.next_pos != pos:
+            self._at_pos(pos)
+        self._at_token(token)
+        self.scheme.submit(wait=False)
+        if pos + 1 < self.cfg.seq:
+            self._at_pos(pos + 1)
+            self.next_pos = pos + 1
+        return self.logits.numpy()  # waits for the step
 
     def generate(self, token: Optional[int], pos: int, count: int) -> np.ndarray:
         """Greedy decoding of `count` tokens from `token` at `pos` (None: the one the last
@@ -292,6 +312,7 @@ def check(cfg: Config, W: dict, backend_dev: gi.Device, steps: int, fusion: bool
     block): numpy within RTOL, and the cpu backend's bits off cpu."""
     toks = tokens_for(cfg, 2 * steps)
     ref, got = NumpyDecoder(cfg, W), GoldyDecoder(backend_dev, cfg, W, fusion, specialize)
+    pipe = GoldyDecoder(backend_dev, cfg, W, fusion, specialize, pipelined=True)
     cpu = GoldyDecoder(gi.Device("cpu"), cfg, W) if backend_dev.backend_name != "cpu" else None
     for pos, t in enumerate(toks):
         if pos == steps:
@@ -300,6 +321,8 @@ def check(cfg: Config, W: dict, backend_dev: gi.Device, steps: int, fusion: bool
                 got.scheme.wait_for_specialization()
                 got.step(t, pos)  # (the same step again below: the cache row is rewritten)
         g, r = got.step(t, pos), ref.step(t, pos)
+        if not np.array_equal(pipe.step(t, pos).view(np.uint32), g.view(np.uint32)):
+            raise AssertionError(f"pos {pos}: the pipelined step's logits differ")
         bound = RTOL * float(np.abs(r).max())
         err = float(np.abs(g - r).max())
         if not err <= bound:
@@ -410,6 +433,10 @@ def main(argv=None) -> list[str]:
             if fusion or spec or a.backend == "cpu":
                 settle(dec, toks[0])
             decs.append(dec)
+    # the per-token loop with the positions' scalars set while the device runs (step's pipelined)
+    dec = GoldyDecoder(gi.Device("cpu") if a.backend == "cpu" else dev, cfg, W, True, True, pipelined=True)
+    settle(dec, toks[0])
+    decs.append(dec)
 
     def timed(dec: GoldyDecoder) -> float:
         if dec.greedy:
@@ -427,7 +454,8 @@ def main(argv=None) -> list[str]:
     for dec, rs, p in zip(decs, rates, per):
         spread = f" ({min(rs):.0f}-{max(rs):.0f})" if len(rs) > 1 else ""
         rows.append(f"| goldy-import {a.backend}{', automatic fusion' if dec.fusion else ''}"
-                    f"{', specialization' if dec.specialize else ''}{GREEDY if dec.greedy else ''} | "
+                    f"{', specialization' if dec.specialize else ''}{GREEDY if dec.greedy else ''}"
+                    f"{PIPELINED if dec.pipelined else ''} | "
                     f"{dec.dispatches} recorded, {p:.0f} per token | {float(np.median(rs)):.1f}{spread} |")
     numpy_step = NumpyDecoder(cfg, W).step
     rows.append(f"| plain numpy (float32, BLAS matvec) | | {rate(numpy_step, toks, a.warmup):.1f} |")
