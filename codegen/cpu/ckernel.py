@@ -5,10 +5,11 @@ body straight through.
 The numpy SIMT form stays the oracle and the fallback; this is its faster twin for
 kernels a C compiler can run thread by thread with the same bits:
 - only scalar f32/u32/i32/bool values, buffers of them (contiguous views), scalars and
-  the builtins; no workgroup memory, barriers, collectives, atomics, images, tensors,
-  uniforms, structs or vectors (`unsupported` names what keeps a kernel out), so no
-  thread sees another's work within a dispatch except through a race, whose result
-  the semantics leave open;
+  the builtins; integer atomics whose old value is unused; no workgroup memory (but a
+  top-level collective's scratch), barriers (but at the top level beside collectives),
+  other atomics, images, tensors, uniforms, structs or vectors (`Unsupported` names what
+  keeps a kernel out), so no thread sees another's work within a dispatch except through
+  a race, whose result the semantics leave open;
 - f32 `+ - * /` are C's, built without contraction or fast-math (codegen/cpu/native.py
   FLAGS): one IEEE rounding each, as numpy's; `%` is `fmodf`, `sqrt` `sqrtf`, floor, ceil
   and trunc C's (all exact or correctly rounded); every Rust rule (integer division,
@@ -138,6 +139,9 @@ class Unsupported(Exception):
     """What keeps a kernel on the numpy path."""
 
 
+# integer read-modify-writes (u32 bits; `{t}`: the signedness of min and max)
+_RMW = {"add": "({a} + {b})", "sub": "({a} - {b})", "and": "({a} & {b})", "or": "({a} | {b})",
+        "xor": "({a} ^ {b})", "min": "gi_min_{t}({a}, {b})", "max": "gi_max_{t}({a}, {b})"}
 _BUILTINS = {"local_id": "l{c}", "workgroup_id": "w{c}", "num_workgroups": "g{c}", "workgroup_size": "ws{c}",
              "global_id": "(w{c} * ws{c} + l{c})"}
 
@@ -174,6 +178,12 @@ class _Emitter:
         for name, ty in k.locals.items():
             if ty not in TYPES:
                 raise Unsupported(f"a local of {ty}")
+        kinds: dict = {}
+        for st in N.walk_stmts(k.body):
+            if isinstance(st, N.Atomic):  # one commutative kind per buffer, or the order would show
+                kind = "add" if st.op in ("add", "sub") else st.op
+                if kinds.setdefault(st.resource, kind) != kind:
+                    raise Unsupported(f"atomics of different kinds on `{st.resource}`")
         wx, wy, wz = k.workgroup_size
         self.S = wx * wy * wz
         phased = any(isinstance(st, N.Reduce) for st in k.body)
@@ -336,6 +346,24 @@ class _Emitter:
         self.checked |= s.check >= 0
         self.emit(f"GI_ST(b_{ascii_ident(p.name)}, n_{ascii_ident(p.name)}, {self.expr(s.index)}, {v}, "
                   f"{int(s.check >= 0)});")
+        self.emit("if (st->fault) goto gi_undo;")
+
+    def s_Atomic(self, s: N.Atomic) -> None:
+        """An integer read-modify-write whose old value nobody reads, of one kind per buffer
+        (adds and subs, or min, or max, ... `run` checks): the memory after the dispatch is
+        then the same in any order of the threads (the numpy form applies them statement by
+        statement, in increasing thread index), so the thread-serial loop may run them as it
+        meets them. f32 adds (rounding order), exchanges, old values and mixed kinds keep
+        the kernel in numpy."""
+        p = self.param_buffer(s.resource)
+        if s.target is not None or s.compare is not None or s.op not in _RMW or p.ty not in ("u32", "i32"):
+            raise Unsupported(f"an atomic {s.op} on {p.ty}{' whose old value is read' if s.target else ''}")
+        r = ascii_ident(p.name)
+        self.checked |= s.check >= 0
+        op = _RMW[s.op].replace("{t}", "i" if p.ty == "i32" else "u").format(a=f"b_{r}[gi_i]", b="gi_v")
+        self.emit(f"{{ const uint32_t gi_i = {self.expr(s.index)}, gi_v = {self.expr(s.value)};")
+        self.emit(f"  if (gi_i < n_{r}) {{ if (LOGGING && !gi_log(st, &b_{r}[gi_i])) st->fault = 1; "
+                  f"else b_{r}[gi_i] = {op}; }} else if ({int(s.check >= 0)}) st->fault = 1; }}")
         self.emit("if (st->fault) goto gi_undo;")
 
     def s_If(self, s: N.If) -> None:
