@@ -76,7 +76,8 @@ C = MT.Syntax(
 )
 
 PRELUDE = r"""#include <float.h>
-#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
+/* float evaluated as float: 0, or 16 / 32 (only narrower types widened, C23), not x87's 2 */
+#if !defined(FLT_EVAL_METHOD) || !(FLT_EVAL_METHOD == 0 || FLT_EVAL_METHOD == 16 || FLT_EVAL_METHOD == 32)
 #error "f32 arithmetic with excess precision (x87): the numpy form runs instead"
 #endif
 #include <stdint.h>

@@ -11,8 +11,8 @@ The library is built once per machine with the C compiler (`$CC`, else `cc`) and
 the disk cache (goldy_import/cache.py, kind `cpu-native`; keyed by the source, the flags,
 the compiler binary and the CPU, as it is built for this CPU's instructions). Without a
 compiler, or with GOLDY_CPU_NATIVE=0, `accumulate` keeps its numpy path: the same bits,
-slower. A compiler whose f32 arithmetic keeps excess precision (x87: FLT_EVAL_METHOD != 0)
-fails the build on purpose, with the same result."""
+slower. A compiler whose f32 arithmetic keeps excess precision (x87's FLT_EVAL_METHOD 2;
+0, 16 and 32 evaluate float as float) fails the build on purpose, with the same result."""
 
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ _log = logging.getLogger("goldy_import.cpu.native")
 
 SOURCE = r"""
 #include <float.h>
-#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
+/* float evaluated as float: 0, or 16 / 32 (only narrower types widened, C23), not x87's 2 */
+#if !defined(FLT_EVAL_METHOD) || !(FLT_EVAL_METHOD == 0 || FLT_EVAL_METHOD == 16 || FLT_EVAL_METHOD == 32)
 #error "f32 arithmetic with excess precision (x87): numpy's path runs instead"
 #endif
 /* out[l] = out[l] + t(j, l) for j = 0 .. k-1 in order, t = x (op 0), x * y (1), x + y (2)
@@ -176,8 +177,9 @@ def build(source: str) -> Any:
             try:
                 subprocess.run([cc, *FLAGS, "-o", path, src], check=True, capture_output=True, timeout=120)
             except (OSError, subprocess.SubprocessError) as e:
-                err = getattr(e, "stderr", b"") or b""
-                _log.debug("cannot build with %s: %s %s", cc, e, err.decode(errors="replace")[:2000])
+                err = getattr(e, "stderr", b"") or b""  # a compiler that fails is worth saying: it costs speed
+                _log.warning("goldy_import: the cpu backend's C build failed with %s (it runs numpy instead): %s %s",
+                             cc, e, err.decode(errors="replace")[:2000])
                 return None
             with open(path, "rb") as f:
                 so = f.read()
