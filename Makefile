@@ -4,8 +4,9 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.goldy-setup-done
 
 # Backends (and tools) whose absence is a test failure rather than a skip: CI has all of
-# these, ptxas (with cuobjdump) and IPython from the test extra. torch stays optional (scripts/setup.sh).
-GOLDY_REQUIRE_BACKENDS ?= cpu,wgpu,slang,ptxas,ipython
+# these, ptxas (with cuobjdump) and IPython from the test extra, and cc (a C compiler: the cpu
+# backend's compiled form; scripts/setup.sh installs gcc). torch stays optional (scripts/setup.sh).
+GOLDY_REQUIRE_BACKENDS ?= cpu,wgpu,slang,ptxas,ipython,cc
 export GOLDY_REQUIRE_BACKENDS
 
 .PHONY: demo test setup clean

@@ -195,7 +195,7 @@ def decode(reps: int) -> list[str]:
     D.check(cfg, W, gi.Device("cpu"), 2, False)  # logits against the numpy model first
     for d in (dec, plain):
         D.settle(d, toks[0])  # the C builds done, each dispatch in its faster form (codegen/cpu/ckernel.py)
-    forms = collections.Counter("C" if n.dispatch.state.native_choice else "numpy" for n in dec.scheme.nodes)
+    forms = collections.Counter("C" if n.dispatch.state.form.choice else "numpy" for n in dec.scheme.nodes)
     per_kernel = collections.defaultdict(float)
     counting = [False]  # only `dec`'s steps (compiled kernels are shared between devices)
     for node in dec.scheme.nodes + plain.scheme.nodes:  # time each kernel function (shared by its nodes)

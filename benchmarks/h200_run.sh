@@ -19,7 +19,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu
 python3 -c "import goldy_import as gi; print(gi.Device('cuda').describe()); print(gi.Device('wgpu').describe())" | tee -a "$OUT/gpu.txt"
 MODE=${1:-}
 if [ "$MODE" != "--bench-only" ]; then
-GOLDY_REQUIRE_BACKENDS=cpu,wgpu,cuda python3 -m pytest -q -p no:cacheprovider -rs ${GOLDY_TESTS:-tests} \
+GOLDY_REQUIRE_BACKENDS=cpu,wgpu,cuda,cc python3 -m pytest -q -p no:cacheprovider -rs ${GOLDY_TESTS:-tests} \
     2>&1 | tee "$OUT/tests.log" | grep -v '^SKIPPED' | tail -40
 grep -c '^SKIPPED' "$OUT/tests.log" | sed 's/^/skipped lines: /'
 fi

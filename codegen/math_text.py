@@ -1,6 +1,7 @@
 """The math library (ir/mathlib.py) and Rust's rules (ir/rules.py) rendered as source
-text: one helper function per library function or rule, for WGSL and for Slang. Each operation becomes one `let`, so the text is
-the operation list itself; `when` becomes an `if` around the guarded part.
+text: one helper function per library function or rule, for WGSL, Slang and C (the cpu
+backend's compiled form). Each operation becomes one `let`, so the text is the operation
+list itself; `when` becomes an `if` around the guarded part.
 
 WGSL rounds every f32 `+ - * /` through the emitter's pinned helpers (`gi_fadd_f32` ...,
 `gi_fdiv_f32`, see codegen/wgsl/emitter.py), so no driver can fuse or reassociate them; the
@@ -90,6 +91,37 @@ SLANG = Syntax(
     f2u="asuint({a})", u2f_bits="asfloat({a})", u2i="int({a})", i2u="uint({a})",
     conv_u="float({a})", conv_i="float(int({a}))",
     trunc_i="uint(int({a}))", trunc_u="uint({a})",
+    sel="({p} ? {a} : {b})",
+)
+
+
+def _c_f32(x: float) -> str:
+    """An f32 literal with exactly x's bits: hexadecimal (no decimal rounding), bits where
+    C has no literal (inf, NaN)."""
+    b = _bits(x)
+    if (b >> 23) & 0xFF == 0xFF:
+        return f"gi_u2f(0x{b:08x}u)"
+    text = float(ML.f32(x)).hex() + "f"
+    return f"({text})" if b >> 31 else text
+
+
+# C for the cpu backend's compiled form (codegen/cpu/ckernel.py, which defines gi_f2u and
+# gi_u2f): built without contraction, `+ - * /` are single roundings as written; i32 values
+# live as their u32 bits, so only the signed operations convert
+_C_TYPES = {"f": "float", "u": "uint32_t", "i": "uint32_t", "p": "int"}
+C = Syntax(
+    name=lambda f: f"gi_{f}_f32",
+    rule_name=lambda r: f"gi_{r}",
+    types=_C_TYPES,
+    fn_head=lambda name, args, ret: (f"static inline {_C_TYPES[ret]} {name}("
+                                     f"{', '.join(f'{_C_TYPES[k]} {a}' for a, k in args)}) {{"),
+    let=lambda kind, name, value: f"const {_C_TYPES[kind]} {name} = {value};",
+    var=lambda kind, name, value: f"{_C_TYPES[kind]} {name} = {value};",
+    fconst=_c_f32,
+    fop={"add": "({a} + {b})", "sub": "({a} - {b})", "mul": "({a} * {b})", "div": "({a} / {b})"},
+    f2u="gi_f2u({a})", u2f_bits="gi_u2f({a})", u2i="((int32_t)({a}))", i2u="({a})",
+    conv_u="((float)({a}))", conv_i="((float)(int32_t)({a}))",
+    trunc_i="((uint32_t)(int32_t)({a}))", trunc_u="((uint32_t)({a}))",
     sel="({p} ? {a} : {b})",
 )
 

@@ -87,11 +87,7 @@ class _Bound:
         params, args = k.params, d.args
         self.R: list[Any] = [getattr(self, "bind_" + s.kind)(s, params[s.param], args[s.param]) for s in ck.slots]
         self.wg, self.groups, self.chunk, self.atomics = k.workgroup_size, tuple(d.groups), chunk_threads, ck.atomics
-        self.native_args: Any = None  # the C build's packed R (ckernel.NativeKernel.pack), False: not packable
-        # which form runs it (CpuBackend._ran_native): None until timed, then True (C) or False
-        self.native_choice: Optional[bool] = None
-        self.numpy_times: list[float] = []
-        self.native_times: list[float] = []
+        self.form = ckernel.Form()  # the C form or the numpy one (codegen/cpu/ckernel.py)
         # the allocations bound writably: their transposed copies go before each run (TR.writing)
         self.writes = tuple({id(a.handle): a.handle for p, a in zip(params, args)
                              if p.category in N.WRITABLE_CATEGORIES}.values())
@@ -111,7 +107,7 @@ class _Bound:
                 for w0, W in rt.chunks(self.wg, self.groups, self.chunk, self.atomics))
 
     def set_scalar(self, index: int, arg: ScalarArg) -> None:
-        self.native_args = None  # packed again for the C build at its next run
+        self.form.packed = None  # packed again for the C form at its next run
         for pos, s in enumerate(self.slots):
             if s.param == index and s.kind == "value":
                 self.R[pos] = _SCALAR[arg.ty](arg.value)
@@ -241,15 +237,13 @@ class CpuBackend(Backend):
                 writes = d.state.writes
                 TR.writing(writes, 1)
                 try:
-                    if not self._ran_native(d):
+                    form = d.state.form
+                    if not ckernel.run(d.compiled, form, R, d.state.groups):
                         t0 = time.perf_counter()
                         for G in d.state.geometries():
                             fn(G, R, F)
-                        if d.state.native_choice is None:
-                            took = time.perf_counter() - t0
-                            d.state.numpy_times.append(took)
-                            if took > ckernel.SLOW_RUN_S and d.compiled.native is None and d.compiled.race_sites is None:
-                                ckernel.request(d.compiled, took)
+                        if form.timing():
+                            ckernel.numpy_ran(d.compiled, form, time.perf_counter() - t0)
                     if d.compiled.race_sites is not None:
                         F.race.finish()  # raises RaceError
                 except GoldyError:
@@ -263,41 +257,6 @@ class CpuBackend(Backend):
                     site, index, length, index_y = F.hit
                     faults.append(FaultReport(n, site, index, length, index_y))
         return faults or None
-
-    @staticmethod
-    def _ran_native(d: Dispatch) -> bool:
-        """Whether the dispatch ran as C (codegen/cpu/ckernel.py: the same bits; False after
-        a failed check, with every store undone, so the numpy form reruns it and reports
-        the fault). Counts submits towards the C build otherwise. Each dispatch keeps the
-        faster form: a thread-serial C loop loses to the numpy form's lane-parallel sums
-        where the threads' loops are long (a big GEMV), and wins where the interpreter's
-        cost per statement dominates, so two runs of each decide (`ckernel.DECIDE_RUNS`, after numpy's warm-up runs)."""
-        ck, st = d.compiled, d.state
-        if ck.race_sites is not None or st.native_choice is False or ckernel.PREFER is False:
-            return False
-        nk = ck.native
-        if nk is None and ckernel.PREFER and not ck.native_state:
-            nk = ckernel.build_now(ck)
-        if nk is None:
-            ckernel.request(ck)
-            return False
-        if ckernel.PREFER:
-            st.native_choice = True
-        if st.native_choice is None and len(st.numpy_times) < ckernel.WARMUP_RUNS + ckernel.DECIDE_RUNS:
-            return False  # numpy's times first (its first runs make transposed copies)
-        if st.native_args is None:
-            st.native_args = nk.pack(st.R) or False
-        if st.native_args is False:
-            st.native_choice = False
-            return False
-        t0 = time.perf_counter()
-        if not nk.run(st.native_args, st.groups):
-            return False
-        if st.native_choice is None:
-            st.native_times.append(time.perf_counter() - t0)
-            if len(st.native_times) >= ckernel.DECIDE_RUNS:
-                st.native_choice = min(st.native_times) < min(st.numpy_times[ckernel.WARMUP_RUNS:])
-        return True
 
 
 BACKEND = CpuBackend

@@ -25,6 +25,18 @@ if [ "${GOLDY_TORCH:-1}" != 0 ] && ! "$VENV/bin/python" -c "import torch" >/dev/
     fi
 fi
 
+# A C compiler for the cpu backend's C form (codegen/cpu/native.py; without one it stays numpy).
+if ! command -v "${CC:-cc}" >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "setup: no C compiler found; installing gcc (the cpu backend's compiled form)"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq >/dev/null
+        apt-get install -y -qq --no-install-recommends gcc libc6-dev >/dev/null
+    else
+        echo "setup: no C compiler (cc) and not root on Debian: the cpu backend runs numpy only" >&2
+    fi
+fi
+
 # A Vulkan driver for wgpu: lavapipe when nothing else is there.
 if ! ls /usr/share/vulkan/icd.d/*.json >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

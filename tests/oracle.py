@@ -86,6 +86,17 @@ def package_or_skip(module: str) -> Any:
         pytest.skip(f"{module} is not installed")
 
 
+def c_compiler_or_skip() -> None:
+    """Skip where the cpu backend builds no C (no compiler, GOLDY_CPU_NATIVE=0), unless
+    GOLDY_REQUIRE_BACKENDS names `cc`: then fail (CI has gcc)."""
+    from goldy_import.codegen.cpu import native
+    if native.library() is not None:
+        return
+    if "cc" in required_backends():
+        pytest.fail("a C compiler is required (GOLDY_REQUIRE_BACKENDS names cc) but the cpu backend built no C")
+    pytest.skip("no C compiler: the numpy form alone")
+
+
 _devices: dict[str, gi.Device] = {}
 
 

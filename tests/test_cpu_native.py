@@ -3,7 +3,6 @@ rounding per product and per add, each lane's adds in order) on every operand la
 `accumulate` hands it, built once and kept in the disk cache, and never required."""
 
 import os
-import shutil
 import subprocess
 
 import numpy as np
@@ -15,11 +14,11 @@ from goldy_import.codegen.cpu import loops as L
 
 import test_cpu_loops
 from test_cpu_loops import specials
+from oracle import c_compiler_or_skip
 from test_differential_fuzz import assert_bits
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NaN and inf among the values
 
-HAVE_CC = shutil.which(os.environ.get("CC") or "cc") is not None
 
 
 @pytest.fixture(autouse=True)
@@ -57,7 +56,12 @@ def layouts(r, count: int, H: int, S: int):
             "per_lane": specials(r, lanes).reshape(1, H, S), "scalar": np.float32(r.standard_normal())}
 
 
-needs_cc = pytest.mark.skipif(not HAVE_CC, reason="no C compiler: the numpy path alone")
+@pytest.fixture
+def c_compiler():
+    c_compiler_or_skip()  # fails instead where GOLDY_REQUIRE_BACKENDS names cc (CI)
+
+
+needs_cc = pytest.mark.usefixtures("c_compiler")
 
 
 @needs_cc

@@ -28,7 +28,7 @@ tests/test_cpu_compiled.py runs random kernels (tests/kernel_gen.py) both ways."
 
 from __future__ import annotations
 
-import struct
+import time
 from typing import Optional
 
 import numpy as np
@@ -41,39 +41,7 @@ from .. import math_text as MT
 from ..names import ascii_ident
 
 TYPES = {"f32": "float", "u32": "uint32_t", "i32": "uint32_t", "bool": "int"}  # i32 as its u32 bits
-SCALAR_PARAM_TYPES = ("f32", "u32", "i32", "bool")
-
-
-def _bits(x: float) -> int:
-    return struct.unpack("<I", struct.pack("<f", x))[0]
-
-
-def _fconst(x: float) -> str:
-    """An f32 literal with exactly x's bits (hexadecimal: no decimal rounding)."""
-    b = _bits(x)
-    if (b >> 23) & 0xFF == 0xFF:  # inf, NaN
-        return f"gi_u2f(0x{b:08x}u)"
-    f = struct.unpack("<f", struct.pack("<I", b))[0]
-    return f"({float(f).hex()}f)" if f < 0 or (f == 0 and b >> 31) else f"{float(f).hex()}f"
-
-
-_C_TYPES = {"f": "float", "u": "uint32_t", "i": "uint32_t", "p": "int"}
-C = MT.Syntax(
-    name=lambda f: f"gi_{f}_f32",
-    rule_name=lambda r: f"gi_{r}",
-    types=_C_TYPES,
-    fn_head=lambda name, args, ret: (f"static inline {_C_TYPES[ret]} {name}("
-                                     f"{', '.join(f'{_C_TYPES[k]} {a}' for a, k in args)}) {{"),
-    let=lambda kind, name, value: f"const {_C_TYPES[kind]} {name} = {value};",
-    var=lambda kind, name, value: f"{_C_TYPES[kind]} {name} = {value};",
-    fconst=_fconst,
-    fop={"add": "({a} + {b})", "sub": "({a} - {b})", "mul": "({a} * {b})", "div": "({a} / {b})"},
-    f2u="gi_f2u({a})", u2f_bits="gi_u2f({a})",
-    u2i="((int32_t)({a}))", i2u="({a})",  # i32 lives as u32 bits: only signed ops convert
-    conv_u="((float)({a}))", conv_i="((float)(int32_t)({a}))",
-    trunc_i="((uint32_t)(int32_t)({a}))", trunc_u="((uint32_t)({a}))",
-    sel="({p} ? {a} : {b})",
-)
+C = MT.C  # the math library's and rules' helpers as C (codegen/math_text.py)
 
 PRELUDE = r"""#include <float.h>
 /* float evaluated as float: 0, or 16 / 32 (only narrower types widened, C23), not x87's 2 */
@@ -236,7 +204,7 @@ class _Emitter:
         for s in self.slots:
             p = k.params[s.param]
             if s.kind == "view":
-                if p.ty not in SCALAR_PARAM_TYPES:
+                if p.ty not in TYPES:
                     raise Unsupported(f"a buffer of {p.ty}")
                 ct = "float" if p.ty == "f32" else "uint32_t"  # bool elements are u32 words
                 head.append(f"{ct} *b_{ascii_ident(p.name)} = ({ct} *)bufs[{nb}];")
@@ -245,7 +213,7 @@ class _Emitter:
                 head.append(f"const uint32_t n_{ascii_ident(p.name)} = lens[{nl}];")
                 nl += 1
             elif s.kind == "value":
-                if p.ty not in SCALAR_PARAM_TYPES:
+                if p.ty not in TYPES:
                     raise Unsupported(f"a scalar of {p.ty}")
                 v = {"f32": f"gi_u2f(sc[{ns}])", "bool": f"(sc[{ns}] != 0u)"}.get(p.ty, f"sc[{ns}]")
                 head.append(f"const {TYPES[p.ty]} s_{ascii_ident(p.name)} = {v};")
@@ -445,7 +413,7 @@ class _Emitter:
 
     def e_Const(self, e: N.Const) -> str:
         if e.ty == "f32":
-            return _fconst(float(e.value))
+            return C.fconst(float(e.value))
         if e.ty == "bool":
             return "1" if e.value else "0"
         return f"0x{int(e.value) & 0xFFFFFFFF:08x}u"
@@ -585,7 +553,6 @@ SLOW_RUN_S = 0.05  # or one numpy run this long (a compile costs ~0.2 s of the b
 DECIDE_RUNS = 2  # runs of each form, per dispatch, before the faster one is kept
 WARMUP_RUNS = 2  # numpy runs not timed for that: the first make transposed copies (transposed.py)
 PREFER: Optional[bool] = None  # tests: True builds at the first submit and always runs C, False never
-_pool = None
 
 
 class NativeKernel:
@@ -651,11 +618,67 @@ def build_now(ck) -> Optional[NativeKernel]:
     return ck.native
 
 
-def request(ck, seconds: float = 0.0) -> None:
-    """Count a submit of `ck` (its numpy run took `seconds`); at NATIVE_AFTER, or at once
-    after a run slower than SLOW_RUN_S, build it on the background worker (the numpy form
-    runs meanwhile; the next submit after the build uses it)."""
-    if PREFER is False or ck.native_state:
+class Form:
+    """Which form runs one dispatch (a recorded dispatch's state on the cpu backend): the
+    numpy form until the kernel's C build is ready, then each form timed DECIDE_RUNS
+    times (numpy's after WARMUP_RUNS: its first runs make transposed copies) and the
+    faster kept. A thread-serial C loop loses to the numpy form's lane-parallel sums
+    where the threads' loops are long (a big GEMV) and wins where the interpreter's cost
+    per statement dominates."""
+
+    __slots__ = ("choice", "packed", "numpy_runs", "numpy_best", "c_runs", "c_best")
+
+    def __init__(self):
+        self.choice: Optional[bool] = None  # None until decided, then True (C) or False (numpy)
+        self.packed = None  # NativeKernel.pack of R; False: not packable; None: (again) to pack
+        self.numpy_runs, self.numpy_best = 0, float("inf")
+        self.c_runs, self.c_best = 0, float("inf")
+
+    def timing(self) -> bool:
+        """Whether the numpy form's next run should be timed (`numpy_ran`)."""
+        return self.choice is None
+
+
+def run(ck, form: Form, R: list, groups: tuple) -> bool:
+    """Run the dispatch as C where its form says so: True if it ran. False: the numpy form
+    runs it, also after a failed check (the C run's stores undone), so that it reports
+    the fault in SIMT order."""
+    if ck.race_sites is not None or form.choice is False or PREFER is False:
+        return False
+    nk = ck.native
+    if nk is None and PREFER and not ck.native_state:
+        nk = build_now(ck)
+    if nk is None:
+        if ck.native_state not in ("", "building"):
+            form.choice = False  # no C form: no more timing
+        return False
+    if PREFER:
+        form.choice = True
+    elif form.choice is None and form.numpy_runs < WARMUP_RUNS + DECIDE_RUNS:
+        return False  # numpy's times first
+    if form.packed is None:
+        form.packed = nk.pack(R) or False
+    if form.packed is False:
+        form.choice = False
+        return False
+    t0 = time.perf_counter()
+    if not nk.run(form.packed, groups):
+        return False
+    if form.choice is None:
+        form.c_best, form.c_runs = min(form.c_best, time.perf_counter() - t0), form.c_runs + 1
+        if form.c_runs >= DECIDE_RUNS:
+            form.choice = form.c_best < form.numpy_best
+    return True
+
+
+def numpy_ran(ck, form: Form, seconds: float) -> None:
+    """The numpy form ran the dispatch in `seconds` (timed while `form.timing()`): counts
+    towards the kernel's C build, started on the background thread at NATIVE_AFTER
+    submits or after a run slower than SLOW_RUN_S (the numpy form runs meanwhile)."""
+    form.numpy_runs += 1
+    if form.numpy_runs > WARMUP_RUNS:
+        form.numpy_best = min(form.numpy_best, seconds)
+    if PREFER is False or ck.native_state or ck.race_sites is not None:
         return
     ck.submits += 1
     if ck.submits < NATIVE_AFTER and seconds < SLOW_RUN_S:
@@ -665,16 +688,10 @@ def request(ck, seconds: float = 0.0) -> None:
 
 
 def _worker():
-    """The build thread (a fresh one in a forked child, where the parent's does not run)."""
-    global _pool
-    import os
-    if _pool is None or _pool[1] != os.getpid():
-        from concurrent.futures import ThreadPoolExecutor
-        _pool = (ThreadPoolExecutor(max_workers=1, thread_name_prefix="goldy-cpu-native"), os.getpid())
-    return _pool[0]
+    from . import native
+    return native.one_thread("cpu-native")
 
 
 def wait_for_builds() -> None:
     """Block until every requested C build is done (benchmarks and tests)."""
-    if _pool is not None:
-        _worker().submit(lambda: None).result()
+    _worker().submit(lambda: None).result()

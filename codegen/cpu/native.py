@@ -103,7 +103,7 @@ void goldy_accumulate(float *restrict out, long lanes, long k, const float *x, l
 FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-ffp-contract=off", "-fno-fast-math", "-fno-math-errno")
 OPS = {np.multiply: 1, np.add: 2, np.subtract: 3}  # the term ufuncs of loops.TERM_UFUNCS
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # library() and one_thread()
 _lib: Any = None  # the ctypes.CDLL
 _tried = False
 
@@ -245,16 +245,23 @@ def accumulate(acc, count: int, parts: list, op, lanes: tuple) -> Optional[np.nd
 
 
 SPLIT_TERMS = 1 << 21  # terms from which a sum is worth a second core (a handoff costs ~20 us)
-_pool: Any = False
+_threads: dict = {}  # name -> (executor, the pid it was made in)
+
+
+def one_thread(name: str) -> Any:
+    """This process's single-thread executor called `name` (made on first use; a forked
+    child makes its own, as the parent's thread does not run there)."""
+    hit = _threads.get(name)
+    if hit is None or hit[1] != os.getpid():
+        with _lock:
+            hit = _threads.get(name)
+            if hit is None or hit[1] != os.getpid():
+                from concurrent.futures import ThreadPoolExecutor
+                hit = _threads[name] = (ThreadPoolExecutor(1, thread_name_prefix=f"goldy-{name}"), os.getpid())
+    return hit[0]
 
 
 def _helpers() -> Any:
-    """One helper thread where the machine has a second core, else None."""
-    global _pool
-    if _pool is False or (_pool is not None and _pool[1] != os.getpid()):  # a forked child: a thread of its own
-        with _lock:
-            if _pool is False or (_pool is not None and _pool[1] != os.getpid()):
-                from concurrent.futures import ThreadPoolExecutor
-                cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-                _pool = (ThreadPoolExecutor(1, thread_name_prefix="goldy-cpu-sum"), os.getpid()) if cores > 1 else None
-    return None if _pool is None else _pool[0]
+    """The sums' helper thread where the machine has a second core, else None."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return one_thread("cpu-sum") if cores > 1 else None
